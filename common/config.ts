@@ -1,0 +1,54 @@
+// The product's whole configuration: one table of settings with documented defaults, validated once at start.
+// README's configuration table mirrors SETTINGS; a bad value stops the process with a message naming the variable.
+import { z } from 'zod';
+
+const port = z.coerce.number().int().min(0).max(65535);
+const url = z.url({ protocol: /^https?$/ }).transform((u) => u.replace(/\/+$/, ''));
+const optionalUrl = z.string().trim().min(1).optional();
+const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
+
+export const SETTINGS = {
+  ISSUER_PORT: { schema: port.default(3000), doc: 'Issuer listen port.' },
+  AUTH_URL: { schema: url.default('http://127.0.0.1:3000'), doc: 'Public URL of the issuer; also the `iss` claim.' },
+  GATEWAY_PORT: { schema: port.default(8080), doc: 'Gateway listen port (base_url = http://host:port/v1).' },
+  PDP_PORT: { schema: port.default(8181), doc: 'Policy decision point and admin API port.' },
+  PDP_URL: { schema: url.optional(), doc: 'Where the gateway reaches the PDP. Unset = http://127.0.0.1:PDP_PORT.' },
+  BACKEND_PORT: { schema: port.default(8090), doc: 'Backend port; internal, only the gateway may call it.' },
+  BACKEND_URL: { schema: url.optional(), doc: 'Where the gateway reaches the backend. Unset = http://127.0.0.1:BACKEND_PORT.' },
+  INTERNAL_SECRET: {
+    schema: z.string().min(32).optional(),
+    doc: 'Shared secret the gateway presents to the backend (>= 32 chars). Required when they run as separate processes; npm start generates one.',
+  },
+  DATABASE_URL: { schema: optionalUrl, doc: 'PostgreSQL URL. Unset = embedded PostgreSQL (PGlite).' },
+  PGLITE_DATA_DIR: { schema: optionalUrl, doc: 'Directory for the embedded database. Unset = .data/pglite (npm start) or in-memory (tests).' },
+  REDIS_URL: { schema: optionalUrl, doc: 'Redis URL for rate limiting. Unset = in-process limiter.' },
+  ADMIN_TOKEN: { schema: z.string().min(16).optional(), doc: 'Operator token for the admin API. Unset = generated and printed at start.' },
+  ISSUER_JWKS: { schema: z.string().optional(), doc: 'JSON JWKS of private EC P-256 keys; the first signs, all are published.' },
+  ISSUER_JWKS_FILE: { schema: optionalUrl, doc: 'Path of a file holding ISSUER_JWKS. Unset (both) = a key generated once and kept in the database.' },
+  ISSUER_ENABLE_CLIENT_CREDENTIALS: { schema: bool.default(false), doc: 'Enable the client_credentials grant (workload tokens).' },
+  ACCESS_TOKEN_TTL_S: { schema: z.coerce.number().int().min(1).max(900).default(900), doc: 'Access token lifetime; for tests only, the contract value is 900.' },
+  LOG_LEVEL: { schema: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'), doc: 'Log level.' },
+} as const;
+
+type Settings = typeof SETTINGS;
+export type Config = { [K in keyof Settings]: z.output<Settings[K]['schema']> };
+
+export class ConfigError extends Error {}
+
+/** Parses every setting from `env`; throws ConfigError listing each bad variable. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const out: Record<string, unknown> = {};
+  const problems: string[] = [];
+  for (const [name, { schema }] of Object.entries(SETTINGS)) {
+    const raw = env[name] === '' ? undefined : env[name];
+    const parsed = (schema as z.ZodType).safeParse(raw);
+    if (parsed.success) out[name] = parsed.data;
+    else problems.push(`${name}=${JSON.stringify(raw)}: ${parsed.error.issues.map((i) => i.message).join('; ')}`);
+  }
+  if (env.ISSUER_JWKS && env.ISSUER_JWKS_FILE) problems.push('ISSUER_JWKS and ISSUER_JWKS_FILE: set one, not both');
+  if (problems.length) throw new ConfigError(`Invalid configuration:\n  ${problems.join('\n  ')}`);
+  return out as Config;
+}
+
+export const pdpUrl = (c: Config) => c.PDP_URL ?? `http://127.0.0.1:${c.PDP_PORT}`;
+export const backendUrl = (c: Config) => c.BACKEND_URL ?? `http://127.0.0.1:${c.BACKEND_PORT}`;

@@ -1,0 +1,88 @@
+// HTTP plumbing every service shares: listening, request ids, Problem responses, JSON body errors.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { randomUUID } from 'node:crypto';
+import type { Request, Response, NextFunction, RequestHandler, ErrorRequestHandler } from 'express';
+import { STATUS_OF, type ApiErrorCode } from '../policies/codes.js';
+import type { Logger } from './log.js';
+
+export interface Listening {
+  url: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+/** Listens on host:port (0 = any free port) and later attaches `handler`, so a service can learn its URL first. */
+export async function listen(port: number, host = '127.0.0.1'): Promise<Listening & { server: http.Server }> {
+  const server = http.createServer();
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve());
+  });
+  const actual = (server.address() as AddressInfo).port;
+  return {
+    server,
+    port: actual,
+    url: `http://${host}:${actual}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+export const REQUEST_ID_HEADER = 'x-request-id';
+const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{8,128}$/;
+
+/**
+ * Every response carries x-request-id. A well-formed id from the caller is kept, because it is the idempotency key
+ * for metering retries (§1 rule 6); anything else is replaced by a fresh UUID.
+ */
+export const requestId: RequestHandler = (req, res, next) => {
+  const given = req.get(REQUEST_ID_HEADER);
+  const id = given && CLIENT_REQUEST_ID.test(given) ? given : randomUUID();
+  res.locals.requestId = id;
+  res.setHeader(REQUEST_ID_HEADER, id);
+  next();
+};
+
+export const requestIdOf = (res: Response): string => res.locals.requestId as string;
+
+export interface ProblemOptions {
+  message?: string;
+  headers?: Record<string, string>;
+  status?: number;
+}
+
+/** Writes an RFC 9457-style Problem with the contract's fields: error, message, requestId. */
+export function sendProblem(res: Response, error: ApiErrorCode, opts: ProblemOptions = {}): void {
+  const status = opts.status ?? STATUS_OF[error];
+  for (const [k, v] of Object.entries(opts.headers ?? {})) res.setHeader(k, v);
+  if (status === 401) res.setHeader('www-authenticate', `Bearer error="invalid_token"`);
+  if (status === 503 && !res.hasHeader('retry-after')) res.setHeader('retry-after', '1');
+  const body: Record<string, unknown> = { error };
+  if (opts.message) body.message = opts.message;
+  body.requestId = requestIdOf(res);
+  res.status(status).type('application/problem+json').send(JSON.stringify(body));
+}
+
+/** Unknown paths: 404 not_found, never the framework's HTML page. */
+export const notFound: RequestHandler = (_req, res) => sendProblem(res, 'not_found');
+
+/**
+ * Last error handler: malformed JSON becomes 422 schema_invalid, an oversize body 413; anything else is logged with
+ * the request id and answered without internals. `unexpected` names the code for that case per service.
+ */
+export function errorHandler(log: Logger, unexpected: ApiErrorCode = 'authorization_unavailable'): ErrorRequestHandler {
+  return (err: unknown, req: Request, res: Response, _next: NextFunction) => {
+    const e = err as { type?: string; status?: number };
+    if (res.headersSent) return void res.end();
+    if (e?.type === 'entity.too.large') return sendProblem(res, 'payload_too_large');
+    if (e?.type === 'entity.parse.failed' || e?.type === 'encoding.unsupported' || e?.type === 'charset.unsupported')
+      return sendProblem(res, 'schema_invalid', { message: 'request body is not valid JSON' });
+    log.error({ err, requestId: res.locals.requestId, path: req.path }, 'unhandled error');
+    sendProblem(res, unexpected, { status: 503, message: 'temporarily unavailable' });
+  };
+}

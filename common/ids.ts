@@ -1,0 +1,10 @@
+// Platform identifiers: a type prefix and a lowercase ULID (Crockford base32, 26 chars), as the contract's patterns require.
+import { ulid } from 'ulid';
+
+export type IdPrefix = 'ten' | 'psn' | 'acc' | 'key';
+export const ID_BODY = '[0-9a-hjkmnp-tv-z]{26}';
+export const idPattern = (prefix: IdPrefix) => new RegExp(`^${prefix}_${ID_BODY}$`);
+
+export const newId = (prefix: IdPrefix) => `${prefix}_${ulid().toLowerCase()}`;
+export const isId = (prefix: IdPrefix, value: unknown): value is string =>
+  typeof value === 'string' && idPattern(prefix).test(value);

@@ -1,0 +1,41 @@
+// Running one service as its own process: configuration errors stop it with a clear message, signals close it.
+import { ConfigError, loadConfig, type Config } from './config.js';
+import { createLogger, type Logger } from './log.js';
+import { openDatabase, migrate, type Database } from './db.js';
+
+export interface Running {
+  url: string;
+  close(): Promise<void>;
+}
+
+export async function runService(name: string, start: (config: Config, log: Logger) => Promise<Running>): Promise<void> {
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    console.error(`${name}: ${err.message}`);
+    process.exit(2);
+  }
+  const log = createLogger(name, config.LOG_LEVEL);
+  const running = await start(config, log);
+  log.info({ url: running.url }, `${name} listening`);
+  for (const signal of ['SIGINT', 'SIGTERM'] as const)
+    process.once(signal, () => void running.close().then(() => process.exit(0)));
+}
+
+/** A service's own database handle, migrated (knex's migration lock makes concurrent starts safe). */
+export async function openServiceDatabase(config: Config): Promise<Database> {
+  const db = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.PGLITE_DATA_DIR });
+  await migrate(db.knex);
+  return db;
+}
+
+/** A secret every process of a deployment must share; a lone process cannot make one up. */
+export function requireInternalSecret(config: Config): string {
+  if (!config.INTERNAL_SECRET) {
+    console.error('INTERNAL_SECRET must be set (>= 32 chars) when the gateway and backend run as separate processes');
+    process.exit(2);
+  }
+  return config.INTERNAL_SECRET;
+}

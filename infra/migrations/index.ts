@@ -1,0 +1,11 @@
+// Migrations are imported statically (not discovered on disk) so they run the same under tsx, node and jest.
+import type { Knex } from 'knex';
+import * as m001 from './001_data_model.js';
+
+const MIGRATIONS: Record<string, Knex.Migration> = { '001_data_model': m001 };
+
+export const migrationSource: Knex.MigrationSource<string> = {
+  getMigrations: async () => Object.keys(MIGRATIONS),
+  getMigrationName: (name) => name,
+  getMigration: async (name) => MIGRATIONS[name]!,
+};

@@ -1,0 +1,57 @@
+// The PDP's input and output: the seam between the gateway (policy enforcement) and the policies service.
+import type { DenyCode } from './codes.js';
+
+/** Where the PDP answers decision requests (internal; the gateway is its only caller). */
+export const DECISION_PATH = '/internal/v1/decisions';
+
+export const CAPABILITIES = [
+  'svc.profile.self.read', 'svc.tenant.info.read', 'svc.person.read', 'svc.person.metadata.read',
+  'svc.person.metadata.write',
+] as const;
+export type Capability = (typeof CAPABILITIES)[number];
+
+export const RESOURCE_TYPES = ['self', 'tenant', 'person', 'person_extension'] as const;
+export type ResourceType = (typeof RESOURCE_TYPES)[number];
+
+/** The verified access-token claims the decision depends on (platform-interfaces.md "Access token"). */
+export interface TokenClaims {
+  sub: string;
+  client_id: string;
+  tenant_id: string;
+  profile: string;
+  scope: string;
+  actor_account_id?: string | undefined;
+  actor_epoch?: number | undefined;
+  sid?: string | undefined;
+}
+
+export interface DecisionInput {
+  requestId: string;
+  token: TokenClaims;
+  capability: Capability;
+  resource: { type: ResourceType; personId?: string | undefined };
+}
+
+export interface RateLimitWindow {
+  points: number;
+  durationS: number;
+}
+export interface RateLimitPolicy {
+  tenant: RateLimitWindow;
+  account: RateLimitWindow;
+}
+
+export interface Allow {
+  allow: true;
+  /** requested scope ∩ tenant grant ∩ subject authorization ∩ plan ceiling ∩ open capabilities */
+  effectiveScopes: Capability[];
+  subjectType: 'person' | 'service_account';
+  rateLimit: RateLimitPolicy;
+}
+export interface Deny {
+  allow: false;
+  code: DenyCode;
+  /** Which check produced the denial, for the decision log. */
+  check: string;
+}
+export type Decision = Allow | Deny;

@@ -1,0 +1,27 @@
+// What every admin handler shares: operator authentication and request validation answered as Problems.
+import type { Request, Response, NextFunction, RequestHandler } from 'express';
+import { z } from 'zod';
+import { sendProblem } from '../../common/http.js';
+import { sameSecret } from '../../common/secrets.js';
+
+export function requireOperator(adminToken: string): RequestHandler {
+  return (req: Request, res: Response, next: NextFunction) => {
+    const header = req.get('authorization') ?? '';
+    const match = /^Bearer ([^\s]+)$/i.exec(header);
+    if (!match || !sameSecret(match[1]!, adminToken)) return sendProblem(res, 'invalid_token', { message: 'operator token required' });
+    next();
+  };
+}
+
+/** Parses `value` with `schema`; on failure answers 422 schema_invalid naming the fields and returns undefined. */
+export function parse<T extends z.ZodType>(schema: T, value: unknown, res: Response): z.output<T> | undefined {
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  const message = result.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; ');
+  sendProblem(res, 'schema_invalid', { message });
+  return undefined;
+}
+
+export const LABEL = z.string().regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/).max(40);
+export const DISPLAY_NAME = z.string().trim().min(1).max(200);
+export const PLAN = z.enum(['L1', 'L2']);

@@ -1,0 +1,56 @@
+import { Router } from 'express';
+import { z } from 'zod';
+import type { Knex } from 'knex';
+import { sendProblem } from '../../common/http.js';
+import { newId, isId } from '../../common/ids.js';
+import { isUniqueViolation } from '../../common/db.js';
+import { DISPLAY_NAME, LABEL, PLAN, parse } from './support.js';
+
+const WINDOW = z.strictObject({ points: z.number().int().min(1).max(1_000_000), durationS: z.number().int().min(1).max(86_400) });
+const CreateTenant = z.strictObject({ label: LABEL, displayName: DISPLAY_NAME, plan: PLAN });
+const UpdateTenant = z.strictObject({
+  displayName: DISPLAY_NAME.optional(),
+  plan: PLAN.optional(),
+  status: z.enum(['active', 'suspended']).optional(),
+  rateLimit: z.strictObject({ tenant: WINDOW, account: WINDOW }).optional(),
+});
+
+interface TenantRow { id: string; label: string; display_name: string; plan: string; status: string; rate_limit: unknown }
+const view = (t: TenantRow) => ({
+  tenantId: t.id, label: t.label, displayName: t.display_name, plan: t.plan, status: t.status,
+  ...(t.rate_limit ? { rateLimit: t.rate_limit } : {}),
+});
+
+export function tenantsRouter(knex: Knex): Router {
+  const r = Router();
+  r.post('/tenants', async (req, res) => {
+    const body = parse(CreateTenant, req.body, res);
+    if (!body) return;
+    try {
+      const [row] = await knex('tenants')
+        .insert({ id: newId('ten'), label: body.label, display_name: body.displayName, plan: body.plan })
+        .returning('*');
+      res.status(201).json(view(row));
+    } catch (err) {
+      if (isUniqueViolation(err)) return sendProblem(res, 'already_exists', { message: 'tenant label is taken' });
+      throw err;
+    }
+  });
+  r.patch('/tenants/:tenantId', async (req, res) => {
+    const body = parse(UpdateTenant, req.body, res);
+    if (!body) return;
+    const changes = {
+      ...(body.displayName !== undefined && { display_name: body.displayName }),
+      ...(body.plan !== undefined && { plan: body.plan }),
+      ...(body.status !== undefined && { status: body.status }),
+      ...(body.rateLimit !== undefined && { rate_limit: JSON.stringify(body.rateLimit) }),
+    };
+    const id = req.params.tenantId;
+    const rows = !isId('ten', id) ? [] : Object.keys(changes).length
+      ? await knex('tenants').where({ id }).update(changes).returning('*')
+      : await knex('tenants').where({ id });
+    if (!rows[0]) return sendProblem(res, 'not_found');
+    res.json(view(rows[0]));
+  });
+  return r;
+}

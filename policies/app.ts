@@ -1,0 +1,63 @@
+// Policies service: the decision endpoint the gateway calls on every request, and the admin API.
+import express from 'express';
+import type { Knex } from 'knex';
+import { z } from 'zod';
+import { errorHandler, notFound, requestId } from '../common/http.js';
+import type { Logger } from '../common/log.js';
+import { CAPABILITIES, DECISION_PATH, RESOURCE_TYPES, type DecisionInput } from './decision.js';
+import { evaluate } from './evaluate.js';
+import { knexPolicyStore } from './store.js';
+import { requireOperator } from './admin/support.js';
+import { tenantsRouter } from './admin/tenants.js';
+import { personsRouter } from './admin/persons.js';
+import { clientsRouter } from './admin/clients.js';
+import { grantsRouter } from './admin/grants.js';
+
+const DecisionRequest = z.object({
+  requestId: z.string().min(1).max(128),
+  token: z.object({
+    sub: z.string(), client_id: z.string(), tenant_id: z.string(), profile: z.string(), scope: z.string(),
+    actor_account_id: z.string().optional(), actor_epoch: z.number().int().optional(), sid: z.string().optional(),
+  }),
+  capability: z.enum(CAPABILITIES),
+  resource: z.object({ type: z.enum(RESOURCE_TYPES), personId: z.string().optional() }),
+});
+
+export interface PoliciesDeps {
+  knex: Knex;
+  adminToken: string;
+  log: Logger;
+}
+
+export function createPoliciesApp({ knex, adminToken, log }: PoliciesDeps): express.Express {
+  const store = knexPolicyStore(knex);
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.use(requestId);
+
+  app.post(DECISION_PATH, express.json({ limit: '16kb' }), async (req, res) => {
+    const parsed = DecisionRequest.safeParse(req.body);
+    if (!parsed.success) return void res.status(400).json({ error: 'malformed decision request' });
+    const input: DecisionInput = parsed.data;
+    const decision = evaluate(input, await store.facts(input));
+    const logged = {
+      request_id: input.requestId, tenant_id: input.token.tenant_id, client_id: input.token.client_id,
+      subject: input.token.sub, capability: input.capability, allow: decision.allow,
+      code: decision.allow ? null : decision.code, check_name: decision.allow ? 'allow' : decision.check,
+    };
+    // The decision log is written off the hot path; losing a log row must not turn into a denial or a delay.
+    store.logDecision(logged).catch((err) => log.warn({ err, requestId: input.requestId }, 'decision log write failed'));
+    log.debug(logged, 'decision');
+    res.json(decision);
+  });
+
+  const admin = express.Router();
+  admin.use(requireOperator(adminToken), express.json({ limit: '64kb' }));
+  admin.use(tenantsRouter(knex), personsRouter(knex), clientsRouter(knex), grantsRouter(knex));
+  app.use('/admin/v1', admin);
+
+  app.use(notFound);
+  app.use(errorHandler(log));
+  return app;
+}

@@ -1,0 +1,12 @@
+import type { Knex } from 'knex';
+import type { Config } from '../common/config.js';
+import { listen } from '../common/http.js';
+import type { Logger } from '../common/log.js';
+import type { Running } from '../common/service.js';
+import { createPoliciesApp } from './app.js';
+
+export async function startPolicies(config: Config, log: Logger, knex: Knex, adminToken: string): Promise<Running> {
+  const http = await listen(config.PDP_PORT);
+  http.server.on('request', createPoliciesApp({ knex, adminToken, log }));
+  return http;
+}

@@ -1,0 +1,94 @@
+// People as the issuer sees them: sign-in with a login account, and the facts every token issuance re-reads
+// (account status and epoch, session revocation, the tenant relationship), so refreshed tokens carry current claims.
+import type { Knex } from 'knex';
+import type { Account, FindAccount } from 'oidc-provider';
+import { hashSecret, verifySecret } from '../common/secrets.js';
+
+let dummyHash: Promise<string> | undefined;
+/** Hash checked when the username is unknown, so a wrong username costs as long as a wrong password. */
+const timingDummy = () => (dummyHash ??= hashSecret('no-such-account'));
+
+/**
+ * The personId (psn_…) when username/password belong to an active person login account and the person has a current
+ * relationship with `tenantId`; undefined otherwise, without saying which part failed.
+ */
+export async function checkLogin(knex: Knex, tenantId: string, username: string, password: string): Promise<string | undefined> {
+  const account = await knex('accounts')
+    .where({ username, kind: 'person' })
+    .first('person_id', 'status', 'password_hash');
+  const passwordOk = await verifySecret(password, account?.password_hash ?? (await timingDummy()));
+  if (!account || !passwordOk || account.status !== 'active' || !account.person_id) return undefined;
+  return (await hasRelationship(knex, tenantId, account.person_id)) ? (account.person_id as string) : undefined;
+}
+
+export async function hasRelationship(knex: Knex, tenantId: string, personId: string): Promise<boolean> {
+  const rel = await knex('tenant_person_relationships')
+    .where({ tenant_id: tenantId, person_id: personId })
+    .whereNull('ended_at')
+    .first('person_id');
+  return Boolean(rel);
+}
+
+export interface LoginAccount {
+  id: string;
+  epoch: number;
+  status: string;
+}
+
+/** The person's login account; should a person ever have several, the one created in this tenant wins, then the oldest. */
+export async function loginAccountOf(knex: Knex, personId: string, tenantId: string | undefined): Promise<LoginAccount | undefined> {
+  const q = knex('accounts').where({ person_id: personId, kind: 'person' });
+  if (tenantId) q.orderByRaw('(tenant_id = ?) desc', [tenantId]);
+  return q.orderBy('created_at').first('id', 'epoch', 'status');
+}
+
+export async function tenantOfClient(knex: Knex, clientId: string): Promise<string | undefined> {
+  const row = await knex('clients').where('id', clientId).first('tenant_id');
+  return row?.tenant_id as string | undefined;
+}
+
+export interface SessionActor {
+  accountId: string;
+  personId: string;
+  epoch: number;
+  accountActive: boolean;
+  revoked: boolean;
+}
+
+/** The account behind a consented authorization (sessions.id = grant id), as it is now. */
+export async function actorOfGrant(knex: Knex, grantId: string): Promise<SessionActor | undefined> {
+  const row = await knex('sessions as s')
+    .join('accounts as a', 'a.id', 's.account_id')
+    .where('s.id', grantId)
+    .first('a.id', 'a.person_id', 'a.epoch', 'a.status', 's.revoked_at');
+  if (!row) return undefined;
+  return {
+    accountId: row.id,
+    personId: row.person_id,
+    epoch: Number(row.epoch),
+    accountActive: row.status === 'active',
+    revoked: row.revoked_at !== null,
+  };
+}
+
+/**
+ * oidc-provider's findAccount: `sub` is a personId. Called at authorization and at every token issuance; undefined
+ * (→ invalid_grant at the token endpoint, a new login at authorization) when the person's login account is
+ * disabled, the session was revoked, or the person no longer has a relationship with the client's tenant.
+ */
+export function accountFinder(knex: Knex): FindAccount {
+  return async (ctx, sub, token) => {
+    const clientId = ctx.oidc.client?.clientId;
+    const tenantId = clientId ? await tenantOfClient(knex, clientId) : undefined;
+    if (token?.grantId) {
+      const actor = await actorOfGrant(knex, token.grantId);
+      if (!actor || actor.revoked || !actor.accountActive || actor.personId !== sub) return undefined;
+    } else {
+      const account = await loginAccountOf(knex, sub, tenantId);
+      if (!account || account.status !== 'active') return undefined;
+    }
+    if (tenantId && !(await hasRelationship(knex, tenantId, sub))) return undefined;
+    const account: Account = { accountId: sub, claims: async () => ({ sub }) };
+    return account;
+  };
+}

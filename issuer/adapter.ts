@@ -1,0 +1,137 @@
+// oidc-provider storage on the oidc_payloads table (one row per model + id), plus the Client model read from the
+// clients table. Codes and refresh tokens are single use: consuming is compare-and-set, and any second use of one
+// kills its whole family (every row of the grant, the Grant itself and the PDP-visible session).
+import type { Knex } from 'knex';
+import { errors, type Adapter, type AdapterPayload } from 'oidc-provider';
+import { findClientMetadata, type ClientOptions } from './clients.js';
+
+/** Models whose second use is a replay (contract §3 "Token lifecycle"). */
+const SINGLE_USE = new Set(['AuthorizationCode', 'RefreshToken']);
+
+interface Row {
+  payload: AdapterPayload;
+  consumed_at: Date | null;
+  expires_at: Date | null;
+  grant_id: string | null;
+}
+
+/**
+ * Ends a token family: its codes, refresh tokens and Grant are deleted, and its session is marked revoked so the PDP
+ * also refuses access tokens already issued from it (403 subject_revoked).
+ */
+export async function killFamily(knex: Knex, grantId: string): Promise<void> {
+  await knex.transaction(async (trx) => {
+    await trx('oidc_payloads').where('grant_id', grantId).delete();
+    await revokeSession(trx, grantId);
+  });
+}
+
+/** sessions.id is the grant id (one session per consented authorization). */
+async function revokeSession(db: Knex | Knex.Transaction, grantId: string): Promise<void> {
+  await db('sessions').where('id', grantId).whereNull('revoked_at').update({ revoked_at: db.fn.now() });
+}
+
+const isLive = (row: Row) => row.expires_at === null || row.expires_at.getTime() > Date.now();
+
+class PayloadAdapter implements Adapter {
+  constructor(
+    private readonly knex: Knex,
+    private readonly model: string,
+  ) {}
+
+  private rows() {
+    return this.knex('oidc_payloads').where('model', this.model);
+  }
+
+  async upsert(id: string, payload: AdapterPayload, expiresIn?: number): Promise<void> {
+    // A Grant is its own family, so one `grant_id` match finds every row of a family, the Grant included.
+    const grantId = payload.grantId ?? (this.model === 'Grant' ? id : null);
+    await this.knex('oidc_payloads')
+      .insert({
+        model: this.model,
+        id,
+        payload: JSON.stringify(payload),
+        grant_id: grantId,
+        uid: payload.uid ?? null,
+        expires_at: expiresIn ? new Date(Date.now() + expiresIn * 1000) : null,
+      })
+      .onConflict(['model', 'id'])
+      .merge(['payload', 'grant_id', 'uid', 'expires_at']);
+  }
+
+  async find(id: string): Promise<AdapterPayload | undefined> {
+    const row: Row | undefined = await this.rows().where('id', id).first('payload', 'consumed_at', 'expires_at', 'grant_id');
+    if (!row) return undefined;
+    if (row.consumed_at && SINGLE_USE.has(this.model)) {
+      // A used code or refresh token presented again is a replay. Killing the family here, before oidc-provider's
+      // own checks, means a replay that also fails another check (e.g. a wider scope) still ends the family.
+      if (row.grant_id) await killFamily(this.knex, row.grant_id);
+      return undefined;
+    }
+    return this.toPayload(row);
+  }
+
+  async findByUid(uid: string): Promise<AdapterPayload | undefined> {
+    const row: Row | undefined = await this.rows().where('uid', uid).first('payload', 'consumed_at', 'expires_at', 'grant_id');
+    return row ? this.toPayload(row) : undefined;
+  }
+
+  async findByUserCode(): Promise<undefined> {
+    return undefined; // device flow is not enabled
+  }
+
+  async consume(id: string): Promise<void> {
+    const updated = await this.rows().where('id', id).whereNull('consumed_at').update({ consumed_at: this.knex.fn.now() });
+    if (updated > 0 || !SINGLE_USE.has(this.model)) return;
+    // Lost the race against a concurrent redemption (or the row is gone): both requests used the same token, so
+    // the family dies and this request fails, instead of two live chains.
+    const row = await this.rows().where('id', id).first('grant_id');
+    if (row?.grant_id) await killFamily(this.knex, row.grant_id);
+    throw new errors.InvalidGrant(`${this.model === 'RefreshToken' ? 'refresh token' : 'authorization code'} already used`);
+  }
+
+  async destroy(id: string): Promise<void> {
+    await this.rows().where('id', id).delete();
+    if (this.model === 'Grant') await revokeSession(this.knex, id);
+  }
+
+  async revokeByGrantId(grantId: string): Promise<void> {
+    await this.rows().where('grant_id', grantId).delete();
+    await revokeSession(this.knex, grantId);
+  }
+
+  private toPayload(row: Row): AdapterPayload | undefined {
+    if (!isLive(row)) return undefined;
+    return row.consumed_at ? { ...row.payload, consumed: Math.floor(row.consumed_at.getTime() / 1000) } : row.payload;
+  }
+}
+
+/** Clients are read-only here: they are managed through the admin API, never registered through the issuer. */
+class ClientAdapter implements Adapter {
+  constructor(
+    private readonly knex: Knex,
+    private readonly opts: ClientOptions,
+  ) {}
+
+  async find(id: string): Promise<AdapterPayload | undefined> {
+    return findClientMetadata(this.knex, id, this.opts);
+  }
+
+  async upsert(): Promise<void> {
+    throw new Error('clients are not registered through the issuer');
+  }
+  async findByUid(): Promise<undefined> {
+    return undefined;
+  }
+  async findByUserCode(): Promise<undefined> {
+    return undefined;
+  }
+  async consume(): Promise<void> {}
+  async destroy(): Promise<void> {}
+  async revokeByGrantId(): Promise<void> {}
+}
+
+/** The `adapter` option: one adapter per model name. */
+export function createAdapterFactory(knex: Knex, clientOpts: ClientOptions): (model: string) => Adapter {
+  return (model) => (model === 'Client' ? new ClientAdapter(knex, clientOpts) : new PayloadAdapter(knex, model));
+}

@@ -1,0 +1,100 @@
+// Server-rendered login, consent and error pages: no scripts, no external assets, every interpolated value escaped,
+// and a Content-Security-Policy that allows only the page's own inline style and form posts.
+import { createHash } from 'node:crypto';
+import type { Response } from 'express';
+
+const STYLE = `
+body{font:16px/1.5 system-ui,sans-serif;margin:0;background:#f4f5f7;color:#1d2230}
+main{max-width:26rem;margin:3rem auto;padding:2rem;background:#fff;border-radius:8px;box-shadow:0 1px 4px rgba(0,0,0,.12)}
+h1{font-size:1.4rem;margin:0 0 1rem}
+label{display:block;margin:.75rem 0 .25rem;font-weight:600}
+input{width:100%;box-sizing:border-box;padding:.5rem;font:inherit;border:1px solid #8a93a6;border-radius:4px}
+button{font:inherit;padding:.5rem 1.25rem;border-radius:4px;border:1px solid #2448b8;background:#2c56d6;color:#fff;cursor:pointer;margin-top:1rem}
+button.secondary{background:#fff;color:#2448b8}
+button:focus,input:focus{outline:3px solid #f0b400;outline-offset:1px}
+.error{color:#a01c1c;font-weight:600}
+ul{padding-left:1.2rem}
+code{font-size:.9em;background:#eef0f4;padding:0 .25em;border-radius:3px}
+.actions{display:flex;gap:.75rem}
+`;
+const STYLE_HASH = `'sha256-${createHash('sha256').update(STYLE).digest('base64')}'`;
+
+const ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+export const escapeHtml = (value: unknown): string => String(value ?? '').replace(/[&<>"']/g, (c) => ENTITIES[c]!);
+
+export interface PageOptions {
+  status?: number;
+  /**
+   * Origin the browser may be redirected to after a form post (the app's redirect URI): Chromium applies
+   * form-action to the redirects that follow a submission, so 'self' alone would block the final redirect.
+   */
+  redirectOrigin?: string | undefined;
+}
+
+/** Security headers of every page; `redirectOrigin` see PageOptions. */
+export function pageHeaders(redirectOrigin?: string): Record<string, string> {
+  const formAction = ["'self'", redirectOrigin].filter(Boolean).join(' ');
+  return {
+    'content-type': 'text/html; charset=utf-8',
+    'cache-control': 'no-store',
+    'content-security-policy': `default-src 'none'; style-src ${STYLE_HASH}; form-action ${formAction}; frame-ancestors 'none'; base-uri 'none'`,
+    'x-frame-options': 'DENY',
+    'referrer-policy': 'no-referrer',
+    'x-content-type-options': 'nosniff',
+  };
+}
+
+export const pageHtml = (title: string, body: string): string =>
+  `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">` +
+  `<title>${escapeHtml(title)}</title><style>${STYLE}</style></head><body><main>${body}</main></body></html>`;
+
+export function sendPage(res: Response, title: string, body: string, opts: PageOptions = {}): void {
+  res.status(opts.status ?? 200).set(pageHeaders(opts.redirectOrigin)).send(pageHtml(title, body));
+}
+
+export interface LoginView {
+  uid: string;
+  appName: string;
+  error?: string | undefined;
+  username?: string | undefined;
+}
+
+export function loginPage(v: LoginView): string {
+  return `<h1>Sign in</h1>
+<p>Sign in to continue to <strong>${escapeHtml(v.appName)}</strong>.</p>
+${v.error ? `<p class="error" role="alert">${escapeHtml(v.error)}</p>` : ''}
+<form method="post" action="/interaction/${encodeURIComponent(v.uid)}/login">
+<label for="username">Username</label>
+<input id="username" name="username" autocomplete="username" required value="${escapeHtml(v.username ?? '')}"${v.username ? '' : ' autofocus'}>
+<label for="password">Password</label>
+<input id="password" name="password" type="password" autocomplete="current-password" required${v.username ? ' autofocus' : ''}>
+<button type="submit">Sign in</button>
+</form>`;
+}
+
+export interface ConsentView {
+  uid: string;
+  appName: string;
+  tenantName: string;
+  capabilities: { id: string; description: string }[];
+}
+
+/** Names the app, the tenant and each capability; the person acts only as themselves, so there is no "act for" choice. */
+export function consentPage(v: ConsentView): string {
+  const items = v.capabilities.map((c) => `<li><code>${escapeHtml(c.id)}</code>: ${escapeHtml(c.description)}</li>`).join('\n');
+  return `<h1>Allow access?</h1>
+<p><strong>${escapeHtml(v.appName)}</strong> asks to access your data at <strong>${escapeHtml(v.tenantName)}</strong>, as you, with these permissions:</p>
+<ul>
+${items}
+</ul>
+<form method="post" action="/interaction/${encodeURIComponent(v.uid)}/confirm">
+<div class="actions">
+<button type="submit" name="decision" value="allow">Allow</button>
+<button type="submit" name="decision" value="deny" class="secondary">Deny</button>
+</div>
+</form>`;
+}
+
+export function errorPage(message: string, detail?: string): string {
+  return `<h1>Something went wrong</h1><p>${escapeHtml(message)}</p>${detail ? `<p><code>${escapeHtml(detail)}</code></p>` : ''}<p>Return to the application and start again.</p>`;
+}

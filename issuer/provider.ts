@@ -1,0 +1,147 @@
+// oidc-provider configured as the contract's token issuer: plain OAuth 2.0 (no OpenID Connect), authorization code
+// with PKCE S256 for every client, strictly rotated refresh tokens, ES256 `at+jwt` access tokens for one API.
+// Option choices follow shared/research/oidc-provider.md ("Minimal option set").
+import type { Knex } from 'knex';
+import Provider, { errors, type Configuration, type KoaContextWithOIDC, type ErrorOut } from 'oidc-provider';
+import type { Config } from '../common/config.js';
+import { accountFinder } from './accounts.js';
+import { createAdapterFactory } from './adapter.js';
+import { clientSecretMatches } from './clients.js';
+import { trimDiscovery } from './discovery.js';
+import { cookieKeysFrom, type SigningKeys } from './keys.js';
+import { errorPage, pageHeaders, pageHtml } from './pages.js';
+import { API_AUDIENCE, API_RESOURCE, allowedCapabilities, splitScope } from './scope-policy.js';
+import { addSessionId, platformClaims } from './token-claims.js';
+import { routeOf, tokenErrorRemapper } from './token-errors.js';
+
+const HOUR = 60 * 60;
+const REFRESH_TOKEN_TTL = 14 * 24 * HOUR;
+/** The Grant outlives every refresh token of its family (consent → code exchange takes at most the interaction TTL). */
+const GRANT_TTL = REFRESH_TOKEN_TTL + HOUR;
+
+export interface ProviderDeps {
+  knex: Knex;
+  config: Config;
+  keys: SigningKeys;
+}
+
+export function createProvider({ knex, config, keys }: ProviderDeps): Provider {
+  const clientCredentials = config.ISSUER_ENABLE_CLIENT_CREDENTIALS;
+
+  /** The scopes a request is about: its `scope` parameter, else (token route) those of the code or refresh token. */
+  function requestedScopes(ctx: KoaContextWithOIDC): string[] {
+    const param = (ctx.oidc.params as { scope?: unknown } | undefined)?.scope;
+    if (param !== undefined || routeOf(ctx) !== 'token') return splitScope(param);
+    const source = ctx.oidc.entities.AuthorizationCode ?? ctx.oidc.entities.RefreshToken;
+    return splitScope(source?.scope);
+  }
+
+  /**
+   * The capabilities this client may get now; throws invalid_scope when the request asks for none of them (contract
+   * §7.1: an empty intersection issues no token). `openid` is refused outright: this issuer is OAuth only and issues
+   * no ID tokens, and silently dropping it would leave an OpenID client waiting for one.
+   */
+  async function grantableScopes(ctx: KoaContextWithOIDC, clientId: string): Promise<string[]> {
+    const requested = requestedScopes(ctx);
+    if (requested.includes('openid')) throw new errors.InvalidScope('openid is not supported: request API capabilities only', 'openid');
+    const allowed = await allowedCapabilities(knex, clientId);
+    if (!requested.some((s) => (allowed as string[]).includes(s)))
+      throw new errors.InvalidScope('requested scope is not allowed for this client', requested.join(' '));
+    return allowed;
+  }
+
+  const configuration: Configuration = {
+    adapter: createAdapterFactory(knex, { clientCredentials }),
+    jwks: { keys: keys.keys as NonNullable<Configuration['jwks']>['keys'] },
+    cookies: { keys: cookieKeysFrom(keys.keys) },
+    routes: { authorization: '/oauth2/authorize', token: '/oauth2/token', jwks: '/.well-known/jwks.json' },
+    responseTypes: ['code'],
+    // No OpenID scopes of our own; the capabilities are resource-server scopes (getResourceServerInfo below).
+    scopes: [],
+    clientAuthMethods: ['client_secret_basic', 'client_secret_post', 'none'],
+    // Only an EC key exists, so the (unused) ID token algorithm must be ES256 or clients fail to load.
+    clientDefaults: { id_token_signed_response_alg: 'ES256' },
+    enabledJWA: { idTokenSigningAlgValues: ['ES256'] },
+    pkce: { required: () => true },
+    // Strict rotation (contract §3). The check first refuses a refresh whose scope is no longer grantable at all,
+    // before the refresh token is consumed, so the family is not burnt by a temporary withdrawal.
+    rotateRefreshToken: async (ctx) => {
+      await grantableScopes(ctx, ctx.oidc.client!.clientId);
+      return true;
+    },
+    issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
+    expiresWithSession: async () => false,
+    // One token family per authorization: never reuse a grant remembered in the browser session.
+    loadExistingGrant: async (ctx) => {
+      const grantId = ctx.oidc.result?.consent?.grantId;
+      return grantId ? ctx.oidc.provider.Grant.find(grantId) : undefined;
+    },
+    allowOmittingSingleRegisteredRedirectUri: false,
+    features: {
+      devInteractions: { enabled: false },
+      dPoP: { enabled: false },
+      pushedAuthorizationRequests: { enabled: false },
+      userinfo: { enabled: false },
+      rpInitiatedLogout: { enabled: false },
+      introspection: { enabled: false },
+      revocation: { enabled: false },
+      clientCredentials: { enabled: clientCredentials },
+      resourceIndicators: {
+        enabled: true,
+        defaultResource: async () => API_RESOURCE,
+        useGrantedResource: async () => true,
+        getResourceServerInfo: async (ctx, indicator, client) => {
+          if (indicator !== API_RESOURCE) throw new errors.InvalidTarget();
+          const scopes = await grantableScopes(ctx, client.clientId);
+          return {
+            scope: scopes.join(' '),
+            audience: API_AUDIENCE,
+            accessTokenFormat: 'jwt',
+            accessTokenTTL: config.ACCESS_TOKEN_TTL_S,
+            jwt: { sign: { alg: 'ES256', kid: keys.signingKid } },
+          };
+        },
+      },
+    },
+    extraTokenClaims: platformClaims(knex),
+    formats: { customizers: { jwt: addSessionId } },
+    findAccount: accountFinder(knex),
+    interactions: { url: async (_ctx, interaction) => `/interaction/${interaction.uid}` },
+    renderError,
+    ttl: {
+      AccessToken: config.ACCESS_TOKEN_TTL_S,
+      ClientCredentials: config.ACCESS_TOKEN_TTL_S,
+      AuthorizationCode: 60,
+      // A rotated refresh token keeps its predecessor's expiry: the family lives 14 days from the code exchange,
+      // with no sliding window (contract §3 "no ... sliding window").
+      RefreshToken: (ctx) => ctx?.oidc?.entities.RotatedRefreshToken?.remainingTTL ?? REFRESH_TOKEN_TTL,
+      Grant: GRANT_TTL,
+      // The browser login is remembered for an hour; consent is asked on every authorization regardless.
+      Session: HOUR,
+      Interaction: HOUR,
+      IdToken: HOUR,
+    },
+  };
+
+  const provider = new Provider(config.AUTH_URL, configuration);
+  provider.use(tokenErrorRemapper(config.AUTH_URL));
+  provider.use(trimDiscovery);
+
+  // Secrets are stored hashed (client_secrets.secret_hash): compare against those instead of the metadata value.
+  provider.Client.prototype.compareClientSecret = function (this: { clientId: string }, presented: string) {
+    return clientSecretMatches(knex, this.clientId, presented);
+  };
+  return provider;
+}
+
+/** JSON everywhere (the token endpoint must never answer HTML); a small page only where a browser is sent. */
+async function renderError(ctx: KoaContextWithOIDC, out: ErrorOut): Promise<void> {
+  const route = routeOf(ctx);
+  if (route !== 'authorization' && route !== 'resume') {
+    ctx.type = 'application/json';
+    ctx.body = out;
+    return;
+  }
+  ctx.set(pageHeaders());
+  ctx.body = pageHtml('Error', errorPage('The authorization request could not be completed.', out.error_description ?? out.error));
+}

@@ -1,0 +1,42 @@
+// Which capabilities a client may receive in a token: the tenant's grant to the client ∩ the tenant plan's ceiling
+// ∩ the capabilities open on this deployment (contract §1 rule 3, minus the per-request parts the PDP checks).
+import type { Knex } from 'knex';
+import { CAPABILITIES, type Capability } from '../policies/decision.js';
+
+/** The single resource server this issuer mints tokens for; an indicator must be an absolute URI. */
+export const API_RESOURCE = 'urn:svc-api';
+export const API_AUDIENCE = 'svc-api';
+
+const ORDER = new Map<string, number>(CAPABILITIES.map((c, i) => [c, i]));
+const byCatalogueOrder = (a: string, b: string) => (ORDER.get(a) ?? 99) - (ORDER.get(b) ?? 99);
+
+export async function allowedCapabilities(knex: Knex, clientId: string): Promise<Capability[]> {
+  const rows: { id: string }[] = await knex('tenant_grants as g')
+    .join('clients as cl', function () {
+      this.on('cl.id', '=', 'g.client_id').andOn('cl.tenant_id', '=', 'g.tenant_id');
+    })
+    .join('tenants as t', 't.id', 'g.tenant_id')
+    .join('plans as tp', 'tp.id', 't.plan')
+    .join('capabilities as c', 'c.id', 'g.capability_id')
+    .join('plans as cp', 'cp.id', 'c.min_plan')
+    .where('g.client_id', clientId)
+    .andWhere('c.enabled', true)
+    .andWhereRaw('cp.level <= tp.level')
+    .select('c.id');
+  return rows.map((r) => r.id).filter((id): id is Capability => ORDER.has(id)).sort(byCatalogueOrder);
+}
+
+export interface CapabilityInfo {
+  id: string;
+  description: string;
+}
+
+/** Catalogue descriptions for the consent page, in catalogue order. */
+export async function describeCapabilities(knex: Knex, ids: readonly string[]): Promise<CapabilityInfo[]> {
+  if (ids.length === 0) return [];
+  const rows: CapabilityInfo[] = await knex('capabilities').whereIn('id', [...ids]).select('id', 'description');
+  return rows.sort((a, b) => byCatalogueOrder(a.id, b.id));
+}
+
+export const splitScope = (scope: unknown): string[] =>
+  typeof scope === 'string' ? [...new Set(scope.split(' ').filter(Boolean))] : [];

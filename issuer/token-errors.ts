@@ -1,0 +1,72 @@
+// The token endpoint answers only the contract's TokenError (§4.1, §7.1): error ∈ {invalid_client, invalid_grant,
+// invalid_scope, unsupported_grant_type}, optional error_description, nothing else. oidc-provider's wider vocabulary
+// is folded into it here, for its own errors (post-middleware) and the pre-filter's.
+import type { Response } from 'express';
+import type { KoaContextWithOIDC } from 'oidc-provider';
+import type { TokenErrorCode } from '../policies/codes.js';
+
+const CONTRACT_CODES: ReadonlySet<string> = new Set<TokenErrorCode>(['invalid_client', 'invalid_grant', 'invalid_scope', 'unsupported_grant_type']);
+/** invalid_request descriptions oidc-provider uses for problems with client authentication. */
+const ABOUT_CLIENT_AUTH = /client authentication|authorization header|client_id|client_secret|client_assertion/i;
+
+/**
+ * invalid_request becomes invalid_grant (the request cannot yield a token), or invalid_client when it is about
+ * client authentication; invalid_target → invalid_scope; a grant the client may not use → unsupported_grant_type.
+ */
+export function toTokenErrorCode(error: string, description = ''): TokenErrorCode {
+  if (CONTRACT_CODES.has(error)) return error as TokenErrorCode;
+  if (error === 'invalid_target') return 'invalid_scope';
+  if (error === 'unauthorized_client') return 'unsupported_grant_type';
+  if (error === 'invalid_request') {
+    if (/grant type is not allowed/i.test(description)) return 'unsupported_grant_type';
+    if (ABOUT_CLIENT_AUTH.test(description)) return 'invalid_client';
+  }
+  return 'invalid_grant';
+}
+
+/** Only a request that used HTTP Basic gets 401 and a Basic challenge (contract §4.1); otherwise 400. */
+export const usedBasicAuth = (authorization: string | undefined) => /^basic\s/i.test(authorization ?? '');
+
+const challenge = (issuer: string, description: string | undefined) =>
+  `Basic realm="${issuer}", error="invalid_client"${description ? `, error_description="${description.replace(/["\\]/g, '')}"` : ''}`;
+
+export interface TokenErrorBody {
+  error: TokenErrorCode;
+  error_description?: string;
+}
+
+/** The pre-filter's own answers, shaped like oidc-provider's token responses (no-store). */
+export function sendTokenError(res: Response, issuer: string, error: TokenErrorCode, description: string, basic: boolean): void {
+  const status = error === 'invalid_client' && basic ? 401 : 400;
+  res.set({ 'cache-control': 'no-store', pragma: 'no-cache' });
+  if (status === 401) res.set('www-authenticate', challenge(issuer, description));
+  const body: TokenErrorBody = { error, error_description: description };
+  res.status(status).json(body);
+}
+
+/**
+ * provider.use post-middleware: rewrites every 4xx from the token route into TokenError, dropping non-standard
+ * members such as InvalidScope's `scope`. 5xx (server_error) is left alone: it is not a client mistake.
+ */
+export function tokenErrorRemapper(issuer: string) {
+  return async (ctx: KoaContextWithOIDC, next: () => Promise<unknown>) => {
+    await next();
+    if (ctx.method !== 'POST' || routeOf(ctx) !== 'token' || ctx.status < 400 || ctx.status >= 500) return;
+    const out = (typeof ctx.body === 'object' && ctx.body !== null ? ctx.body : {}) as { error?: unknown; error_description?: unknown };
+    const description = typeof out.error_description === 'string' ? out.error_description : undefined;
+    const error = toTokenErrorCode(typeof out.error === 'string' ? out.error : '', description);
+    const body: TokenErrorBody = { error, ...(description !== undefined ? { error_description: description } : {}) };
+    ctx.body = body;
+    if (error === 'invalid_client' && usedBasicAuth(ctx.get('authorization'))) {
+      ctx.status = 401;
+      if (!ctx.response.get('www-authenticate')) ctx.set('www-authenticate', challenge(issuer, description));
+    } else {
+      ctx.status = 400;
+      ctx.remove('www-authenticate');
+    }
+  };
+}
+
+/** oidc-provider's route name, when the request matched one of its routes. */
+export const routeOf = (ctx: KoaContextWithOIDC): string | undefined =>
+  (ctx as { oidc?: { route?: string } }).oidc?.route;

@@ -1,0 +1,68 @@
+// Express pre-filter for POST /oauth2/token: what oidc-provider is lenient about and the contract (§4.1) is not.
+// Unlisted form fields are rejected (oidc-provider drops them silently), the grant must be one this deployment
+// offers, a client authenticates one way only, and code_verifier has the RFC 7636 shape.
+import express, { type ErrorRequestHandler, type RequestHandler } from 'express';
+import { sendTokenError, usedBasicAuth } from './token-errors.js';
+
+/** Contract §4.1 allow-lists, required and optional fields together. */
+const FIELDS: Record<string, ReadonlySet<string>> = {
+  client_credentials: new Set(['grant_type', 'client_id', 'client_secret', 'scope']),
+  authorization_code: new Set(['grant_type', 'client_id', 'code', 'code_verifier', 'redirect_uri', 'client_secret']),
+  refresh_token: new Set(['grant_type', 'client_id', 'refresh_token', 'client_secret', 'scope']),
+};
+const CLIENT_AUTH_FIELDS = new Set(['client_id', 'client_secret']);
+const CODE_VERIFIER = /^[A-Za-z0-9._~-]{43,128}$/;
+
+export interface TokenFilterOptions {
+  issuer: string;
+  clientCredentials: boolean;
+}
+
+/**
+ * The body is read as text and handed on untouched: oidc-provider parses req.body itself when the stream was already
+ * consumed, so both sides see the same form.
+ */
+export function tokenRequestFilter({ issuer, clientCredentials }: TokenFilterOptions): (RequestHandler | ErrorRequestHandler)[] {
+  const enabled = new Set(['authorization_code', 'refresh_token', ...(clientCredentials ? ['client_credentials'] : [])]);
+
+  const readBody = express.text({ type: 'application/x-www-form-urlencoded', limit: '56kb' });
+
+  const check: RequestHandler = (req, res, next) => {
+    const basic = usedBasicAuth(req.get('authorization'));
+    const fail = (error: Parameters<typeof sendTokenError>[2], description: string) =>
+      sendTokenError(res, issuer, error, description, basic);
+
+    // No string body: either another content type, or no body at all (then grant_type is simply missing).
+    if (typeof req.body !== 'string' && req.get('content-type') && !req.is('application/x-www-form-urlencoded'))
+      return fail('invalid_grant', 'the request body must be application/x-www-form-urlencoded');
+    const form = new URLSearchParams(typeof req.body === 'string' ? req.body : '');
+    const grantTypes = form.getAll('grant_type');
+    if (grantTypes.length === 0 || !grantTypes[0]) return fail('unsupported_grant_type', 'grant_type is required');
+    if (grantTypes.length > 1) return fail('invalid_grant', 'grant_type must not be provided twice');
+    const grantType = grantTypes[0];
+    // A grant this deployment does not offer (unknown, or known but switched off) is unsupported either way.
+    if (!enabled.has(grantType)) return fail('unsupported_grant_type', 'unsupported grant_type');
+
+    const allowed = FIELDS[grantType]!;
+    const seen = new Set<string>();
+    for (const name of form.keys()) {
+      if (!allowed.has(name)) return fail('invalid_grant', `parameter not allowed for ${grantType}: ${name.slice(0, 64)}`);
+      if (seen.has(name)) return fail(CLIENT_AUTH_FIELDS.has(name) ? 'invalid_client' : 'invalid_grant', `${name} must not be provided twice`);
+      seen.add(name);
+    }
+    if (req.get('authorization') !== undefined && form.has('client_secret'))
+      return fail('invalid_client', 'client authentication must use either HTTP Basic or client_secret, not both');
+
+    const verifier = form.get('code_verifier');
+    if (verifier !== null && !CODE_VERIFIER.test(verifier))
+      return fail('invalid_grant', 'code_verifier must be 43 to 128 characters of [A-Za-z0-9._~-]');
+
+    next();
+  };
+
+  // Body parser failures (too large, bad charset) are still answered as TokenError, never as an HTML page.
+  const malformed: ErrorRequestHandler = (_err, req, res, _next) =>
+    sendTokenError(res, issuer, 'invalid_grant', 'malformed request body', usedBasicAuth(req.get('authorization')));
+
+  return [readBody, check, malformed];
+}

@@ -1,0 +1,14 @@
+// Response bodies exactly as the contract's objects (§2): listed fields only.
+import type { CallContext } from '../common/internal-context.js';
+import type { TenantRecord } from './repository.js';
+
+export const meOf = (c: CallContext) => ({
+  subjectType: c.subjectType,
+  subjectId: c.subjectId,
+  tenantId: c.tenantId,
+  clientId: c.clientId,
+  scopes: c.scopes,
+  actor: { accountId: c.actorAccountId },
+});
+
+export const tenantOf = (t: TenantRecord) => ({ tenantId: t.tenantId, displayName: t.displayName });

@@ -1,0 +1,13 @@
+// `npm run migrate`: applies the migrations to DATABASE_URL (services also migrate at start).
+import { loadConfig } from '../common/config.js';
+import { migrate, openDatabase } from '../common/db.js';
+
+const config = loadConfig();
+if (!config.DATABASE_URL) {
+  console.error('DATABASE_URL must be set; the embedded database is migrated by the services themselves');
+  process.exit(2);
+}
+const db = await openDatabase({ databaseUrl: config.DATABASE_URL });
+await migrate(db.knex);
+await db.close();
+console.log('migrations applied');

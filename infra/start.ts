@@ -1,0 +1,36 @@
+// `npm start`: the four services on their configured ports, embedded PostgreSQL and in-process rate limiting unless
+// DATABASE_URL / REDIS_URL are set, demo data seeded, URLs and demo credentials printed.
+import { ConfigError, loadConfig } from '../common/config.js';
+import { startSystem } from './system.js';
+import { DEMO, seedDemo } from './seed.js';
+
+let config;
+try {
+  config = loadConfig({ PGLITE_DATA_DIR: '.data/pglite', ...process.env });
+} catch (err) {
+  if (!(err instanceof ConfigError)) throw err;
+  console.error(err.message);
+  process.exit(2);
+}
+const system = await startSystem(config);
+const demo = await seedDemo(system.db.knex, system.pdpUrl, system.adminToken);
+
+console.log(`
+Third-party integration platform is up.
+  issuer  (auth_url)  ${system.authUrl}    discovery: ${system.authUrl}/.well-known/openid-configuration
+  gateway (base_url)  ${system.baseUrl}
+  PDP + admin API     ${system.pdpUrl}/admin/v1
+  backend (internal)  ${system.backendUrl}
+  database            ${config.DATABASE_URL ? 'PostgreSQL (DATABASE_URL)' : `embedded PGlite in ${config.PGLITE_DATA_DIR}`}
+  rate limiting       ${config.REDIS_URL ? 'Redis (REDIS_URL)' : 'in-process'}
+
+Demo (${demo.created ? 'seeded now' : 'already seeded'}):
+  ADMIN_TOKEN   ${system.adminToken}${config.ADMIN_TOKEN ? '' : '   (generated for this run; set ADMIN_TOKEN to fix it)'}
+  tenant        ${demo.tenantId} (label ${DEMO.tenantLabel}, plan L2)
+  person login  ${DEMO.username} / ${DEMO.password}   (personId ${demo.personId})
+  client        ${demo.clientId} (public, PKCE S256), redirect URI ${DEMO.redirectUri}
+  capabilities  ${DEMO.capabilities.join(' ')}
+`);
+
+for (const signal of ['SIGINT', 'SIGTERM'] as const)
+  process.once(signal, () => void system.close().then(() => process.exit(0)));

@@ -1,0 +1,66 @@
+// The whole system in one process: one database handle shared by the four services (required for embedded
+// PGlite, which is a single backend), each service still on its own port as in production.
+import { loadConfig, type Config } from '../common/config.js';
+import { createLogger } from '../common/log.js';
+import { migrate, openDatabase, type Database } from '../common/db.js';
+import { randomSecret } from '../common/secrets.js';
+import type { Running } from '../common/service.js';
+import { startIssuer } from '../issuer/service.js';
+import { startPolicies } from '../policies/service.js';
+import { startBackend } from '../backend/service.js';
+import { startGateway } from '../gateway/service.js';
+
+export interface System {
+  authUrl: string;
+  baseUrl: string;
+  pdpUrl: string;
+  backendUrl: string;
+  adminToken: string;
+  db: Database;
+  config: Config;
+  services: Record<'issuer' | 'policies' | 'backend' | 'gateway', Running>;
+  close(): Promise<void>;
+}
+
+export interface SystemOptions {
+  /** Listen on free ports instead of the configured ones (tests). */
+  ephemeralPorts?: boolean;
+  /** Use this database instead of opening one from DATABASE_URL / PGLITE_DATA_DIR. */
+  db?: Database;
+}
+
+export async function startSystem(config: Config = loadConfig(), opts: SystemOptions = {}): Promise<System> {
+  const log = (name: string) => createLogger(name, config.LOG_LEVEL);
+  const db = opts.db ?? (await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.PGLITE_DATA_DIR }));
+  await migrate(db.knex);
+  const adminToken = config.ADMIN_TOKEN ?? randomSecret();
+  const internalSecret = config.INTERNAL_SECRET ?? randomSecret();
+  const ports = opts.ephemeralPorts
+    ? { ...config, ISSUER_PORT: 0, PDP_PORT: 0, BACKEND_PORT: 0, GATEWAY_PORT: 0 }
+    : config;
+
+  const issuer = await startIssuer(config, log('issuer'), db.knex, opts.ephemeralPorts);
+  const policies = await startPolicies(ports, log('policies'), db.knex, adminToken);
+  const backend = await startBackend(ports, log('backend'), db.knex, internalSecret);
+  const gateway = await startGateway(ports, log('gateway'), {
+    authUrl: issuer.url,
+    pdpUrl: policies.url,
+    backendUrl: backend.url,
+    internalSecret,
+  });
+
+  return {
+    authUrl: issuer.url,
+    baseUrl: gateway.url,
+    pdpUrl: policies.url,
+    backendUrl: backend.url,
+    adminToken,
+    db,
+    config: { ...config, AUTH_URL: issuer.url },
+    services: { issuer, policies, backend, gateway },
+    async close() {
+      for (const s of [gateway, backend, policies, issuer]) await s.close();
+      if (!opts.db) await db.close();
+    },
+  };
+}

@@ -1,0 +1,167 @@
+// The gateway's filter chain under bad tokens, denials, rate limits and failing dependencies.
+import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
+import type { Browser } from 'playwright-core';
+import { SignJWT, generateKeyPair, importJWK, type JWK } from 'jose';
+import type { System } from '../infra/system.js';
+import { startTestSystem } from './support/system.js';
+import { adminClient, setupTenant, type AdminClient, type TenantSetup } from './support/admin.js';
+import { launchBrowser } from './support/browser.js';
+import { obtainTokens } from './support/oauth.js';
+import { callApi, type CheckedResponse } from './support/api.js';
+
+let system: System;
+let browser: Browser;
+let admin: AdminClient;
+
+beforeAll(async () => {
+  [system, browser] = await Promise.all([startTestSystem(), launchBrowser()]);
+  admin = adminClient(system);
+});
+afterAll(async () => {
+  await browser?.close();
+  await system?.close();
+});
+
+const OPERATION: Record<string, string> = { '/me': 'getMe', '/tenant': 'getTenant' };
+const get = (path: '/me' | '/tenant', token?: string, headers: Record<string, string> = {}) =>
+  callApi(system.baseUrl, OPERATION[path]!, path, token, { headers });
+
+async function tokenFor(tenant: TenantSetup, scope = 'svc.profile.self.read svc.tenant.info.read') {
+  const tokens = await obtainTokens(browser, { authUrl: system.authUrl, ...tenant }, tenant, scope);
+  return tokens.access_token;
+}
+
+/** The answer is the Problem `error` with `status` (shape, headers and requestId are checked by callApi). */
+function expectProblem(res: CheckedResponse, status: number, error: string) {
+  expect(res.status).toBe(status);
+  expect(res.body.error).toBe(error);
+}
+
+/** Signs `claims` with the issuer's own key (taken from its key table), to test checks beyond the signature. */
+async function signWithIssuerKey(claims: Record<string, unknown>, header: Record<string, unknown>) {
+  const row = await system.db.knex('issuer_keys').first();
+  const jwk = row.private_jwk as JWK;
+  return new SignJWT(claims).setProtectedHeader({ alg: 'ES256', kid: jwk.kid, ...header }).sign(await importJWK(jwk, 'ES256'));
+}
+
+describe('gateway authentication', () => {
+  let tenant: TenantSetup;
+  let claims: Record<string, unknown>;
+  beforeAll(async () => {
+    tenant = await setupTenant(admin);
+    const token = await tokenFor(tenant);
+    claims = JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString());
+  });
+
+  it.each([
+    ['a malformed bearer value', 'not-a-jwt'],
+    ['a token with a bad signature', 'eyJhbGciOiJFUzI1NiIsInR5cCI6ImF0K2p3dCJ9.eyJzdWIiOiJ4In0.AAAA'],
+  ])('rejects %s with 401 invalid_token', async (_name, token) => {
+    const res = await get('/me', token);
+    expectProblem(res, 401, 'invalid_token');
+    expect(res.headers.get('www-authenticate')).toMatch(/^Bearer/);
+  });
+
+  it('rejects a token signed by a key outside the issuer key set', async () => {
+    const { privateKey } = await generateKeyPair('ES256');
+    const forged = await new SignJWT(claims).setProtectedHeader({ alg: 'ES256', typ: 'at+jwt', kid: 'intruder' }).sign(privateKey);
+    expectProblem(await get('/me', forged), 401, 'invalid_token');
+  });
+
+  it.each([
+    ['an ID token (typ JWT)', {}, { typ: 'JWT' }],
+    ['a wrong audience', { aud: 'tp_other' }, {}],
+    ['a wrong issuer', { iss: 'http://evil.example' }, {}],
+    ['an expired token', { exp: Math.floor(Date.now() / 1000) - 60 }, {}],
+  ])('rejects %s even with a valid issuer signature', async (_name, claimOverrides, headerOverrides) => {
+    const good = await signWithIssuerKey(claims, { typ: 'at+jwt' });
+    expect((await get('/me', good)).status).toBe(200); // the same claims, correctly typed, pass
+    const bad = await signWithIssuerKey({ ...claims, ...claimOverrides }, { typ: 'at+jwt', ...headerOverrides });
+    expectProblem(await get('/me', bad), 401, 'invalid_token');
+  });
+
+  it('denies delegated and shared profiles with 403 profile_not_supported', async () => {
+    for (const profile of ['delegated', 'shared']) {
+      const token = await signWithIssuerKey({ ...claims, profile }, { typ: 'at+jwt' });
+      expectProblem(await get('/me', token), 403, 'profile_not_supported');
+    }
+  });
+});
+
+describe('gateway authorization on the next request', () => {
+  it('applies client disabling, tenant suspension and epoch advance without waiting for token expiry', async () => {
+    const tenant = await setupTenant(admin);
+    const token = await tokenFor(tenant);
+    expect((await get('/tenant', token)).status).toBe(200);
+
+    await admin.ok('PATCH', `/clients/${tenant.clientId}`, { status: 'disabled' });
+    expectProblem(await get('/me', token), 403, 'client_disabled');
+    await admin.ok('PATCH', `/clients/${tenant.clientId}`, { status: 'active' });
+
+    await admin.ok('PATCH', `/tenants/${tenant.tenantId}`, { status: 'suspended' });
+    expectProblem(await get('/tenant', token), 403, 'tenant_suspended');
+    await admin.ok('PATCH', `/tenants/${tenant.tenantId}`, { status: 'active' });
+
+    await system.db.knex('accounts').where({ id: tenant.accountId }).increment('epoch', 1);
+    expectProblem(await get('/me', token), 403, 'epoch_changed');
+  });
+
+  it('answers 403 capability_not_in_token for a granted capability the token was not issued for', async () => {
+    const tenant = await setupTenant(admin);
+    const token = await tokenFor(tenant, 'svc.profile.self.read');
+    expectProblem(await get('/tenant', token), 403, 'capability_not_in_token');
+  });
+});
+
+describe('gateway rate limiting', () => {
+  it('answers 429 rate_limited with retry-after once the account layer is spent, counting down x-ratelimit-remaining', async () => {
+    const tenant = await setupTenant(admin);
+    await admin.ok('PATCH', `/tenants/${tenant.tenantId}`, { rateLimit: { tenant: { points: 100, durationS: 60 }, account: { points: 3, durationS: 60 } } });
+    const token = await tokenFor(tenant);
+    const remaining: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const res = await get('/me', token);
+      expect(res.status).toBe(200);
+      remaining.push(Number(res.headers.get('x-ratelimit-remaining')));
+    }
+    expect(remaining).toEqual([2, 1, 0]);
+    const limited = await get('/me', token);
+    expectProblem(limited, 429, 'rate_limited');
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+  });
+});
+
+describe('request ids', () => {
+  it('keeps a well-formed caller request id and replaces a malformed one', async () => {
+    const kept = await get('/me', undefined, { 'x-request-id': 'client-req-0001' });
+    expect(kept.headers.get('x-request-id')).toBe('client-req-0001');
+    const replaced = await get('/me', undefined, { 'x-request-id': 'bad id with spaces' });
+    expect(replaced.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('answers an unknown path with a 404 Problem', async () => {
+    const res = await fetch(`${system.baseUrl}/nope`);
+    expect(res.status).toBe(404);
+    expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    expect(await res.json()).toEqual({ error: 'not_found', requestId: res.headers.get('x-request-id') });
+  });
+
+  it('serves the public OpenAPI document without a token', async () => {
+    const res = await callApi(system.baseUrl, 'getOpenApiDocument', '/openapi.json');
+    expect(res.status).toBe(200);
+    expect(res.body.openapi).toMatch(/^3\.1/);
+    expect(Object.keys(res.body.paths)).toContain('/me');
+  });
+});
+
+describe('failing dependencies (fail closed)', () => {
+  it('answers 503 authorization_unavailable with retry-after when the PDP is down, never an allow', async () => {
+    const tenant = await setupTenant(admin);
+    const token = await tokenFor(tenant);
+    expect((await get('/me', token)).status).toBe(200);
+    await system.services.policies.close();
+    const res = await get('/me', token);
+    expectProblem(res, 503, 'authorization_unavailable');
+    expect(Number(res.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+  });
+});

@@ -1,0 +1,640 @@
+// The issuer on its own, against a fresh database: discovery, the authorization code flow with PKCE driven by a
+// real OAuth client (openid-client) and plain HTTP for the login and consent pages, the access token's shape, refresh
+// rotation and replay, and the token endpoint's strict TokenError answers (contract §4.1, §7.1).
+import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
+import * as client from 'openid-client';
+import { createRemoteJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify } from 'jose';
+import knexFactory, { type Knex } from 'knex';
+import { randomBytes } from 'node:crypto';
+import { loadConfig } from '../common/config.js';
+import { migrate, openDatabase, type Database } from '../common/db.js';
+import { listen, type Listening } from '../common/http.js';
+import { newId } from '../common/ids.js';
+import { createLogger } from '../common/log.js';
+import { hashSecret } from '../common/secrets.js';
+import { createIssuerApp } from '../issuer/app.js';
+
+const TOKEN_ERRORS = ['invalid_client', 'invalid_grant', 'invalid_scope', 'unsupported_grant_type'];
+const REDIRECT_URI = 'http://127.0.0.1:8400/callback';
+const SCOPE = 'svc.profile.self.read svc.tenant.info.read';
+
+let db: Database;
+let dropDatabase: (() => Promise<void>) | undefined;
+let server: Listening;
+let url: string;
+let knex: Knex;
+
+const seed = {
+  tenantId: newId('ten'),
+  tenantName: 'Acme Learning',
+  personId: newId('psn'),
+  accountId: newId('acc'),
+  username: `alice-${randomBytes(3).toString('hex')}`,
+  password: 'correct horse battery staple',
+  outsiderUsername: `mallory-${randomBytes(3).toString('hex')}`,
+  publicClientId: 'tp_acme_notes',
+  appName: 'Acme Notes',
+  confidentialClientId: 'tp_acme_sync',
+  clientSecret: randomBytes(24).toString('base64url'),
+  disposableClientId: 'tp_acme_disposable',
+};
+
+/** A fresh database: a throwaway one on DATABASE_URL's server, or embedded PGlite in memory. */
+async function freshDatabase(): Promise<Database> {
+  const serverUrl = process.env.DATABASE_URL;
+  if (!serverUrl) return openDatabase({});
+  const name = `tp_issuer_${randomBytes(6).toString('hex')}`;
+  const admin = knexFactory({ client: 'pg', connection: serverUrl, pool: { min: 0, max: 1 } });
+  await admin.raw(`create database ${name}`);
+  const dbUrl = new URL(serverUrl);
+  dbUrl.pathname = `/${name}`;
+  dropDatabase = async () => {
+    await admin.raw(`drop database if exists ${name} with (force)`);
+    await admin.destroy();
+  };
+  return openDatabase({ databaseUrl: dbUrl.toString() });
+}
+
+async function seedData() {
+  const passwordHash = await hashSecret(seed.password);
+  const outsiderPerson = newId('psn');
+  await knex('tenants').insert({ id: seed.tenantId, label: 'acme', display_name: seed.tenantName, plan: 'L2' });
+  await knex('persons').insert([
+    { id: seed.personId, display_name: 'Alice' },
+    { id: outsiderPerson, display_name: 'Mallory' },
+  ]);
+  await knex('tenant_person_relationships').insert({ tenant_id: seed.tenantId, person_id: seed.personId });
+  await knex('accounts').insert([
+    { id: seed.accountId, tenant_id: seed.tenantId, kind: 'person', person_id: seed.personId, username: seed.username, password_hash: passwordHash },
+    // Valid credentials but no relationship with the tenant: must not be able to sign in here.
+    { id: newId('acc'), tenant_id: seed.tenantId, kind: 'person', person_id: outsiderPerson, username: seed.outsiderUsername, password_hash: passwordHash },
+  ]);
+  const clientRow = (id: string, type: string, name: string) => ({
+    id,
+    tenant_id: seed.tenantId,
+    slug: id.split('_')[2],
+    name,
+    kind: 'third_party',
+    type,
+    redirect_uris: JSON.stringify([REDIRECT_URI]),
+  });
+  await knex('clients').insert([
+    clientRow(seed.publicClientId, 'public', seed.appName),
+    clientRow(seed.confidentialClientId, 'confidential', 'Acme Sync'),
+    clientRow(seed.disposableClientId, 'public', 'Acme Disposable'),
+  ]);
+  await knex('client_secrets').insert({ id: newId('key'), client_id: seed.confidentialClientId, secret_hash: await hashSecret(seed.clientSecret), state: 'current' });
+  const grants = (clientId: string, caps: string[]) => caps.map((c) => ({ tenant_id: seed.tenantId, client_id: clientId, capability_id: c }));
+  await knex('tenant_grants').insert([
+    ...grants(seed.publicClientId, ['svc.profile.self.read', 'svc.tenant.info.read']),
+    ...grants(seed.confidentialClientId, ['svc.profile.self.read']),
+    ...grants(seed.disposableClientId, ['svc.profile.self.read']),
+  ]);
+}
+
+beforeAll(async () => {
+  db = await freshDatabase();
+  knex = db.knex;
+  await migrate(knex);
+  await seedData();
+  // Listen first to learn the URL, which is the issuer identifier.
+  const http = await listen(0);
+  server = http;
+  url = http.url;
+  const config = loadConfig({ ...process.env, AUTH_URL: url, LOG_LEVEL: 'silent' });
+  const { app } = await createIssuerApp({ knex, config, log: createLogger('issuer', 'silent') });
+  http.server.on('request', app);
+});
+
+afterAll(async () => {
+  await server?.close();
+  await db?.close();
+  await dropDatabase?.();
+});
+
+// ---- helpers -------------------------------------------------------------------------------------------------
+
+const discover = (clientId: string, secret?: string) =>
+  client.discovery(new URL(url), clientId, undefined, secret ? client.ClientSecretBasic(secret) : client.None(), {
+    execute: [client.allowInsecureRequests],
+  });
+
+/** A cookie jar and manual redirects, as a browser would do them (paths ignored: one host, short-lived jar). */
+class Browser {
+  private cookies = new Map<string, string>();
+
+  async request(target: string, init: RequestInit = {}): Promise<Response> {
+    const res = await fetch(new URL(target, url), {
+      ...init,
+      redirect: 'manual',
+      headers: { ...(init.headers as Record<string, string>), cookie: [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ') },
+    });
+    for (const c of res.headers.getSetCookie()) {
+      const [pair] = c.split(';');
+      const i = pair!.indexOf('=');
+      const name = pair!.slice(0, i).trim();
+      const value = pair!.slice(i + 1).trim();
+      if (value && !/expires=Thu, 01 Jan 1970/i.test(c)) this.cookies.set(name, value);
+      else this.cookies.delete(name);
+    }
+    return res;
+  }
+
+  /** Follows redirects until a page is shown (returned as Response) or the browser is sent to the app (URL). */
+  async follow(target: string, init: RequestInit = {}): Promise<Response | URL> {
+    let res = await this.request(target, init);
+    while (res.status >= 300 && res.status < 400) {
+      const location = new URL(res.headers.get('location')!, url);
+      if (location.href.startsWith(REDIRECT_URI)) return location;
+      res = await this.request(location.href);
+    }
+    return res;
+  }
+
+  async submit(action: string, fields: Record<string, string>): Promise<Response | URL> {
+    return this.follow(action, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams(fields).toString(),
+    });
+  }
+}
+
+const formAction = (html: string) => {
+  const m = /<form method="post" action="([^"]+)"/.exec(html);
+  if (!m) throw new Error(`no form in page: ${html.slice(0, 300)}`);
+  return m[1]!.replace(/&amp;/g, '&');
+};
+
+interface Started {
+  config: client.Configuration;
+  verifier: string;
+  state: string;
+  browser: Browser;
+  page: Response | URL;
+}
+
+async function startAuthorization(clientId: string, scope = SCOPE, secret?: string): Promise<Started> {
+  const config = await discover(clientId, secret);
+  const verifier = client.randomPKCECodeVerifier();
+  const state = client.randomState();
+  const authUrl = client.buildAuthorizationUrl(config, {
+    redirect_uri: REDIRECT_URI,
+    scope,
+    state,
+    code_challenge: await client.calculatePKCECodeChallenge(verifier),
+    code_challenge_method: 'S256',
+  });
+  const browser = new Browser();
+  return { config, verifier, state, browser, page: await browser.follow(authUrl.href) };
+}
+
+/** Signs in and answers the consent page; returns where the browser was sent back to (redirect URI + code or error). */
+async function signInAndConsent(started: Started, decision: 'Allow' | 'Deny' = 'Allow', credentials = { username: seed.username, password: seed.password }) {
+  const { browser, page } = started;
+  if (!(page instanceof Response) || page.status !== 200) throw new Error('expected the login page');
+  const consent = await browser.submit(formAction(await page.text()), credentials);
+  if (!(consent instanceof Response)) throw new Error(`expected the consent page, was sent to ${consent.href}`);
+  const html = await consent.text();
+  expect(html).toContain('>Allow</button>');
+  const back = await browser.submit(formAction(html), { decision: decision.toLowerCase() });
+  if (!(back instanceof URL)) throw new Error(`expected a redirect to the app, got ${back.status}`);
+  return { callback: back, consentHtml: html };
+}
+
+async function authorizationCode(clientId = seed.publicClientId, scope = SCOPE, secret?: string) {
+  const started = await startAuthorization(clientId, scope, secret);
+  const { callback } = await signInAndConsent(started);
+  return { ...started, callback, code: callback.searchParams.get('code')! };
+}
+
+/** Every error answer from the token endpoint in this suite, checked against the TokenError shape at the end. */
+const errorBodies: unknown[] = [];
+
+async function postToken(form: Record<string, string>, headers: Record<string, string> = {}) {
+  const res = await fetch(`${url}/oauth2/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json', ...headers },
+    body: new URLSearchParams(form).toString(),
+  });
+  const body = (await res.json()) as Record<string, unknown>;
+  if (res.status >= 400) errorBodies.push(body);
+  return { status: res.status, headers: res.headers, body };
+}
+
+function expectTokenError(r: { status: number; headers: Headers; body: Record<string, unknown> }, status: number, error: string) {
+  expect({ status: r.status, error: r.body.error }).toEqual({ status, error });
+  expect(TOKEN_ERRORS).toContain(r.body.error);
+  expect(Object.keys(r.body).every((k) => k === 'error' || k === 'error_description')).toBe(true);
+  expect(r.headers.get('cache-control')).toBe('no-store');
+  expect(r.headers.get('content-type')).toMatch(/^application\/json/);
+}
+
+const basic = (id: string, secret: string) =>
+  `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
+
+// ---- tests ---------------------------------------------------------------------------------------------------
+
+describe('discovery', () => {
+  it('advertises only authorization_code and refresh_token, S256 PKCE and the five capabilities', async () => {
+    const res = await fetch(`${url}/.well-known/openid-configuration`);
+    const doc = (await res.json()) as Record<string, unknown>;
+    expect(doc).toMatchObject({
+      issuer: url,
+      authorization_endpoint: `${url}/oauth2/authorize`,
+      token_endpoint: `${url}/oauth2/token`,
+      jwks_uri: `${url}/.well-known/jwks.json`,
+      response_types_supported: ['code'],
+      grant_types_supported: ['authorization_code', 'refresh_token'],
+      code_challenge_methods_supported: ['S256'],
+    });
+    expect([...(doc.scopes_supported as string[])].sort()).toEqual(
+      ['svc.person.metadata.read', 'svc.person.metadata.write', 'svc.person.read', 'svc.profile.self.read', 'svc.tenant.info.read'],
+    );
+    for (const oidcOnly of ['claims_supported', 'id_token_signing_alg_values_supported', 'subject_types_supported', 'userinfo_endpoint', 'end_session_endpoint'])
+      expect(doc).not.toHaveProperty(oidcOnly);
+  });
+
+  it('publishes only public EC P-256 keys at jwks_uri', async () => {
+    const { keys } = (await (await fetch(`${url}/.well-known/jwks.json`)).json()) as { keys: Record<string, unknown>[] };
+    expect(keys.length).toBeGreaterThan(0);
+    for (const k of keys) {
+      expect(k).toMatchObject({ kty: 'EC', crv: 'P-256', alg: 'ES256' });
+      expect(k).not.toHaveProperty('d');
+    }
+  });
+});
+
+describe('authorization code flow', () => {
+  let tokens: client.TokenEndpointResponse;
+  let tokenHeaders: Headers | undefined;
+  let flow: Awaited<ReturnType<typeof authorizationCode>>;
+
+  beforeAll(async () => {
+    flow = await authorizationCode();
+    // Capture the raw token response headers while openid-client does the exchange.
+    flow.config[client.customFetch] = async (input, init) => {
+      const res = await fetch(input, init as RequestInit);
+      tokenHeaders = res.headers;
+      return res;
+    };
+    tokens = await client.authorizationCodeGrant(flow.config, flow.callback, { pkceCodeVerifier: flow.verifier, expectedState: flow.state });
+  });
+
+  it('shows the app, the tenant and each requested capability with its description on the consent page', async () => {
+    const { consentHtml } = await signInAndConsent(await startAuthorization(seed.publicClientId), 'Deny');
+    expect(consentHtml).toContain(seed.appName);
+    expect(consentHtml).toContain(seed.tenantName);
+    expect(consentHtml).toContain('svc.profile.self.read');
+    expect(consentHtml).toContain('Read the identity behind this token');
+    expect(consentHtml).toContain('svc.tenant.info.read');
+    expect(consentHtml).toMatch(/<button[^>]*>Deny<\/button>/);
+  });
+
+  it('answers the exchange with a Bearer token, expires_in 900, a refresh token and cache-control no-store', () => {
+    expect(tokens.token_type.toLowerCase()).toBe('bearer');
+    expect(tokens.expires_in).toBe(900);
+    expect(tokens.scope).toBe(SCOPE);
+    expect(tokens.refresh_token).toEqual(expect.any(String));
+    expect(tokens).not.toHaveProperty('id_token');
+    expect(tokenHeaders?.get('cache-control')).toBe('no-store');
+  });
+
+  it('issues an ES256 at+jwt with a kid that verifies against the JWKS', async () => {
+    expect(decodeProtectedHeader(tokens.access_token)).toEqual({ alg: 'ES256', typ: 'at+jwt', kid: expect.any(String) });
+    const jwks = createRemoteJWKSet(new URL(`${url}/.well-known/jwks.json`));
+    const { payload } = await jwtVerify(tokens.access_token, jwks, { issuer: url, audience: 'svc-api', typ: 'at+jwt', algorithms: ['ES256'] });
+    expect(payload.sub).toBe(seed.personId);
+  });
+
+  it('carries exactly the platform claims, with sid = the grant id of the session row', async () => {
+    const claims = decodeJwt(tokens.access_token);
+    expect(Object.keys(claims).sort()).toEqual(
+      ['actor_account_id', 'actor_epoch', 'aud', 'client_id', 'exp', 'iat', 'iss', 'jti', 'profile', 'scope', 'sid', 'sub', 'tenant_id'],
+    );
+    expect(claims).toMatchObject({
+      iss: url,
+      aud: 'svc-api',
+      sub: seed.personId,
+      client_id: seed.publicClientId,
+      scope: SCOPE,
+      profile: 'self',
+      tenant_id: seed.tenantId,
+      actor_account_id: seed.accountId,
+      actor_epoch: 1,
+    });
+    expect(claims.sub).toMatch(/^psn_[0-9a-hjkmnp-tv-z]{26}$/);
+    expect(claims.actor_account_id).toMatch(/^acc_/);
+    expect(Number.isInteger(claims.actor_epoch)).toBe(true);
+    expect(claims.exp! - claims.iat!).toBe(900);
+    expect(claims.jti).toEqual(expect.any(String));
+    const session = await knex('sessions').where('id', claims.sid as string).first();
+    expect(session).toMatchObject({ account_id: seed.accountId, client_id: seed.publicClientId, revoked_at: null });
+    expect(await knex('oidc_payloads').where({ model: 'Grant', id: claims.sid as string }).first()).toBeTruthy();
+  });
+
+  it('grants only the requested capabilities that the client may receive', async () => {
+    const other = await authorizationCode(seed.publicClientId, 'svc.profile.self.read svc.person.read');
+    const t = await client.authorizationCodeGrant(other.config, other.callback, { pkceCodeVerifier: other.verifier, expectedState: other.state });
+    expect(t.scope).toBe('svc.profile.self.read');
+    expect(decodeJwt(t.access_token).scope).toBe('svc.profile.self.read');
+  });
+
+  it('answers a second redemption of the same code with 400 invalid_grant', async () => {
+    const r = await postToken({
+      grant_type: 'authorization_code',
+      client_id: seed.publicClientId,
+      code: flow.code,
+      code_verifier: flow.verifier,
+      redirect_uri: REDIRECT_URI,
+    });
+    expectTokenError(r, 400, 'invalid_grant');
+  });
+});
+
+describe('refresh', () => {
+  it('rotates the refresh token and re-reads the account epoch', async () => {
+    const flow = await authorizationCode();
+    const first = await client.authorizationCodeGrant(flow.config, flow.callback, { pkceCodeVerifier: flow.verifier, expectedState: flow.state });
+    await knex('accounts').where('id', seed.accountId).update({ epoch: 2 });
+    try {
+      const second = await client.refreshTokenGrant(flow.config, first.refresh_token!);
+      expect(second.refresh_token).toEqual(expect.any(String));
+      expect(second.refresh_token).not.toBe(first.refresh_token);
+      expect(second.expires_in).toBe(900);
+      const claims = decodeJwt(second.access_token);
+      expect(claims.actor_epoch).toBe(2);
+      expect(claims.sid).toBe(decodeJwt(first.access_token).sid);
+    } finally {
+      await knex('accounts').where('id', seed.accountId).update({ epoch: 1 });
+    }
+  });
+
+  it('kills the whole family when a used refresh token is replayed, and marks the session revoked', async () => {
+    const flow = await authorizationCode();
+    const first = await client.authorizationCodeGrant(flow.config, flow.callback, { pkceCodeVerifier: flow.verifier, expectedState: flow.state });
+    const sid = decodeJwt(first.access_token).sid as string;
+    const second = await client.refreshTokenGrant(flow.config, first.refresh_token!);
+
+    const replay = await postToken({ grant_type: 'refresh_token', client_id: seed.publicClientId, refresh_token: first.refresh_token! });
+    expectTokenError(replay, 400, 'invalid_grant');
+
+    const successor = await postToken({ grant_type: 'refresh_token', client_id: seed.publicClientId, refresh_token: second.refresh_token! });
+    expectTokenError(successor, 400, 'invalid_grant');
+
+    const session = await knex('sessions').where('id', sid).first();
+    expect(session.revoked_at).not.toBeNull();
+    expect(Number((await knex('oidc_payloads').where('grant_id', sid).count({ n: '*' }).first())!.n)).toBe(0);
+  });
+
+  it('lets at most one of two concurrent refreshes with the same token win, and the family dies', async () => {
+    const flow = await authorizationCode();
+    const first = await client.authorizationCodeGrant(flow.config, flow.callback, { pkceCodeVerifier: flow.verifier, expectedState: flow.state });
+    const sid = decodeJwt(first.access_token).sid as string;
+    const form = { grant_type: 'refresh_token', client_id: seed.publicClientId, refresh_token: first.refresh_token! };
+    const results = await Promise.all([postToken(form), postToken(form)]);
+    expect(results.filter((r) => r.status === 200).length).toBeLessThanOrEqual(1);
+    for (const r of results.filter((x) => x.status !== 200)) expectTokenError(r, 400, 'invalid_grant');
+    for (const r of results.filter((x) => x.status === 200)) {
+      const next = await postToken({ ...form, refresh_token: r.body.refresh_token as string });
+      expectTokenError(next, 400, 'invalid_grant');
+    }
+    expect((await knex('sessions').where('id', sid).first()).revoked_at).not.toBeNull();
+  });
+
+  it('answers invalid_scope without consuming the refresh token while the tenant grant is withdrawn', async () => {
+    const flow = await authorizationCode();
+    const first = await client.authorizationCodeGrant(flow.config, flow.callback, { pkceCodeVerifier: flow.verifier, expectedState: flow.state });
+    const saved = await knex('tenant_grants').where('client_id', seed.publicClientId).select();
+    await knex('tenant_grants').where('client_id', seed.publicClientId).delete();
+    try {
+      const r = await postToken({ grant_type: 'refresh_token', client_id: seed.publicClientId, refresh_token: first.refresh_token! });
+      expectTokenError(r, 400, 'invalid_scope');
+    } finally {
+      await knex('tenant_grants').insert(saved);
+    }
+    const again = await client.refreshTokenGrant(flow.config, first.refresh_token!);
+    expect(again.access_token).toEqual(expect.any(String));
+  });
+
+  it('answers a refresh for a scope outside the original one with invalid_scope', async () => {
+    const flow = await authorizationCode(seed.publicClientId, 'svc.profile.self.read');
+    const first = await client.authorizationCodeGrant(flow.config, flow.callback, { pkceCodeVerifier: flow.verifier, expectedState: flow.state });
+    const r = await postToken({ grant_type: 'refresh_token', client_id: seed.publicClientId, refresh_token: first.refresh_token!, scope: 'svc.tenant.info.read' });
+    expectTokenError(r, 400, 'invalid_scope');
+  });
+
+  it('refuses a disabled client with invalid_client at its next token request', async () => {
+    const flow = await authorizationCode(seed.disposableClientId, 'svc.profile.self.read');
+    const first = await client.authorizationCodeGrant(flow.config, flow.callback, { pkceCodeVerifier: flow.verifier, expectedState: flow.state });
+    await knex('clients').where('id', seed.disposableClientId).update({ status: 'disabled' });
+    const r = await postToken({ grant_type: 'refresh_token', client_id: seed.disposableClientId, refresh_token: first.refresh_token! });
+    expectTokenError(r, 400, 'invalid_client');
+  });
+});
+
+describe('token endpoint strictness', () => {
+  let flow: Awaited<ReturnType<typeof authorizationCode>>;
+  const exchange = (extra: Record<string, string> = {}) => ({
+    grant_type: 'authorization_code',
+    client_id: seed.publicClientId,
+    code: flow.code,
+    code_verifier: flow.verifier,
+    redirect_uri: REDIRECT_URI,
+    ...extra,
+  });
+
+  beforeAll(async () => {
+    flow = await authorizationCode();
+  });
+
+  it('rejects an unlisted form field with a TokenError', async () => {
+    expectTokenError(await postToken(exchange({ scope: 'svc.profile.self.read' })), 400, 'invalid_grant');
+    expectTokenError(await postToken(exchange({ resource: 'urn:svc-api' })), 400, 'invalid_grant');
+  });
+
+  it('rejects a code_verifier shorter than 43 characters with invalid_grant', async () => {
+    expectTokenError(await postToken(exchange({ code_verifier: 'a'.repeat(42) })), 400, 'invalid_grant');
+  });
+
+  it('rejects a code_verifier that does not match the challenge with invalid_grant', async () => {
+    expectTokenError(await postToken(exchange({ code_verifier: client.randomPKCECodeVerifier() })), 400, 'invalid_grant');
+  });
+
+  it('answers client_credentials with 400 unsupported_grant_type while it is switched off', async () => {
+    const r = await postToken({ grant_type: 'client_credentials', client_id: seed.confidentialClientId }, { authorization: basic(seed.confidentialClientId, seed.clientSecret) });
+    expectTokenError(r, 400, 'unsupported_grant_type');
+  });
+
+  it('answers an unknown or missing grant_type with unsupported_grant_type', async () => {
+    expectTokenError(await postToken({ grant_type: 'password', client_id: seed.publicClientId, username: 'a', password: 'b' }), 400, 'unsupported_grant_type');
+    expectTokenError(await postToken({ client_id: seed.publicClientId }), 400, 'unsupported_grant_type');
+  });
+
+  it('rejects Basic auth combined with client_secret in the body as invalid_client with a Basic challenge', async () => {
+    const r = await postToken(exchange({ client_id: seed.confidentialClientId, client_secret: seed.clientSecret }), {
+      authorization: basic(seed.confidentialClientId, seed.clientSecret),
+    });
+    expectTokenError(r, 401, 'invalid_client');
+    expect(r.headers.get('www-authenticate')).toMatch(/^Basic /);
+  });
+
+  it('answers HTML-preferring callers with JSON too', async () => {
+    const res = await fetch(`${url}/oauth2/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'text/html' },
+      body: new URLSearchParams(exchange({ code: 'no-such-code' })).toString(),
+    });
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    const body = await res.json();
+    errorBodies.push(body);
+    expect(body).toEqual({ error: 'invalid_grant', error_description: expect.any(String) });
+  });
+});
+
+describe('confidential client', () => {
+  it('answers a wrong secret via Basic with 401 invalid_client and a Basic challenge', async () => {
+    const flow = await authorizationCode(seed.confidentialClientId, 'svc.profile.self.read', seed.clientSecret);
+    const r = await postToken(
+      { grant_type: 'authorization_code', code: flow.code, code_verifier: flow.verifier, redirect_uri: REDIRECT_URI },
+      { authorization: basic(seed.confidentialClientId, 'not-the-secret') },
+    );
+    expectTokenError(r, 401, 'invalid_client');
+    expect(r.headers.get('www-authenticate')).toMatch(/^Basic /);
+  });
+
+  it('answers a wrong client_secret in the body with 400 invalid_client and no challenge', async () => {
+    const flow = await authorizationCode(seed.confidentialClientId, 'svc.profile.self.read', seed.clientSecret);
+    const r = await postToken({
+      grant_type: 'authorization_code',
+      client_id: seed.confidentialClientId,
+      client_secret: 'not-the-secret',
+      code: flow.code,
+      code_verifier: flow.verifier,
+      redirect_uri: REDIRECT_URI,
+    });
+    expectTokenError(r, 400, 'invalid_client');
+    expect(r.headers.get('www-authenticate')).toBeNull();
+  });
+
+  it('exchanges the code with the right secret (stored hashed) via Basic', async () => {
+    const flow = await authorizationCode(seed.confidentialClientId, 'svc.profile.self.read', seed.clientSecret);
+    const tokens = await client.authorizationCodeGrant(flow.config, flow.callback, { pkceCodeVerifier: flow.verifier, expectedState: flow.state });
+    expect(decodeJwt(tokens.access_token)).toMatchObject({ client_id: seed.confidentialClientId, scope: 'svc.profile.self.read', sub: seed.personId });
+    expect(tokens.refresh_token).toEqual(expect.any(String));
+  });
+});
+
+describe('authorization and interactions', () => {
+  it('sends the person back with error=access_denied when they press Deny', async () => {
+    const { callback } = await signInAndConsent(await startAuthorization(seed.publicClientId), 'Deny');
+    expect(callback.searchParams.get('error')).toBe('access_denied');
+    expect(callback.searchParams.get('code')).toBeNull();
+  });
+
+  it('redirects with error=invalid_scope when no requested scope is granted to the client', async () => {
+    const { page } = await startAuthorization(seed.publicClientId, 'svc.person.read');
+    expect(page).toBeInstanceOf(URL);
+    expect((page as URL).searchParams.get('error')).toBe('invalid_scope');
+  });
+
+  it('refuses the openid scope with error=invalid_scope: no ID tokens are issued', async () => {
+    const { page } = await startAuthorization(seed.publicClientId, `openid ${SCOPE}`);
+    expect((page as URL).searchParams.get('error')).toBe('invalid_scope');
+  });
+
+  it('re-renders the login form with one generic message for a wrong password or a person outside the tenant', async () => {
+    for (const credentials of [
+      { username: seed.username, password: 'wrong password' },
+      { username: 'nobody-here', password: seed.password },
+      { username: seed.outsiderUsername, password: seed.password },
+    ]) {
+      const { browser, page } = await startAuthorization(seed.publicClientId);
+      const res = await browser.submit(formAction(await (page as Response).text()), credentials);
+      expect(res).toBeInstanceOf(Response);
+      const html = await (res as Response).text();
+      expect((res as Response).status).toBe(401);
+      expect(html).toContain('Those sign-in details did not work');
+      expect(html).toMatch(/name="username"/);
+      expect((res as Response).headers.get('content-security-policy')).toContain("default-src 'none'");
+    }
+  });
+
+  it('renders a login page with username, password and a single submit button', async () => {
+    const { page } = await startAuthorization(seed.publicClientId);
+    const html = await (page as Response).text();
+    expect(html).toMatch(/<title>[^<]+<\/title>/);
+    expect(html).toMatch(/<label for="username">/);
+    expect(html).toMatch(/<input id="password" name="password" type="password"/);
+    expect(html.match(/type="submit"/g)).toHaveLength(1);
+  });
+});
+
+describe('configuration variants', () => {
+  /** Another issuer on the same database with different settings, answering on its own port. */
+  async function issuerWith(env: Record<string, string>) {
+    const http = await listen(0);
+    const config = loadConfig({ ...process.env, AUTH_URL: http.url, LOG_LEVEL: 'silent', ...env });
+    const { app } = await createIssuerApp({ knex, config, log: createLogger('issuer', 'silent') });
+    http.server.on('request', app);
+    return http;
+  }
+  const jwksOf = async (base: string) => ((await (await fetch(`${base}/.well-known/jwks.json`)).json()) as { keys: Record<string, unknown>[] }).keys;
+
+  it('keeps the generated signing key in issuer_keys and reuses it on the next start', async () => {
+    const rows = await knex('issuer_keys').select('kid');
+    expect(rows).toHaveLength(1);
+    const other = await issuerWith({});
+    try {
+      expect((await jwksOf(other.url)).map((k) => k.kid)).toEqual([rows[0].kid]);
+      expect(Number((await knex('issuer_keys').count({ n: '*' }).first())!.n)).toBe(1);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('publishes every ISSUER_JWKS key (public halves only) and advertises client_credentials when enabled', async () => {
+    const { generateKeyPair, exportJWK } = await import('jose');
+    const keys = await Promise.all(
+      ['k-sign', 'k-old'].map(async (kid) => ({ ...(await exportJWK((await generateKeyPair('ES256', { extractable: true })).privateKey)), kid })),
+    );
+    const other = await issuerWith({ ISSUER_JWKS: JSON.stringify({ keys }), ISSUER_ENABLE_CLIENT_CREDENTIALS: 'true' });
+    try {
+      const published = await jwksOf(other.url);
+      expect(published.map((k) => k.kid)).toEqual(['k-sign', 'k-old']);
+      for (const k of published) expect(k).not.toHaveProperty('d');
+      const doc = (await (await fetch(`${other.url}/.well-known/openid-configuration`)).json()) as { grant_types_supported: string[] };
+      expect(doc.grant_types_supported).toEqual(['authorization_code', 'refresh_token', 'client_credentials']);
+      // A public client may not use it: "grant type not allowed for this client" is unsupported_grant_type.
+      const res = await fetch(`${other.url}/oauth2/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ grant_type: 'client_credentials', client_id: seed.publicClientId, scope: 'svc.profile.self.read' }).toString(),
+      });
+      const body = await res.json();
+      errorBodies.push(body);
+      expect({ status: res.status, body }).toEqual({ status: 400, body: { error: 'unsupported_grant_type', error_description: expect.any(String) } });
+      // The confidential client, now listing client_credentials, still loads and authenticates.
+      const bad = await fetch(`${other.url}/oauth2/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic(seed.confidentialClientId, seed.clientSecret) },
+        body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: 'no-such-token' }).toString(),
+      });
+      const badBody = await bad.json();
+      errorBodies.push(badBody);
+      expect({ status: bad.status, error: badBody.error }).toEqual({ status: 400, error: 'invalid_grant' });
+    } finally {
+      await other.close();
+    }
+  });
+});
+
+describe('token errors', () => {
+  it('every token error body has an error from the 4-value enum and only error/error_description', () => {
+    expect(errorBodies.length).toBeGreaterThan(10);
+    for (const body of errorBodies) {
+      expect(TOKEN_ERRORS).toContain((body as { error: string }).error);
+      expect(Object.keys(body as object).every((k) => k === 'error' || k === 'error_description')).toBe(true);
+    }
+  });
+});

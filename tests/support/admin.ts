@@ -1,0 +1,63 @@
+// A small admin API client for tests: the same calls a tenant admin or operator makes.
+import type { System } from '../../infra/system.js';
+
+export interface AdminResponse<T = Record<string, any>> {
+  status: number;
+  headers: Headers;
+  body: T;
+}
+
+export function adminClient(system: Pick<System, 'pdpUrl' | 'adminToken'>, token = system.adminToken) {
+  async function call<T = Record<string, any>>(method: string, path: string, body?: unknown): Promise<AdminResponse<T>> {
+    const res = await fetch(`${system.pdpUrl}/admin/v1${path}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, ...(body !== undefined && { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined };
+  }
+  async function ok<T = Record<string, any>>(method: string, path: string, body?: unknown): Promise<T> {
+    const res = await call<T>(method, path, body);
+    if (res.status >= 300) throw new Error(`${method} ${path} -> ${res.status} ${JSON.stringify(res.body)}`);
+    return res.body;
+  }
+  return { call, ok };
+}
+export type AdminClient = ReturnType<typeof adminClient>;
+
+export interface TenantSetup {
+  tenantId: string;
+  clientId: string;
+  clientSecret?: string;
+  personId: string;
+  accountId: string;
+  username: string;
+  password: string;
+  redirectUri: string;
+  tenantName: string;
+  clientName: string;
+}
+
+let counter = 0;
+/** A tenant with one person, one third-party client and a grant of `capabilities` to it. */
+export async function setupTenant(
+  admin: AdminClient,
+  opts: { plan?: 'L1' | 'L2'; capabilities?: string[]; type?: 'public' | 'confidential' } = {},
+): Promise<TenantSetup> {
+  const n = `${process.pid}-${++counter}-${Date.now().toString(36)}`;
+  const redirectUri = 'http://127.0.0.1:8400/callback';
+  const tenant = await admin.ok('POST', '/tenants', { label: `t${n}`, displayName: `Tenant ${n}`, plan: opts.plan ?? 'L2' });
+  const password = 'correct horse battery';
+  const person = await admin.ok('POST', `/tenants/${tenant.tenantId}/persons`, { displayName: `Person ${n}`, username: `user-${n}`, password });
+  const client = await admin.ok('POST', `/tenants/${tenant.tenantId}/clients`, {
+    slug: 'app', name: `App ${n}`, kind: 'third_party', type: opts.type ?? 'public', redirectUris: [redirectUri],
+  });
+  await admin.ok('PUT', `/tenants/${tenant.tenantId}/grants/${client.clientId}`, {
+    capabilities: opts.capabilities ?? ['svc.profile.self.read', 'svc.tenant.info.read'],
+  });
+  return {
+    tenantId: tenant.tenantId, clientId: client.clientId, clientSecret: client.clientSecret, personId: person.personId,
+    accountId: person.accountId, username: `user-${n}`, password, redirectUri, tenantName: `Tenant ${n}`, clientName: `App ${n}`,
+  };
+}

@@ -1,0 +1,92 @@
+// A third-party app's side of the authorization code flow, with a real OAuth client library (openid-client) and a
+// real browser for the person's login and consent.
+import * as oidc from 'openid-client';
+import type { Browser, Page } from 'playwright-core';
+
+export interface AppRegistration {
+  authUrl: string;
+  clientId: string;
+  clientSecret?: string | undefined;
+  redirectUri: string;
+}
+
+export async function discover(app: AppRegistration): Promise<oidc.Configuration> {
+  const auth = app.clientSecret ? oidc.ClientSecretBasic(app.clientSecret) : oidc.None();
+  return oidc.discovery(new URL(app.authUrl), app.clientId, undefined, auth, { execute: [oidc.allowInsecureRequests] });
+}
+
+export interface AuthorizationRequest {
+  url: URL;
+  verifier: string;
+  state: string;
+}
+
+export async function authorizationRequest(config: oidc.Configuration, redirectUri: string, scope: string): Promise<AuthorizationRequest> {
+  const verifier = oidc.randomPKCECodeVerifier();
+  const state = oidc.randomState();
+  const url = oidc.buildAuthorizationUrl(config, {
+    redirect_uri: redirectUri,
+    scope,
+    state,
+    code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+    code_challenge_method: 'S256',
+  });
+  return { url, verifier, state };
+}
+
+/**
+ * Opens the authorization URL, signs in and answers the consent page; returns the URL the browser was sent back to
+ * (the app's redirect URI with code or error). The redirect URI itself is never loaded: nothing listens there.
+ */
+export async function signInAndConsent(
+  browser: Browser,
+  authorizationUrl: URL,
+  person: { username: string; password: string },
+  decision: 'Allow' | 'Deny' = 'Allow',
+  inspect?: (consentPage: Page) => Promise<void>,
+): Promise<URL> {
+  const context = await browser.newContext();
+  try {
+    const page = await context.newPage();
+    const redirectUri = new URL(authorizationUrl.searchParams.get('redirect_uri')!);
+    let callback: URL | undefined;
+    await page.route(`${redirectUri.origin}${redirectUri.pathname}**`, async (route) => {
+      callback = new URL(route.request().url());
+      await route.fulfill({ status: 200, contentType: 'text/plain', body: 'done' });
+    });
+    await page.goto(authorizationUrl.toString());
+    await page.locator('input[name="username"]').fill(person.username);
+    await page.locator('input[name="password"]').fill(person.password);
+    await page.locator('form button, form input[type="submit"]').first().click();
+    await page.getByRole('button', { name: decision, exact: true }).waitFor();
+    if (inspect) await inspect(page);
+    await page.getByRole('button', { name: decision, exact: true }).click();
+    await page.waitForURL((u) => u.toString().startsWith(redirectUri.toString()));
+    if (!callback) throw new Error('the browser was not sent back to the redirect URI');
+    return callback;
+  } finally {
+    await context.close();
+  }
+}
+
+export interface Tokens {
+  access_token: string;
+  refresh_token?: string | undefined;
+  expires_in?: number | undefined;
+  scope?: string | undefined;
+  token_type: string;
+}
+
+/** The whole flow for tests that need a consented token: authorize, sign in, allow, exchange the code. */
+export async function obtainTokens(
+  browser: Browser,
+  app: AppRegistration,
+  person: { username: string; password: string },
+  scope: string,
+): Promise<Tokens> {
+  const config = await discover(app);
+  const request = await authorizationRequest(config, app.redirectUri, scope);
+  const callback = await signInAndConsent(browser, request.url, person);
+  const tokens = await oidc.authorizationCodeGrant(config, callback, { pkceCodeVerifier: request.verifier, expectedState: request.state });
+  return tokens as unknown as Tokens;
+}

@@ -7,6 +7,7 @@ import type { Logger } from '../common/log.js';
 import { CAPABILITIES, DECISION_PATH, RESOURCE_TYPES, type DecisionInput } from './decision.js';
 import { evaluate } from './evaluate.js';
 import { knexPolicyStore } from './store.js';
+import type { DecisionLog } from './decision-log.js';
 import { requireOperator } from './admin/support.js';
 import { tenantsRouter } from './admin/tenants.js';
 import { personsRouter } from './admin/persons.js';
@@ -27,9 +28,10 @@ export interface PoliciesDeps {
   knex: Knex;
   adminToken: string;
   log: Logger;
+  decisionLog: DecisionLog;
 }
 
-export function createPoliciesApp({ knex, adminToken, log }: PoliciesDeps): express.Express {
+export function createPoliciesApp({ knex, adminToken, log, decisionLog }: PoliciesDeps): express.Express {
   const store = knexPolicyStore(knex);
   const app = express();
   app.disable('x-powered-by');
@@ -46,8 +48,7 @@ export function createPoliciesApp({ knex, adminToken, log }: PoliciesDeps): expr
       subject: input.token.sub, capability: input.capability, allow: decision.allow,
       code: decision.allow ? null : decision.code, check_name: decision.allow ? 'allow' : decision.check,
     };
-    // The decision log is written off the hot path; losing a log row must not turn into a denial or a delay.
-    store.logDecision(logged).catch((err) => log.warn({ err, requestId: input.requestId }, 'decision log write failed'));
+    decisionLog.record(logged);
     log.debug(logged, 'decision');
     res.json(decision);
   });

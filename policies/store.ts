@@ -22,7 +22,6 @@ export interface DecisionFacts {
 
 export interface PolicyStore {
   facts(input: DecisionInput): Promise<DecisionFacts>;
-  logDecision(row: { request_id: string; tenant_id?: string; client_id?: string; subject?: string; capability: string; allow: boolean; code: string | null; check_name: string }): Promise<void>;
 }
 
 export function knexPolicyStore(knex: Knex): PolicyStore {
@@ -63,9 +62,6 @@ export function knexPolicyStore(knex: Knex): PolicyStore {
         catalogue: r.catalogue ?? [],
         relationship: r.relationship,
       };
-    },
-    async logDecision(row) {
-      await knex('decision_logs').insert(row);
     },
   };
 }

@@ -1,5 +1,6 @@
 // A small admin API client for tests: the same calls a tenant admin or operator makes.
 import type { System } from '../../infra/system.js';
+import { assertResponseMatches } from './openapi.js';
 
 export interface AdminResponse<T = Record<string, any>> {
   status: number;
@@ -22,7 +23,13 @@ export function adminClient(system: Pick<System, 'pdpUrl' | 'adminToken'>, token
     if (res.status >= 300) throw new Error(`${method} ${path} -> ${res.status} ${JSON.stringify(res.body)}`);
     return res.body;
   }
-  return { call, ok };
+  /** `call`, with the answer held to admin-api.yaml for `operationId`. */
+  async function checked<T = Record<string, any>>(operationId: string, method: string, path: string, body?: unknown): Promise<AdminResponse<T>> {
+    const res = await call<T>(method, path, body);
+    assertResponseMatches('admin', operationId, { status: res.status, headers: res.headers, body: res.body ?? '' });
+    return res;
+  }
+  return { call, ok, checked };
 }
 export type AdminClient = ReturnType<typeof adminClient>;
 

@@ -1,0 +1,144 @@
+// The admin API (platform-interfaces.md) as an operator and a tenant admin use it; every answer is held to
+// docs/openapi/admin-api.yaml.
+import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
+import type { System } from '../infra/system.js';
+import { startTestSystem } from './support/system.js';
+import { adminClient, type AdminClient } from './support/admin.js';
+import { verifySecret } from '../common/secrets.js';
+
+let system: System;
+let admin: AdminClient;
+beforeAll(async () => {
+  system = await startTestSystem();
+  admin = adminClient(system);
+});
+afterAll(async () => {
+  await system?.close();
+});
+
+const label = () => `a${Date.now().toString(36)}${Math.floor(Math.random() * 1e6).toString(36)}`;
+
+describe('operator authentication', () => {
+  it('answers a missing or wrong operator token with 401 invalid_token', async () => {
+    const anonymous = adminClient(system, 'wrong-token-0123456789');
+    const res = await anonymous.checked('createTenant', 'POST', '/tenants', { label: label(), displayName: 'X', plan: 'L1' });
+    expect(res.status).toBe(401);
+    expect(res.body.error).toBe('invalid_token');
+  });
+});
+
+describe('tenants', () => {
+  it('creates a tenant as active with the given plan, and refuses a taken label with 409 already_exists', async () => {
+    const l = label();
+    const created = await admin.checked('createTenant', 'POST', '/tenants', { label: l, displayName: 'Acme', plan: 'L1' });
+    expect(created.status).toBe(201);
+    expect(created.body).toEqual({ tenantId: expect.stringMatching(/^ten_[0-9a-hjkmnp-tv-z]{26}$/), label: l, displayName: 'Acme', plan: 'L1', status: 'active' });
+    const again = await admin.checked('createTenant', 'POST', '/tenants', { label: l, displayName: 'Other', plan: 'L2' });
+    expect(again.status).toBe(409);
+    expect(again.body.error).toBe('already_exists');
+  });
+
+  it.each([
+    ['an unknown plan', { displayName: 'X', plan: 'L9' }],
+    ['an unlisted field', { displayName: 'X', plan: 'L1', contacts: [] }],
+    ['a label that cannot be part of a client id', { displayName: 'X', plan: 'L1', label: 'Has_Underscore' }],
+  ])('refuses %s with 422 schema_invalid and stores nothing', async (_name, body) => {
+    const before = await system.db.knex('tenants').count({ n: '*' }).first();
+    const res = await admin.checked('createTenant', 'POST', '/tenants', { label: label(), ...body });
+    expect(res.status).toBe(422);
+    expect(res.body.error).toBe('schema_invalid');
+    expect(await system.db.knex('tenants').count({ n: '*' }).first()).toEqual(before);
+  });
+
+  it('answers malformed JSON with 422 schema_invalid, not 500', async () => {
+    const res = await fetch(`${system.pdpUrl}/admin/v1/tenants`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${system.adminToken}`, 'content-type': 'application/json' },
+      body: '{"label": ',
+    });
+    expect(res.status).toBe(422);
+    expect((await res.json()).error).toBe('schema_invalid');
+  });
+
+  it('changes plan, status and rate limits, and answers 404 for an unknown tenant', async () => {
+    const { body: t } = await admin.checked('createTenant', 'POST', '/tenants', { label: label(), displayName: 'Acme', plan: 'L1' });
+    const rateLimit = { tenant: { points: 10, durationS: 60 }, account: { points: 5, durationS: 60 } };
+    const res = await admin.checked('updateTenant', 'PATCH', `/tenants/${t.tenantId}`, { plan: 'L2', status: 'suspended', rateLimit });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ tenantId: t.tenantId, plan: 'L2', status: 'suspended' });
+    const missing = await admin.checked('updateTenant', 'PATCH', '/tenants/ten_00000000000000000000000000', { plan: 'L2' });
+    expect(missing.status).toBe(404);
+    expect(missing.body.error).toBe('not_found');
+  });
+});
+
+describe('persons, clients and grants', () => {
+  let tenantId: string;
+  let tenantLabel: string;
+  beforeAll(async () => {
+    tenantLabel = label();
+    tenantId = (await admin.ok('POST', '/tenants', { label: tenantLabel, displayName: 'Acme', plan: 'L2' })).tenantId;
+  });
+
+  it('creates a person with a login account and the tenant relationship, and ends the relationship keeping the person', async () => {
+    const res = await admin.checked('createPerson', 'POST', `/tenants/${tenantId}/persons`, { displayName: 'Ada', username: `ada-${label()}`, password: 'long enough password' });
+    expect(res.status).toBe(201);
+    const { personId, accountId } = res.body;
+    expect(personId).toMatch(/^psn_/);
+    expect(accountId).toMatch(/^acc_/);
+    const account = await system.db.knex('accounts').where({ id: accountId }).first();
+    expect(account).toMatchObject({ kind: 'person', person_id: personId, status: 'active', epoch: 1 });
+    expect(account.password_hash).not.toContain('long enough password');
+
+    expect((await admin.checked('endPersonRelationship', 'DELETE', `/tenants/${tenantId}/persons/${personId}`)).status).toBe(204);
+    const rel = await system.db.knex('tenant_person_relationships').where({ tenant_id: tenantId, person_id: personId }).first();
+    expect(rel.ended_at).not.toBeNull();
+    expect(await system.db.knex('persons').where({ id: personId }).first()).toBeTruthy();
+    expect((await admin.checked('endPersonRelationship', 'DELETE', `/tenants/${tenantId}/persons/${personId}`)).status).toBe(404);
+  });
+
+  it('creates a confidential third-party client with a tp_<label>_<slug> id, shows the secret once and stores only its hash', async () => {
+    const res = await admin.checked('createClient', 'POST', `/tenants/${tenantId}/clients`, {
+      slug: 'sync', name: 'Sync', kind: 'third_party', type: 'confidential', redirectUris: ['https://app.example/cb'],
+    });
+    expect(res.status).toBe(201);
+    expect(res.body.clientId).toBe(`tp_${tenantLabel}_sync`);
+    const secret = res.body.clientSecret as string;
+    expect(secret.length).toBeGreaterThanOrEqual(32);
+    const stored = await system.db.knex('client_secrets').where({ client_id: res.body.clientId });
+    expect(stored).toHaveLength(1);
+    expect(stored[0].secret_hash).not.toContain(secret);
+    expect(await verifySecret(secret, stored[0].secret_hash)).toBe(true);
+
+    const dup = await admin.checked('createClient', 'POST', `/tenants/${tenantId}/clients`, {
+      slug: 'sync', name: 'Sync 2', kind: 'third_party', type: 'public', redirectUris: ['https://app.example/cb'],
+    });
+    expect(dup.status).toBe(409);
+  });
+
+  it('replaces, reads and withdraws a grant, refusing capabilities outside the catalogue', async () => {
+    const { body: client } = await admin.checked('createClient', 'POST', `/tenants/${tenantId}/clients`, {
+      slug: 'notes', name: 'Notes', kind: 'third_party', type: 'public', redirectUris: ['http://127.0.0.1:8400/callback'],
+    });
+    const path = `/tenants/${tenantId}/grants/${client.clientId}`;
+    const put = await admin.checked('putGrant', 'PUT', path, { capabilities: ['svc.tenant.info.read', 'svc.profile.self.read'] });
+    expect(put.body).toEqual({ tenantId, clientId: client.clientId, capabilities: ['svc.profile.self.read', 'svc.tenant.info.read'] });
+    const bad = await admin.checked('putGrant', 'PUT', path, { capabilities: ['svc.admin'] });
+    expect(bad.status).toBe(422);
+    expect((await admin.checked('getGrant', 'GET', path)).body.capabilities).toEqual(['svc.profile.self.read', 'svc.tenant.info.read']);
+    expect((await admin.checked('deleteGrant', 'DELETE', path)).status).toBe(204);
+    expect((await admin.checked('getGrant', 'GET', path)).body.capabilities).toEqual([]);
+    const otherTenant = await admin.checked('getGrant', 'GET', `/tenants/ten_00000000000000000000000000/grants/${client.clientId}`);
+    expect(otherTenant.status).toBe(404);
+  });
+
+  it('disables and re-enables a client', async () => {
+    const { body: client } = await admin.checked('createClient', 'POST', `/tenants/${tenantId}/clients`, {
+      slug: 'toggle', name: 'Toggle', kind: 'third_party', type: 'public', redirectUris: ['http://127.0.0.1:8400/callback'],
+    });
+    const off = await admin.checked('updateClient', 'PATCH', `/clients/${client.clientId}`, { status: 'disabled' });
+    expect(off.body.status).toBe('disabled');
+    const on = await admin.checked('updateClient', 'PATCH', `/clients/${client.clientId}`, { status: 'active' });
+    expect(on.body.status).toBe('active');
+  });
+});

@@ -1,5 +1,6 @@
 // Everything one decision needs, read in a single round trip. No caching: a revocation shows on the next request.
 import type { Knex } from 'knex';
+import { preparedQuery } from '../common/db.js';
 import type { Capability, DecisionInput, RateLimitPolicy } from './decision.js';
 
 export interface CatalogueEntry {
@@ -24,44 +25,38 @@ export interface PolicyStore {
   facts(input: DecisionInput): Promise<DecisionFacts>;
 }
 
+/** $1 client, $2 tenant, $3 acting account, $4 session (sid), $5 addressed person. */
+const FACTS_SQL = `select
+  (select row_to_json(c) from (select tenant_id, kind, status from clients where id = $1) c) as client,
+  (select row_to_json(t) from (select t.id, t.status, p.level as plan_level, t.rate_limit
+     from tenants t join plans p on p.id = t.plan where t.id = $2) t) as tenant,
+  (select row_to_json(a) from (select id, tenant_id, kind, status, epoch, person_id, client_id
+     from accounts where id = $3) a) as account,
+  (select row_to_json(s) from (select account_id, client_id, revoked_at is not null as revoked
+     from sessions where id = $4) s) as session,
+  (select coalesce(json_agg(capability_id), '[]') from tenant_grants where tenant_id = $2 and client_id = $1) as granted,
+  (select coalesce(json_agg(capability_id), '[]') from service_account_capabilities where account_id = $3) as account_capabilities,
+  (select json_agg(x) from (select c.id, c.resource_type, p.level as min_plan_level, c.enabled
+     from capabilities c join plans p on p.id = c.min_plan) x) as catalogue,
+  exists(select 1 from tenant_person_relationships
+     where tenant_id = $2 and person_id = $5 and ended_at is null) as relationship`;
+
 export function knexPolicyStore(knex: Knex): PolicyStore {
   return {
-    async facts(input) {
-      const { token, resource } = input;
-      const { rows } = await knex.raw(
-        `select
-          (select row_to_json(c) from (select tenant_id, kind, status from clients where id = :client) c) as client,
-          (select row_to_json(t) from (select t.id, t.status, p.level as plan_level, t.rate_limit
-             from tenants t join plans p on p.id = t.plan where t.id = :tenant) t) as tenant,
-          (select row_to_json(a) from (select id, tenant_id, kind, status, epoch, person_id, client_id
-             from accounts where id = :account) a) as account,
-          (select row_to_json(s) from (select account_id, client_id, revoked_at is not null as revoked
-             from sessions where id = :sid) s) as session,
-          (select coalesce(json_agg(capability_id), '[]') from tenant_grants where tenant_id = :tenant and client_id = :client) as granted,
-          (select coalesce(json_agg(capability_id), '[]') from service_account_capabilities where account_id = :account) as account_capabilities,
-          (select json_agg(x) from (select c.id, c.resource_type, p.level as min_plan_level, c.enabled
-             from capabilities c join plans p on p.id = c.min_plan) x) as catalogue,
-          exists(select 1 from tenant_person_relationships
-             where tenant_id = :tenant and person_id = :person and ended_at is null) as relationship`,
-        {
-          client: token.client_id,
-          tenant: token.tenant_id,
-          account: token.actor_account_id ?? null,
-          sid: token.sid ?? null,
-          person: resource.personId ?? null,
-        },
-      );
-      const r = rows[0];
+    async facts({ token, resource }) {
+      const [r] = await preparedQuery(knex, 'pdp_decision_facts', FACTS_SQL, [
+        token.client_id, token.tenant_id, token.actor_account_id ?? null, token.sid ?? null, resource.personId ?? null,
+      ]);
       return {
-        client: r.client,
-        tenant: r.tenant,
-        account: r.account,
-        session: r.session,
-        granted: r.granted,
-        accountCapabilities: r.account_capabilities,
-        catalogue: r.catalogue ?? [],
-        relationship: r.relationship,
-      };
+        client: r!.client,
+        tenant: r!.tenant,
+        account: r!.account,
+        session: r!.session,
+        granted: r!.granted,
+        accountCapabilities: r!.account_capabilities,
+        catalogue: r!.catalogue ?? [],
+        relationship: r!.relationship,
+      } as DecisionFacts;
     },
   };
 }

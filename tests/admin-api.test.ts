@@ -97,6 +97,16 @@ describe('persons, clients and grants', () => {
     expect((await admin.checked('endPersonRelationship', 'DELETE', `/tenants/${tenantId}/persons/${personId}`)).status).toBe(404);
   });
 
+  it('refuses a taken username with 409 already_exists and leaves no half-created person behind', async () => {
+    const username = `bob-${label()}`;
+    await admin.ok('POST', `/tenants/${tenantId}/persons`, { displayName: 'Bob', username, password: 'long enough password' });
+    const persons = await system.db.knex('persons').count({ n: '*' }).first();
+    const res = await admin.checked('createPerson', 'POST', `/tenants/${tenantId}/persons`, { displayName: 'Bob 2', username, password: 'another password' });
+    expect(res.status).toBe(409);
+    expect(res.body.error).toBe('already_exists');
+    expect(await system.db.knex('persons').count({ n: '*' }).first()).toEqual(persons);
+  });
+
   it('creates a confidential third-party client with a tp_<label>_<slug> id, shows the secret once and stores only its hash', async () => {
     const res = await admin.checked('createClient', 'POST', `/tenants/${tenantId}/clients`, {
       slug: 'sync', name: 'Sync', kind: 'third_party', type: 'confidential', redirectUris: ['https://app.example/cb'],

@@ -3,9 +3,8 @@ import { z } from 'zod';
 import type { Knex } from 'knex';
 import { sendProblem } from '../../common/http.js';
 import { isId, newId } from '../../common/ids.js';
-import { isUniqueViolation } from '../../common/db.js';
 import { hashSecret, randomSecret } from '../../common/secrets.js';
-import { DISPLAY_NAME, LABEL, parse } from './support.js';
+import { DISPLAY_NAME, LABEL, createOrConflict, parse } from './support.js';
 
 const KIND_PREFIX = { third_party: 'tp', first_party: 'fp', internal: 'int' } as const;
 const REDIRECT_URI = z.url().refine((u) => !u.includes('#'), 'a redirect URI has no fragment');
@@ -37,7 +36,7 @@ export function clientsRouter(knex: Knex): Router {
     const id = `${KIND_PREFIX[body.kind]}_${tenant.label}_${body.slug}`;
     const secret = body.type === 'confidential' ? randomSecret() : undefined;
     const secretHash = secret && (await hashSecret(secret));
-    try {
+    await createOrConflict(res, 'client slug is taken', async () => {
       const row = await knex.transaction(async (trx) => {
         const [client] = await trx('clients')
           .insert({
@@ -49,10 +48,7 @@ export function clientsRouter(knex: Knex): Router {
         return client as ClientRow;
       });
       res.status(201).json({ ...view(row), ...(secret && { clientSecret: secret }) });
-    } catch (err) {
-      if (isUniqueViolation(err)) return sendProblem(res, 'already_exists', { message: 'client slug is taken' });
-      throw err;
-    }
+    });
   });
   r.patch('/clients/:clientId', async (req, res) => {
     const body = parse(UpdateClient, req.body, res);

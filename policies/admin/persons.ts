@@ -3,9 +3,8 @@ import { z } from 'zod';
 import type { Knex } from 'knex';
 import { sendProblem } from '../../common/http.js';
 import { newId, isId } from '../../common/ids.js';
-import { isUniqueViolation } from '../../common/db.js';
 import { hashSecret } from '../../common/secrets.js';
-import { DISPLAY_NAME, parse } from './support.js';
+import { DISPLAY_NAME, createOrConflict, parse } from './support.js';
 
 const CreatePerson = z.strictObject({
   displayName: DISPLAY_NAME,
@@ -22,7 +21,7 @@ export function personsRouter(knex: Knex): Router {
     const tenantId = req.params.tenantId;
     if (!isId('ten', tenantId) || !(await knex('tenants').where({ id: tenantId }).first())) return sendProblem(res, 'not_found');
     const passwordHash = await hashSecret(body.password);
-    try {
+    await createOrConflict(res, 'username is taken', async () => {
       const created = await knex.transaction(async (trx) => {
         const [person] = await trx('persons').insert({ id: newId('psn'), display_name: body.displayName }).returning('*');
         const accountId = newId('acc');
@@ -33,10 +32,7 @@ export function personsRouter(knex: Knex): Router {
         return { personId: person.id, accountId, displayName: person.display_name, createdAt: new Date(person.created_at).toISOString() };
       });
       res.status(201).json(created);
-    } catch (err) {
-      if (isUniqueViolation(err)) return sendProblem(res, 'already_exists', { message: 'username is taken' });
-      throw err;
-    }
+    });
   });
   /** Ends the tenant's relationship to the person; the person and their data are kept. */
   r.delete('/tenants/:tenantId/persons/:personId', async (req, res) => {

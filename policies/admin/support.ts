@@ -2,6 +2,7 @@
 import type { Request, Response, NextFunction, RequestHandler } from 'express';
 import { z } from 'zod';
 import { sendProblem } from '../../common/http.js';
+import { isUniqueViolation } from '../../common/db.js';
 import { sameSecret } from '../../common/secrets.js';
 
 export function requireOperator(adminToken: string): RequestHandler {
@@ -25,3 +26,13 @@ export function parse<T extends z.ZodType>(schema: T, value: unknown, res: Respo
 export const LABEL = z.string().regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/).max(40);
 export const DISPLAY_NAME = z.string().trim().min(1).max(200);
 export const PLAN = z.enum(['L1', 'L2']);
+
+/** Runs `create`; a unique-key clash becomes 409 already_exists with `message` (and `create` answers nothing). */
+export async function createOrConflict(res: Response, message: string, create: () => Promise<void>): Promise<void> {
+  try {
+    await create();
+  } catch (err) {
+    if (isUniqueViolation(err)) return sendProblem(res, 'already_exists', { message });
+    throw err;
+  }
+}

@@ -3,8 +3,7 @@ import { z } from 'zod';
 import type { Knex } from 'knex';
 import { sendProblem } from '../../common/http.js';
 import { newId, isId } from '../../common/ids.js';
-import { isUniqueViolation } from '../../common/db.js';
-import { DISPLAY_NAME, LABEL, PLAN, parse } from './support.js';
+import { DISPLAY_NAME, LABEL, PLAN, createOrConflict, parse } from './support.js';
 
 const WINDOW = z.strictObject({ points: z.number().int().min(1).max(1_000_000), durationS: z.number().int().min(1).max(86_400) });
 const CreateTenant = z.strictObject({ label: LABEL, displayName: DISPLAY_NAME, plan: PLAN });
@@ -26,15 +25,12 @@ export function tenantsRouter(knex: Knex): Router {
   r.post('/tenants', async (req, res) => {
     const body = parse(CreateTenant, req.body, res);
     if (!body) return;
-    try {
+    await createOrConflict(res, 'tenant label is taken', async () => {
       const [row] = await knex('tenants')
         .insert({ id: newId('ten'), label: body.label, display_name: body.displayName, plan: body.plan })
         .returning('*');
       res.status(201).json(view(row));
-    } catch (err) {
-      if (isUniqueViolation(err)) return sendProblem(res, 'already_exists', { message: 'tenant label is taken' });
-      throw err;
-    }
+    });
   });
   r.patch('/tenants/:tenantId', async (req, res) => {
     const body = parse(UpdateTenant, req.body, res);

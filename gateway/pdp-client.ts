@@ -1,4 +1,5 @@
 // One PDP call per request, never cached. Anything but a well-formed answer is "undecidable" (fail closed).
+import type { Pool } from 'undici';
 import { asDenyCode } from '../policies/codes.js';
 import type { Decision, DecisionInput } from '../policies/decision.js';
 
@@ -6,18 +7,22 @@ const PDP_TIMEOUT_MS = 2000;
 
 export type PdpAnswer = Decision | { undecidable: true; detail: string };
 
-export function pdpClient(pdpUrl: string, decisionPath: string) {
-  const url = `${pdpUrl}${decisionPath}`;
+export function pdpClient(pdp: Pool, decisionPath: string) {
   return async function decide(input: DecisionInput): Promise<PdpAnswer> {
     try {
-      const res = await fetch(url, {
+      const res = await pdp.request({
+        path: decisionPath,
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify(input),
-        signal: AbortSignal.timeout(PDP_TIMEOUT_MS),
+        headersTimeout: PDP_TIMEOUT_MS,
+        bodyTimeout: PDP_TIMEOUT_MS,
       });
-      if (res.status !== 200) return { undecidable: true, detail: `pdp status ${res.status}` };
-      const body = (await res.json()) as Partial<Decision> & Record<string, unknown>;
+      if (res.statusCode !== 200) {
+        await res.body.dump();
+        return { undecidable: true, detail: `pdp status ${res.statusCode}` };
+      }
+      const body = (await res.body.json()) as Partial<Decision> & Record<string, unknown>;
       if (body.allow === true && Array.isArray(body.effectiveScopes) && body.rateLimit && body.subjectType) return body as Decision;
       // An explicit denial with a code we do not know is still a denial (`forbidden`), never an allow.
       if (body.allow === false) return { allow: false, code: asDenyCode(body.code), check: String(body.check ?? 'unknown') };

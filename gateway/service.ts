@@ -8,6 +8,7 @@ import { tokenVerifier } from './verify-token.js';
 import { pdpClient } from './pdp-client.js';
 import { createRateLimiter } from './rate-limit.js';
 import { backendProxy } from './proxy.js';
+import { upstreamPool } from './upstream.js';
 
 export interface GatewayTargets {
   authUrl: string;
@@ -18,11 +19,13 @@ export interface GatewayTargets {
 
 export async function startGateway(config: Config, log: Logger, targets: GatewayTargets): Promise<Running> {
   const limiter = createRateLimiter({ redisUrl: config.REDIS_URL, log });
+  const pdp = upstreamPool(targets.pdpUrl);
+  const backend = upstreamPool(targets.backendUrl);
   const app = createGatewayApp({
     verify: tokenVerifier(targets.authUrl),
-    decide: pdpClient(targets.pdpUrl, DECISION_PATH),
+    decide: pdpClient(pdp, DECISION_PATH),
     limiter,
-    forward: backendProxy(targets.backendUrl, targets.internalSecret),
+    forward: backendProxy(backend, targets.internalSecret),
     log,
   });
   const http = await listen(config.GATEWAY_PORT);
@@ -31,7 +34,7 @@ export async function startGateway(config: Config, log: Logger, targets: Gateway
     url: `${http.url}/v1`,
     async close() {
       await http.close();
-      await limiter.close();
+      await Promise.all([limiter.close(), pdp.close(), backend.close()]);
     },
   };
 }

@@ -5,6 +5,7 @@ import { startTestSystem } from './support/system.js';
 import { adminClient, setupTenant } from './support/admin.js';
 import { launchBrowser } from './support/browser.js';
 import { obtainTokens } from './support/oauth.js';
+import { callApi } from './support/api.js';
 
 const systems: System[] = [];
 afterAll(async () => {
@@ -19,10 +20,23 @@ describe('gateway with a dependency down', () => {
     const browser = await launchBrowser();
     const { access_token } = await obtainTokens(browser, { authUrl: system.authUrl, ...tenant }, tenant, 'svc.profile.self.read').finally(() => browser.close());
     await system.services.issuer.close(); // the gateway has not fetched the key set yet
-    const res = await fetch(`${system.baseUrl}/me`, { headers: { authorization: `Bearer ${access_token}` } });
+    const res = await callApi(system.baseUrl, 'getMe', '/me', access_token);
     expect(res.status).toBe(503);
-    expect((await res.json()).error).toBe('token_verification_unavailable');
+    expect(res.body.error).toBe('token_verification_unavailable');
     expect(Number(res.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+  });
+
+  it('answers 503 authorization_unavailable with retry-after when the backend is down, after an allow', async () => {
+    const system = await startTestSystem();
+    systems.push(system);
+    const tenant = await setupTenant(adminClient(system));
+    const browser = await launchBrowser();
+    const { access_token } = await obtainTokens(browser, { authUrl: system.authUrl, ...tenant }, tenant, 'svc.profile.self.read').finally(() => browser.close());
+    await system.services.backend.close();
+    const res = await callApi(system.baseUrl, 'getMe', '/me', access_token);
+    expect(res.status).toBe(503);
+    expect(res.body.error).toBe('authorization_unavailable');
+    expect(res.headers.get('x-ratelimit-remaining')).toBeNull();
   });
 
   it('keeps serving and limiting in-process when Redis is unreachable', async () => {

@@ -22,7 +22,7 @@ export interface PipelineDeps {
   log: Logger;
 }
 
-const BEARER = /^Bearer ([A-Za-z0-9\-_]+\.[A-Za-z0-9\-_]+\.[A-Za-z0-9\-_]+)$/;
+const BEARER = /^Bearer +([A-Za-z0-9\-_]+\.[A-Za-z0-9\-_]+\.[A-Za-z0-9\-_]+) *$/i; // the scheme is case-insensitive (RFC 7235)
 const PERSON_RESOURCES = new Set(['person', 'person_extension']);
 
 export function routeHandler(route: RouteSpec, { verify, decide, limiter, forward, log }: PipelineDeps) {

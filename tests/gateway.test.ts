@@ -62,6 +62,12 @@ describe('gateway authentication', () => {
     expect(res.headers.get('www-authenticate')).toMatch(/^Bearer/);
   });
 
+  it('accepts the bearer scheme in any letter case', async () => {
+    const token = await signWithIssuerKey(claims, { typ: 'at+jwt' });
+    const res = await callApi(system.baseUrl, 'getMe', '/me', undefined, { headers: { authorization: `bearer ${token}` } });
+    expect(res.status).toBe(200);
+  });
+
   it('rejects a token signed by a key outside the issuer key set', async () => {
     const { privateKey } = await generateKeyPair('ES256');
     const forged = await new SignJWT(claims).setProtectedHeader({ alg: 'ES256', typ: 'at+jwt', kid: 'intruder' }).sign(privateKey);

@@ -1,28 +1,35 @@
 // The issuer on its own, against a fresh database: discovery, the authorization code flow with PKCE driven by a
-// real OAuth client (openid-client) and plain HTTP for the login and consent pages, the access token's shape, refresh
-// rotation and replay, and the token endpoint's strict TokenError answers (contract §4.1, §7.1).
+// real OAuth client (openid-client) and a real browser (Chromium via playwright-core) for the login and consent
+// pages, the access token's shape, refresh rotation and replay, and the token endpoint's strict TokenError answers
+// (contract §4.1, §7.1). Token, discovery and key-set responses are held to docs/openapi/token-api.yaml.
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import * as client from 'openid-client';
 import { createRemoteJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify } from 'jose';
-import knexFactory, { type Knex } from 'knex';
+import type { Knex } from 'knex';
+import type { Browser, Page } from 'playwright-core';
 import { randomBytes } from 'node:crypto';
 import { loadConfig } from '../common/config.js';
-import { migrate, openDatabase, type Database } from '../common/db.js';
+import { migrate, type Database } from '../common/db.js';
 import { listen, type Listening } from '../common/http.js';
 import { newId } from '../common/ids.js';
 import { createLogger } from '../common/log.js';
 import { hashSecret } from '../common/secrets.js';
 import { createIssuerApp } from '../issuer/app.js';
+import { launchBrowser } from './support/browser.js';
+import { freshDatabase } from './support/database.js';
+import { authorizationRequest, discover, signInAndConsent } from './support/oauth.js';
+import { assertResponseMatches, captureResponse, type ApiResponse } from './support/openapi.js';
 
 const TOKEN_ERRORS = ['invalid_client', 'invalid_grant', 'invalid_scope', 'unsupported_grant_type'];
 const REDIRECT_URI = 'http://127.0.0.1:8400/callback';
 const SCOPE = 'svc.profile.self.read svc.tenant.info.read';
+const LOGIN_FAILED = 'Those sign-in details did not work';
 
 let db: Database;
-let dropDatabase: (() => Promise<void>) | undefined;
 let server: Listening;
 let url: string;
 let knex: Knex;
+let browser: Browser;
 
 const seed = {
   tenantId: newId('ten'),
@@ -38,22 +45,7 @@ const seed = {
   clientSecret: randomBytes(24).toString('base64url'),
   disposableClientId: 'tp_acme_disposable',
 };
-
-/** A fresh database: a throwaway one on DATABASE_URL's server, or embedded PGlite in memory. */
-async function freshDatabase(): Promise<Database> {
-  const serverUrl = process.env.DATABASE_URL;
-  if (!serverUrl) return openDatabase({});
-  const name = `tp_issuer_${randomBytes(6).toString('hex')}`;
-  const admin = knexFactory({ client: 'pg', connection: serverUrl, pool: { min: 0, max: 1 } });
-  await admin.raw(`create database ${name}`);
-  const dbUrl = new URL(serverUrl);
-  dbUrl.pathname = `/${name}`;
-  dropDatabase = async () => {
-    await admin.raw(`drop database if exists ${name} with (force)`);
-    await admin.destroy();
-  };
-  return openDatabase({ databaseUrl: dbUrl.toString() });
-}
+const person = { username: seed.username, password: seed.password };
 
 async function seedData() {
   const passwordHash = await hashSecret(seed.password);
@@ -92,7 +84,7 @@ async function seedData() {
   ]);
 }
 
-beforeAll(async () => {
+async function startIssuer() {
   db = await freshDatabase();
   knex = db.knex;
   await migrate(knex);
@@ -104,120 +96,103 @@ beforeAll(async () => {
   const config = loadConfig({ ...process.env, AUTH_URL: url, LOG_LEVEL: 'silent' });
   const { app } = await createIssuerApp({ knex, config, log: createLogger('issuer', 'silent') });
   http.server.on('request', app);
+}
+
+beforeAll(async () => {
+  // Both settle before a failure is reported, so afterAll can close whatever did start.
+  const started = await Promise.allSettled([
+    launchBrowser().then((b) => {
+      browser = b;
+    }),
+    startIssuer(),
+  ]);
+  for (const result of started) if (result.status === 'rejected') throw result.reason;
 });
 
 afterAll(async () => {
+  await browser?.close();
   await server?.close();
   await db?.close();
-  await dropDatabase?.();
 });
 
 // ---- helpers -------------------------------------------------------------------------------------------------
 
-const discover = (clientId: string, secret?: string) =>
-  client.discovery(new URL(url), clientId, undefined, secret ? client.ClientSecretBasic(secret) : client.None(), {
-    execute: [client.allowInsecureRequests],
-  });
-
-/** A cookie jar and manual redirects, as a browser would do them (paths ignored: one host, short-lived jar). */
-class Browser {
-  private cookies = new Map<string, string>();
-
-  async request(target: string, init: RequestInit = {}): Promise<Response> {
-    const res = await fetch(new URL(target, url), {
-      ...init,
-      redirect: 'manual',
-      headers: { ...(init.headers as Record<string, string>), cookie: [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ') },
-    });
-    for (const c of res.headers.getSetCookie()) {
-      const [pair] = c.split(';');
-      const i = pair!.indexOf('=');
-      const name = pair!.slice(0, i).trim();
-      const value = pair!.slice(i + 1).trim();
-      if (value && !/expires=Thu, 01 Jan 1970/i.test(c)) this.cookies.set(name, value);
-      else this.cookies.delete(name);
+/** Every token endpoint answer openid-client receives is held to the document as well; `seen` gets a copy. */
+function holdTokenResponsesToDocument(config: client.Configuration, seen?: (res: ApiResponse) => void) {
+  config[client.customFetch] = async (input, init) => {
+    const res = await fetch(input, init as RequestInit);
+    if (new URL(input).pathname === '/oauth2/token') {
+      const captured = await captureResponse(res.clone());
+      assertResponseMatches('token', 'issueToken', captured);
+      seen?.(captured);
     }
     return res;
-  }
-
-  /** Follows redirects until a page is shown (returned as Response) or the browser is sent to the app (URL). */
-  async follow(target: string, init: RequestInit = {}): Promise<Response | URL> {
-    let res = await this.request(target, init);
-    while (res.status >= 300 && res.status < 400) {
-      const location = new URL(res.headers.get('location')!, url);
-      if (location.href.startsWith(REDIRECT_URI)) return location;
-      res = await this.request(location.href);
-    }
-    return res;
-  }
-
-  async submit(action: string, fields: Record<string, string>): Promise<Response | URL> {
-    return this.follow(action, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams(fields).toString(),
-    });
-  }
+  };
 }
-
-const formAction = (html: string) => {
-  const m = /<form method="post" action="([^"]+)"/.exec(html);
-  if (!m) throw new Error(`no form in page: ${html.slice(0, 300)}`);
-  return m[1]!.replace(/&amp;/g, '&');
-};
 
 interface Started {
   config: client.Configuration;
+  authUrl: URL;
   verifier: string;
   state: string;
-  browser: Browser;
-  page: Response | URL;
 }
 
+/** The app's side: discovery and an authorization URL with PKCE (S256) and state; nothing is opened yet. */
 async function startAuthorization(clientId: string, scope = SCOPE, secret?: string): Promise<Started> {
-  const config = await discover(clientId, secret);
-  const verifier = client.randomPKCECodeVerifier();
-  const state = client.randomState();
-  const authUrl = client.buildAuthorizationUrl(config, {
-    redirect_uri: REDIRECT_URI,
-    scope,
-    state,
-    code_challenge: await client.calculatePKCECodeChallenge(verifier),
-    code_challenge_method: 'S256',
-  });
-  const browser = new Browser();
-  return { config, verifier, state, browser, page: await browser.follow(authUrl.href) };
+  const config = await discover({ authUrl: url, clientId, clientSecret: secret, redirectUri: REDIRECT_URI });
+  holdTokenResponsesToDocument(config);
+  const { url: authUrl, verifier, state } = await authorizationRequest(config, REDIRECT_URI, scope);
+  return { config, authUrl, verifier, state };
 }
 
-/** Signs in and answers the consent page; returns where the browser was sent back to (redirect URI + code or error). */
-async function signInAndConsent(started: Started, decision: 'Allow' | 'Deny' = 'Allow', credentials = { username: seed.username, password: seed.password }) {
-  const { browser, page } = started;
-  if (!(page instanceof Response) || page.status !== 200) throw new Error('expected the login page');
-  const consent = await browser.submit(formAction(await page.text()), credentials);
-  if (!(consent instanceof Response)) throw new Error(`expected the consent page, was sent to ${consent.href}`);
-  const html = await consent.text();
-  expect(html).toContain('>Allow</button>');
-  const back = await browser.submit(formAction(html), { decision: decision.toLowerCase() });
-  if (!(back instanceof URL)) throw new Error(`expected a redirect to the app, got ${back.status}`);
-  return { callback: back, consentHtml: html };
-}
-
+/** Authorization, then sign-in and Allow in the browser: the code the app was sent back with. */
 async function authorizationCode(clientId = seed.publicClientId, scope = SCOPE, secret?: string) {
   const started = await startAuthorization(clientId, scope, secret);
-  const { callback } = await signInAndConsent(started);
-  return { ...started, callback, code: callback.searchParams.get('code')! };
+  const callback = await signInAndConsent(browser, started.authUrl, person, 'Allow');
+  const code = callback.searchParams.get('code');
+  if (!code) throw new Error(`expected a code, was sent back to ${callback.href}`);
+  return { ...started, callback, code };
+}
+
+/** A page in a browser context of its own (its own cookies), closed afterwards. */
+async function inNewPage<T>(use: (page: Page) => Promise<T>): Promise<T> {
+  const context = await browser.newContext();
+  try {
+    return await use(await context.newPage());
+  } finally {
+    await context.close();
+  }
+}
+
+/** Where /oauth2/authorize sends the browser straight away (no page shown), read from the Location header. */
+async function authorizeRedirect(scope: string): Promise<URL> {
+  const { authUrl, state } = await startAuthorization(seed.publicClientId, scope);
+  const res = await fetch(authUrl, { redirect: 'manual' });
+  expect([302, 303]).toContain(res.status);
+  const location = new URL(res.headers.get('location') ?? '', url);
+  expect(`${location.origin}${location.pathname}`).toBe(REDIRECT_URI);
+  expect(location.searchParams.get('state')).toBe(state);
+  return location;
+}
+
+/** GET of a discovery-tagged issuer resource, held to the document; returns the parsed body. */
+async function getDocumented(operationId: 'getDiscovery' | 'getJwks', target: string) {
+  const res = await fetch(target);
+  expect(res.status).toBe(200);
+  return assertResponseMatches('token', operationId, await captureResponse(res)) as Record<string, unknown>;
 }
 
 /** Every error answer from the token endpoint in this suite, checked against the TokenError shape at the end. */
 const errorBodies: unknown[] = [];
 
-async function postToken(form: Record<string, string>, headers: Record<string, string> = {}) {
-  const res = await fetch(`${url}/oauth2/token`, {
+/** A raw form post to the token endpoint (of `base`, default this issuer); the answer is held to the document. */
+async function postToken(form: Record<string, string>, headers: Record<string, string> = {}, base = url) {
+  const res = await fetch(`${base}/oauth2/token`, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json', ...headers },
     body: new URLSearchParams(form).toString(),
   });
-  const body = (await res.json()) as Record<string, unknown>;
+  const body = assertResponseMatches('token', 'issueToken', await captureResponse(res)) as Record<string, unknown>;
   if (res.status >= 400) errorBodies.push(body);
   return { status: res.status, headers: res.headers, body };
 }
@@ -237,8 +212,7 @@ const basic = (id: string, secret: string) =>
 
 describe('discovery', () => {
   it('advertises only authorization_code and refresh_token, S256 PKCE and the five capabilities', async () => {
-    const res = await fetch(`${url}/.well-known/openid-configuration`);
-    const doc = (await res.json()) as Record<string, unknown>;
+    const doc = await getDocumented('getDiscovery', `${url}/.well-known/openid-configuration`);
     expect(doc).toMatchObject({
       issuer: url,
       authorization_endpoint: `${url}/oauth2/authorize`,
@@ -256,7 +230,7 @@ describe('discovery', () => {
   });
 
   it('publishes only public EC P-256 keys at jwks_uri', async () => {
-    const { keys } = (await (await fetch(`${url}/.well-known/jwks.json`)).json()) as { keys: Record<string, unknown>[] };
+    const { keys } = (await getDocumented('getJwks', `${url}/.well-known/jwks.json`)) as { keys: Record<string, unknown>[] };
     expect(keys.length).toBeGreaterThan(0);
     for (const k of keys) {
       expect(k).toMatchObject({ kty: 'EC', crv: 'P-256', alg: 'ES256' });
@@ -272,23 +246,28 @@ describe('authorization code flow', () => {
 
   beforeAll(async () => {
     flow = await authorizationCode();
-    // Capture the raw token response headers while openid-client does the exchange.
-    flow.config[client.customFetch] = async (input, init) => {
-      const res = await fetch(input, init as RequestInit);
-      tokenHeaders = res.headers;
-      return res;
-    };
+    // Keep the raw token response headers while openid-client does the exchange.
+    holdTokenResponsesToDocument(flow.config, (res) => {
+      tokenHeaders = res.headers as Headers;
+    });
     tokens = await client.authorizationCodeGrant(flow.config, flow.callback, { pkceCodeVerifier: flow.verifier, expectedState: flow.state });
   });
 
   it('shows the app, the tenant and each requested capability with its description on the consent page', async () => {
-    const { consentHtml } = await signInAndConsent(await startAuthorization(seed.publicClientId), 'Deny');
-    expect(consentHtml).toContain(seed.appName);
-    expect(consentHtml).toContain(seed.tenantName);
-    expect(consentHtml).toContain('svc.profile.self.read');
-    expect(consentHtml).toContain('Read the identity behind this token');
-    expect(consentHtml).toContain('svc.tenant.info.read');
-    expect(consentHtml).toMatch(/<button[^>]*>Deny<\/button>/);
+    const { authUrl } = await startAuthorization(seed.publicClientId);
+    const consent = { text: '', capabilities: [] as string[], buttons: [] as string[] };
+    await signInAndConsent(browser, authUrl, person, 'Deny', async (page) => {
+      consent.text = await page.locator('main').innerText();
+      consent.capabilities = await page.getByRole('listitem').allInnerTexts();
+      consent.buttons = await page.locator('form').getByRole('button').allInnerTexts();
+    });
+    expect(consent.text).toContain(seed.appName);
+    expect(consent.text).toContain(seed.tenantName);
+    expect([...consent.capabilities].sort()).toEqual([
+      expect.stringMatching(/^svc\.profile\.self\.read: Read the identity behind this token/),
+      expect.stringMatching(/^svc\.tenant\.info\.read: \S/),
+    ]);
+    expect(consent.buttons).toEqual(['Allow', 'Deny']);
   });
 
   it('answers the exchange with a Bearer token, expires_in 900, a refresh token and cache-control no-store', () => {
@@ -349,6 +328,19 @@ describe('authorization code flow', () => {
       redirect_uri: REDIRECT_URI,
     });
     expectTokenError(r, 400, 'invalid_grant');
+  });
+
+  it('answers a raw form code exchange with 200, the documented TokenResponse and the caller\'s x-request-id', async () => {
+    const raw = await authorizationCode();
+    const r = await postToken(
+      { grant_type: 'authorization_code', client_id: seed.publicClientId, code: raw.code, code_verifier: raw.verifier, redirect_uri: REDIRECT_URI },
+      { 'x-request-id': 'issuer-test-exchange-1' },
+    );
+    expect(r.status).toBe(200);
+    expect(r.body).toEqual({ access_token: expect.any(String), token_type: 'Bearer', expires_in: 900, scope: SCOPE, refresh_token: expect.any(String) });
+    expect(r.headers.get('cache-control')).toBe('no-store');
+    expect(r.headers.get('x-request-id')).toBe('issuer-test-exchange-1');
+    expect(decodeJwt(r.body.access_token as string)).toMatchObject({ sub: seed.personId, client_id: seed.publicClientId, scope: SCOPE });
   });
 });
 
@@ -480,15 +472,9 @@ describe('token endpoint strictness', () => {
   });
 
   it('answers HTML-preferring callers with JSON too', async () => {
-    const res = await fetch(`${url}/oauth2/token`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'text/html' },
-      body: new URLSearchParams(exchange({ code: 'no-such-code' })).toString(),
-    });
-    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
-    const body = await res.json();
-    errorBodies.push(body);
-    expect(body).toEqual({ error: 'invalid_grant', error_description: expect.any(String) });
+    const r = await postToken(exchange({ code: 'no-such-code' }), { accept: 'text/html' });
+    expect(r.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(r.body).toEqual({ error: 'invalid_grant', error_description: expect.any(String) });
   });
 });
 
@@ -527,46 +513,72 @@ describe('confidential client', () => {
 
 describe('authorization and interactions', () => {
   it('sends the person back with error=access_denied when they press Deny', async () => {
-    const { callback } = await signInAndConsent(await startAuthorization(seed.publicClientId), 'Deny');
+    const { authUrl } = await startAuthorization(seed.publicClientId);
+    const callback = await signInAndConsent(browser, authUrl, person, 'Deny');
     expect(callback.searchParams.get('error')).toBe('access_denied');
     expect(callback.searchParams.get('code')).toBeNull();
   });
 
   it('redirects with error=invalid_scope when no requested scope is granted to the client', async () => {
-    const { page } = await startAuthorization(seed.publicClientId, 'svc.person.read');
-    expect(page).toBeInstanceOf(URL);
-    expect((page as URL).searchParams.get('error')).toBe('invalid_scope');
+    const back = await authorizeRedirect('svc.person.read');
+    expect(back.searchParams.get('error')).toBe('invalid_scope');
+    expect(back.searchParams.get('code')).toBeNull();
   });
 
   it('refuses the openid scope with error=invalid_scope: no ID tokens are issued', async () => {
-    const { page } = await startAuthorization(seed.publicClientId, `openid ${SCOPE}`);
-    expect((page as URL).searchParams.get('error')).toBe('invalid_scope');
+    const back = await authorizeRedirect(`openid ${SCOPE}`);
+    expect(back.searchParams.get('error')).toBe('invalid_scope');
+    expect(back.searchParams.get('code')).toBeNull();
   });
 
   it('re-renders the login form with one generic message for a wrong password or a person outside the tenant', async () => {
+    const messages: string[] = [];
     for (const credentials of [
       { username: seed.username, password: 'wrong password' },
       { username: 'nobody-here', password: seed.password },
       { username: seed.outsiderUsername, password: seed.password },
     ]) {
-      const { browser, page } = await startAuthorization(seed.publicClientId);
-      const res = await browser.submit(formAction(await (page as Response).text()), credentials);
-      expect(res).toBeInstanceOf(Response);
-      const html = await (res as Response).text();
-      expect((res as Response).status).toBe(401);
-      expect(html).toContain('Those sign-in details did not work');
-      expect(html).toMatch(/name="username"/);
-      expect((res as Response).headers.get('content-security-policy')).toContain("default-src 'none'");
+      const { authUrl } = await startAuthorization(seed.publicClientId);
+      await inNewPage(async (page) => {
+        await page.goto(authUrl.href);
+        await page.locator('input[name="username"]').fill(credentials.username);
+        await page.locator('input[name="password"]').fill(credentials.password);
+        const [res] = await Promise.all([
+          page.waitForResponse((r) => r.request().method() === 'POST' && /^\/interaction\/[^/]+\/login$/.test(new URL(r.url()).pathname)),
+          page.getByRole('button', { name: 'Sign in', exact: true }).click(),
+        ]);
+        await page.waitForURL((u) => /^\/interaction\/[^/]+\/login$/.test(u.pathname));
+        expect(res.status()).toBe(401);
+        expect(res.headers()['content-security-policy']).toContain("default-src 'none'");
+        expect(await page.locator('form input[name="username"]').count()).toBe(1);
+        expect(await page.locator('form input[name="password"][type="password"]').count()).toBe(1);
+        const alerts = page.getByRole('alert');
+        expect(await alerts.count()).toBe(1);
+        messages.push(await alerts.innerText());
+      });
     }
+    expect(messages).toHaveLength(3);
+    expect(messages[0]).toContain(LOGIN_FAILED);
+    expect(new Set(messages).size).toBe(1);
   });
 
   it('renders a login page with username, password and a single submit button', async () => {
-    const { page } = await startAuthorization(seed.publicClientId);
-    const html = await (page as Response).text();
-    expect(html).toMatch(/<title>[^<]+<\/title>/);
-    expect(html).toMatch(/<label for="username">/);
-    expect(html).toMatch(/<input id="password" name="password" type="password"/);
-    expect(html.match(/type="submit"/g)).toHaveLength(1);
+    const { authUrl } = await startAuthorization(seed.publicClientId);
+    await inNewPage(async (page) => {
+      const res = await page.goto(authUrl.href);
+      expect(res?.status()).toBe(200);
+      expect(await page.title()).toMatch(/\S/);
+      const username = page.getByLabel('Username', { exact: true });
+      expect(await username.getAttribute('name')).toBe('username');
+      const password = page.getByLabel('Password', { exact: true });
+      expect({ id: await password.getAttribute('id'), name: await password.getAttribute('name'), type: await password.getAttribute('type') }).toEqual({
+        id: 'password',
+        name: 'password',
+        type: 'password',
+      });
+      expect(await page.getByRole('button').count()).toBe(1);
+      expect(await page.locator('[type="submit"], button:not([type])').count()).toBe(1);
+    });
   });
 });
 
@@ -579,7 +591,7 @@ describe('configuration variants', () => {
     http.server.on('request', app);
     return http;
   }
-  const jwksOf = async (base: string) => ((await (await fetch(`${base}/.well-known/jwks.json`)).json()) as { keys: Record<string, unknown>[] }).keys;
+  const jwksOf = async (base: string) => ((await getDocumented('getJwks', `${base}/.well-known/jwks.json`)) as { keys: Record<string, unknown>[] }).keys;
 
   it('keeps the generated signing key in issuer_keys and reuses it on the next start', async () => {
     const rows = await knex('issuer_keys').select('kid');
@@ -603,26 +615,18 @@ describe('configuration variants', () => {
       const published = await jwksOf(other.url);
       expect(published.map((k) => k.kid)).toEqual(['k-sign', 'k-old']);
       for (const k of published) expect(k).not.toHaveProperty('d');
-      const doc = (await (await fetch(`${other.url}/.well-known/openid-configuration`)).json()) as { grant_types_supported: string[] };
+      const doc = (await getDocumented('getDiscovery', `${other.url}/.well-known/openid-configuration`)) as { grant_types_supported: string[] };
       expect(doc.grant_types_supported).toEqual(['authorization_code', 'refresh_token', 'client_credentials']);
       // A public client may not use it: "grant type not allowed for this client" is unsupported_grant_type.
-      const res = await fetch(`${other.url}/oauth2/token`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({ grant_type: 'client_credentials', client_id: seed.publicClientId, scope: 'svc.profile.self.read' }).toString(),
-      });
-      const body = await res.json();
-      errorBodies.push(body);
-      expect({ status: res.status, body }).toEqual({ status: 400, body: { error: 'unsupported_grant_type', error_description: expect.any(String) } });
+      const res = await postToken({ grant_type: 'client_credentials', client_id: seed.publicClientId, scope: 'svc.profile.self.read' }, {}, other.url);
+      expect({ status: res.status, body: res.body }).toEqual({ status: 400, body: { error: 'unsupported_grant_type', error_description: expect.any(String) } });
       // The confidential client, now listing client_credentials, still loads and authenticates.
-      const bad = await fetch(`${other.url}/oauth2/token`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic(seed.confidentialClientId, seed.clientSecret) },
-        body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: 'no-such-token' }).toString(),
-      });
-      const badBody = await bad.json();
-      errorBodies.push(badBody);
-      expect({ status: bad.status, error: badBody.error }).toEqual({ status: 400, error: 'invalid_grant' });
+      const bad = await postToken(
+        { grant_type: 'refresh_token', refresh_token: 'no-such-token' },
+        { authorization: basic(seed.confidentialClientId, seed.clientSecret) },
+        other.url,
+      );
+      expect({ status: bad.status, error: bad.body.error }).toEqual({ status: 400, error: 'invalid_grant' });
     } finally {
       await other.close();
     }

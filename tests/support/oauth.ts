@@ -36,7 +36,7 @@ export async function authorizationRequest(config: oidc.Configuration, redirectU
 
 /**
  * Opens the authorization URL, signs in and answers the consent page; returns the URL the browser was sent back to
- * (the app's redirect URI with code or error). The redirect URI itself is never loaded: nothing listens there.
+ * (the app's redirect URI with code or error). Nothing needs to listen at the redirect URI.
  */
 export async function signInAndConsent(
   browser: Browser,
@@ -48,22 +48,17 @@ export async function signInAndConsent(
   const context = await browser.newContext();
   try {
     const page = await context.newPage();
-    const redirectUri = new URL(authorizationUrl.searchParams.get('redirect_uri')!);
-    let callback: URL | undefined;
-    await page.route(`${redirectUri.origin}${redirectUri.pathname}**`, async (route) => {
-      callback = new URL(route.request().url());
-      await route.fulfill({ status: 200, contentType: 'text/plain', body: 'done' });
-    });
+    const redirectUri = authorizationUrl.searchParams.get('redirect_uri')!;
     await page.goto(authorizationUrl.toString());
     await page.locator('input[name="username"]').fill(person.username);
     await page.locator('input[name="password"]').fill(person.password);
     await page.locator('form button, form input[type="submit"]').first().click();
     await page.getByRole('button', { name: decision, exact: true }).waitFor();
     if (inspect) await inspect(page);
+    // The issuer redirects to the app; the 'request' event sees redirected requests (page.route does not).
+    const sentBack = page.waitForRequest((r) => r.url().startsWith(redirectUri));
     await page.getByRole('button', { name: decision, exact: true }).click();
-    await page.waitForURL((u) => u.toString().startsWith(redirectUri.toString()));
-    if (!callback) throw new Error('the browser was not sent back to the redirect URI');
-    return callback;
+    return new URL((await sentBack).url());
   } finally {
     await context.close();
   }

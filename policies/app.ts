@@ -2,7 +2,7 @@
 import express from 'express';
 import type { Knex } from 'knex';
 import { z } from 'zod';
-import { errorHandler, notFound, requestId } from '../common/http.js';
+import { errorHandler, notFound, requestId, sendProblem } from '../common/http.js';
 import type { Logger } from '../common/log.js';
 import { CAPABILITIES, DECISION_PATH, RESOURCE_TYPES, type DecisionInput } from './decision.js';
 import { evaluate } from './evaluate.js';
@@ -40,7 +40,8 @@ export function createPoliciesApp({ knex, adminToken, log, decisionLog }: Polici
 
   app.post(DECISION_PATH, express.json({ limit: '16kb' }), async (req, res) => {
     const parsed = DecisionRequest.safeParse(req.body);
-    if (!parsed.success) return void res.status(400).json({ error: 'malformed decision request' });
+    // Only the gateway calls this; a malformed request is its bug, and it fails closed on any non-200.
+    if (!parsed.success) return sendProblem(res, 'schema_invalid', { message: 'malformed decision request' });
     const input: DecisionInput = parsed.data;
     const decision = evaluate(input, await store.facts(input));
     const logged = {

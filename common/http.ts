@@ -12,12 +12,18 @@ export interface Listening {
   close(): Promise<void>;
 }
 
+/** A port that cannot be had: reported to the operator as one line, not a stack trace. */
+export class ListenError extends Error {}
+
 /** Listens on host:port (0 = any free port) and later attaches `handler`, so a service can learn its URL first. */
 export async function listen(port: number, host = '127.0.0.1'): Promise<Listening & { server: http.Server }> {
   const server = http.createServer();
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (err: NodeJS.ErrnoException) =>
+      reject(err.code === 'EADDRINUSE' || err.code === 'EACCES'
+        ? new ListenError(`cannot listen on ${host}:${port}: ${err.code === 'EADDRINUSE' ? 'the port is already in use' : 'permission denied'} (see the *_PORT settings)`)
+        : err));
     server.listen(port, host, () => resolve());
   });
   const actual = (server.address() as AddressInfo).port;

@@ -2,6 +2,7 @@
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { createLogger, type Logger } from './log.js';
 import { openDatabase, migrate, type Database } from './db.js';
+import { ListenError } from './http.js';
 
 export interface Running {
   url: string;
@@ -18,11 +19,18 @@ export async function runService(name: string, start: (config: Config, log: Logg
     process.exit(2);
   }
   const log = createLogger(name, config.LOG_LEVEL);
-  const running = await start(config, log);
+  const running = await start(config, log).catch(exitOnListenError(name));
   log.info({ url: running.url }, `${name} listening`);
   for (const signal of ['SIGINT', 'SIGTERM'] as const)
     process.once(signal, () => void running.close().then(() => process.exit(0)));
 }
+
+/** Ends the process with one clear line when a port cannot be had; other errors propagate. */
+export const exitOnListenError = (name: string) => (err: unknown): never => {
+  if (!(err instanceof ListenError)) throw err;
+  console.error(`${name}: ${err.message}`);
+  process.exit(1);
+};
 
 /** A service's own database handle, migrated (knex's migration lock makes concurrent starts safe). */
 export async function openServiceDatabase(config: Config): Promise<Database> {

@@ -2,6 +2,7 @@
 // DATABASE_URL / REDIS_URL are set, demo data seeded, URLs and demo credentials printed.
 import { ConfigError, loadConfig } from '../common/config.js';
 import { startSystem } from './system.js';
+import { exitOnListenError } from '../common/service.js';
 import { DEMO, seedDemo } from './seed.js';
 
 let config;
@@ -12,7 +13,7 @@ try {
   console.error(err.message);
   process.exit(2);
 }
-const system = await startSystem(config);
+const system = await startSystem(config).catch(exitOnListenError('npm start'));
 const demo = await seedDemo(system.db.knex, system.pdpUrl, system.adminToken);
 
 console.log(`

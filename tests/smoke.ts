@@ -1,5 +1,6 @@
 // Smoke check of a running `npm start`: the demo person consents to the demo app in a browser and the app calls
 // GET /v1/me through the gateway. Used by .ci/run; exits non-zero on any failure.
+// With --print-token (`npm run -s demo-token`) it prints only a fresh demo access token, e.g. for the k6 scripts.
 import { loadConfig } from '../common/config.js';
 import { DEMO } from '../infra/seed.js';
 import { launchBrowser } from './support/browser.js';
@@ -8,13 +9,21 @@ import { obtainTokens } from './support/oauth.js';
 const config = loadConfig();
 const clientId = `tp_${DEMO.tenantLabel}_${DEMO.clientSlug}`;
 const baseUrl = `http://127.0.0.1:${config.GATEWAY_PORT}/v1`;
+const printToken = process.argv.includes('--print-token');
+
 const browser = await launchBrowser();
-try {
-  const tokens = await obtainTokens(browser, { authUrl: config.AUTH_URL, clientId, redirectUri: DEMO.redirectUri }, DEMO, 'svc.profile.self.read');
+const tokens = await obtainTokens(
+  browser,
+  { authUrl: config.AUTH_URL, clientId, redirectUri: DEMO.redirectUri },
+  DEMO,
+  'svc.profile.self.read svc.tenant.info.read',
+).finally(() => browser.close());
+
+if (printToken) {
+  console.log(tokens.access_token);
+} else {
   const res = await fetch(`${baseUrl}/me`, { headers: { authorization: `Bearer ${tokens.access_token}` } });
   const body = await res.json();
   if (res.status !== 200 || body.clientId !== clientId || body.subjectType !== 'person') throw new Error(`GET /v1/me -> ${res.status} ${JSON.stringify(body)}`);
   console.log(`smoke: GET ${baseUrl}/me -> 200 ${JSON.stringify(body)}`);
-} finally {
-  await browser.close();
 }

@@ -34,7 +34,8 @@ export function routeHandler(route: RouteSpec, { verify, decide, limiter, forwar
     const verified = await verify(bearer[1]!);
     if (!verified.ok) {
       log.info({ requestId, reason: verified.reason, detail: verified.detail }, 'token rejected');
-      return sendProblem(res, verified.reason);
+      if (verified.reason === 'invalid_token') return sendProblem(res, 'invalid_token');
+      return sendProblem(res, 'token_verification_unavailable', { headers: { 'retry-after': String(verified.retryAfterS) } });
     }
     const claims = verified.claims;
 

@@ -10,6 +10,7 @@ export const DEFAULT_RATE_LIMIT: RateLimitPolicy = {
 };
 
 const SUPPORTED_PROFILES = new Set(['self', 'workload']);
+const PERSON_RESOURCES: ReadonlySet<string> = new Set(['person', 'person_extension']);
 
 export function evaluate(input: DecisionInput, f: DecisionFacts): Decision {
   const { token, capability, resource } = input;
@@ -35,6 +36,8 @@ export function evaluate(input: DecisionInput, f: DecisionFacts): Decision {
   if (account.status !== 'active') return deny('subject_revoked', 'subject.status');
   if (selfProfile && (!f.session || f.session.revoked || f.session.account_id !== account.id || f.session.client_id !== token.client_id))
     return deny('subject_revoked', 'subject.session');
+  // A person the tenant no longer has a relationship with has lost access through it, in-flight tokens included.
+  if (selfProfile && !f.subjectRelationship) return deny('subject_revoked', 'subject.relationship');
   if (token.actor_epoch !== account.epoch) return deny('epoch_changed', 'subject.epoch');
 
   const entry = f.catalogue.find((c) => c.id === capability);
@@ -48,7 +51,11 @@ export function evaluate(input: DecisionInput, f: DecisionFacts): Decision {
   if (!selfProfile && !accountCaps.has(capability)) return deny('capability_not_granted', 'capability.service_account');
 
   if (entry.resource_type !== resource.type) return deny('resource_type_mismatch', 'resource.type');
-  if (resource.personId !== undefined && !f.relationship) return deny('no_relationship', 'resource.relationship');
+  if (PERSON_RESOURCES.has(resource.type)) {
+    // A person resource always names its person; without one the relationship cannot be checked, so no allow.
+    if (!resource.personId) return deny('forbidden', 'resource.person_named');
+    if (!f.relationship) return deny('no_relationship', 'resource.relationship');
+  }
 
   const planLevel = f.tenant.plan_level;
   const effectiveScopes = f.catalogue

@@ -18,14 +18,17 @@ export interface DecisionFacts {
   granted: Capability[];
   accountCapabilities: Capability[];
   catalogue: CatalogueEntry[];
+  /** The addressed person (if any) has a live relationship with the token's tenant. */
   relationship: boolean;
+  /** The token's subject has a live relationship with the token's tenant (meaningful for self tokens). */
+  subjectRelationship: boolean;
 }
 
 export interface PolicyStore {
   facts(input: DecisionInput): Promise<DecisionFacts>;
 }
 
-/** $1 client, $2 tenant, $3 acting account, $4 session (sid), $5 addressed person. */
+/** $1 client, $2 tenant, $3 acting account, $4 session (sid), $5 addressed person, $6 subject. */
 const FACTS_SQL = `select
   (select row_to_json(c) from (select tenant_id, kind, status from clients where id = $1) c) as client,
   (select row_to_json(t) from (select t.id, t.status, p.level as plan_level, t.rate_limit
@@ -39,13 +42,15 @@ const FACTS_SQL = `select
   (select json_agg(x) from (select c.id, c.resource_type, p.level as min_plan_level, c.enabled
      from capabilities c join plans p on p.id = c.min_plan) x) as catalogue,
   exists(select 1 from tenant_person_relationships
-     where tenant_id = $2 and person_id = $5 and ended_at is null) as relationship`;
+     where tenant_id = $2 and person_id = $5 and ended_at is null) as relationship,
+  exists(select 1 from tenant_person_relationships
+     where tenant_id = $2 and person_id = $6 and ended_at is null) as subject_relationship`;
 
 export function knexPolicyStore(knex: Knex): PolicyStore {
   return {
     async facts({ token, resource }) {
       const [r] = await preparedQuery(knex, 'pdp_decision_facts', FACTS_SQL, [
-        token.client_id, token.tenant_id, token.actor_account_id ?? null, token.sid ?? null, resource.personId ?? null,
+        token.client_id, token.tenant_id, token.actor_account_id ?? null, token.sid ?? null, resource.personId ?? null, token.sub,
       ]);
       return {
         client: r!.client,
@@ -56,6 +61,7 @@ export function knexPolicyStore(knex: Knex): PolicyStore {
         accountCapabilities: r!.account_capabilities,
         catalogue: r!.catalogue ?? [],
         relationship: r!.relationship,
+        subjectRelationship: r!.subject_relationship,
       } as DecisionFacts;
     },
   };

@@ -112,6 +112,14 @@ describe('gateway authorization on the next request', () => {
     expectProblem(await get('/me', token), 403, 'epoch_changed');
   });
 
+  it('denies an in-flight token with 403 subject_revoked once the tenant ends its relationship with the person', async () => {
+    const tenant = await setupTenant(admin);
+    const token = await tokenFor(tenant);
+    expect((await get('/me', token)).status).toBe(200);
+    await admin.ok('DELETE', `/tenants/${tenant.tenantId}/persons/${tenant.personId}`);
+    expectProblem(await get('/me', token), 403, 'subject_revoked');
+  });
+
   it('answers 403 capability_not_in_token for a granted capability the token was not issued for', async () => {
     const tenant = await setupTenant(admin);
     const token = await tokenFor(tenant, 'svc.profile.self.read');

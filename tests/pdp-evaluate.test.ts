@@ -33,6 +33,7 @@ function facts(over: Partial<DecisionFacts> = {}): DecisionFacts {
       resource_type: { 'svc.profile.self.read': 'self', 'svc.tenant.info.read': 'tenant', 'svc.person.read': 'person' }[id as string] ?? 'person_extension',
     })),
     relationship: true,
+    subjectRelationship: true,
     ...over,
   };
 }
@@ -85,6 +86,8 @@ describe('PDP evaluation', () => {
     ['capability not granted', input(), facts({ granted: ['svc.tenant.info.read'] }), 'capability_not_granted'],
     ['capability not in token', input({ scope: 'svc.tenant.info.read' }), facts(), 'capability_not_in_token'],
     ['capability for another resource type', input({}, { capability: 'svc.profile.self.read', resource: { type: 'tenant' } }), facts(), 'resource_type_mismatch'],
+    ['person the tenant has ended its relationship with', input(), facts({ subjectRelationship: false }), 'subject_revoked'],
+    ['person resource without a person id', input({}, { capability: 'svc.person.read', resource: { type: 'person' } }), facts(), 'forbidden'],
     ['person without relationship', input({}, { capability: 'svc.person.read', resource: { type: 'person', personId: P } }), facts({ relationship: false }), 'no_relationship'],
   ])('denies %s', (_name, i, f, code) => {
     expect(codeOf(i, f)).toBe(code);
@@ -94,7 +97,7 @@ describe('PDP evaluation', () => {
     const account = { id: A, tenant_id: T, kind: 'service', status: 'active', epoch: 1, person_id: null, client_id: C };
     const token = { profile: 'workload', sub: A, actor_account_id: A, sid: undefined };
     expect(codeOf(input(token), facts({ account, session: null, accountCapabilities: [] }))).toBe('capability_not_granted');
-    const d = evaluate(input(token), facts({ account, session: null, accountCapabilities: ['svc.profile.self.read'] }));
+    const d = evaluate(input(token), facts({ account, session: null, accountCapabilities: ['svc.profile.self.read'], subjectRelationship: false }));
     expect(d.allow && d.effectiveScopes).toEqual(['svc.profile.self.read']);
     expect(d.allow && d.subjectType).toBe('service_account');
   });

@@ -68,10 +68,13 @@ describe('gateway authentication', () => {
     expect(res.status).toBe(200);
   });
 
-  it('rejects a token signed by a key outside the issuer key set', async () => {
+  it('rejects a token signed by a key outside the issuer key set, under the issuer kid or none', async () => {
     const { privateKey } = await generateKeyPair('ES256');
-    const forged = await new SignJWT(claims).setProtectedHeader({ alg: 'ES256', typ: 'at+jwt', kid: 'intruder' }).sign(privateKey);
-    expectProblem(await get('/me', forged), 401, 'invalid_token');
+    const { kid } = (await system.db.knex('issuer_keys').first()).private_jwk as JWK;
+    for (const header of [{ kid }, {}]) {
+      const forged = await new SignJWT(claims).setProtectedHeader({ alg: 'ES256', typ: 'at+jwt', ...header }).sign(privateKey);
+      expectProblem(await get('/me', forged), 401, 'invalid_token');
+    }
   });
 
   it.each([

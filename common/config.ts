@@ -17,7 +17,7 @@ export const SETTINGS = {
   BACKEND_URL: { schema: url.optional(), doc: 'Where the gateway reaches the backend. Unset = http://127.0.0.1:BACKEND_PORT.' },
   INTERNAL_SECRET: {
     schema: z.string().min(32).optional(),
-    doc: 'Shared secret the gateway presents to the backend (>= 32 chars). Required when they run as separate processes; npm start generates one.',
+    doc: 'Shared secret the gateway presents to the PDP and the backend (>= 32 chars). Required when they run as separate processes; npm start generates one.',
   },
   DATABASE_URL: { schema: optionalUrl, doc: 'PostgreSQL URL. Unset = embedded PostgreSQL (PGlite).' },
   PGLITE_DATA_DIR: { schema: optionalUrl, doc: 'Directory for the embedded database. Unset = .data/pglite (npm start) or in-memory (tests).' },

@@ -42,7 +42,7 @@ export async function openServiceDatabase(config: Config): Promise<Database> {
 /** A secret every process of a deployment must share; a lone process cannot make one up. */
 export function requireInternalSecret(config: Config): string {
   if (!config.INTERNAL_SECRET) {
-    console.error('INTERNAL_SECRET must be set (>= 32 chars) when the gateway and backend run as separate processes');
+    console.error('INTERNAL_SECRET must be set (>= 32 chars): the gateway, the PDP and the backend share it when they run as separate processes');
     process.exit(2);
   }
   return config.INTERNAL_SECRET;

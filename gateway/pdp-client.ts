@@ -1,19 +1,20 @@
 // One PDP call per request, never cached. Anything but a well-formed answer is "undecidable" (fail closed).
 import type { Pool } from 'undici';
 import { asDenyCode } from '../policies/codes.js';
+import { INTERNAL_SECRET_HEADER } from '../common/internal-context.js';
 import type { Decision, DecisionInput } from '../policies/decision.js';
 
 const PDP_TIMEOUT_MS = 2000;
 
 export type PdpAnswer = Decision | { undecidable: true; detail: string };
 
-export function pdpClient(pdp: Pool, decisionPath: string) {
+export function pdpClient(pdp: Pool, decisionPath: string, internalSecret: string) {
   return async function decide(input: DecisionInput): Promise<PdpAnswer> {
     try {
       const res = await pdp.request({
         path: decisionPath,
         method: 'POST',
-        headers: { 'content-type': 'application/json' },
+        headers: { 'content-type': 'application/json', [INTERNAL_SECRET_HEADER]: internalSecret },
         body: JSON.stringify(input),
         headersTimeout: PDP_TIMEOUT_MS,
         bodyTimeout: PDP_TIMEOUT_MS,

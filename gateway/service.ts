@@ -23,7 +23,7 @@ export async function startGateway(config: Config, log: Logger, targets: Gateway
   const backend = upstreamPool(targets.backendUrl);
   const app = createGatewayApp({
     verify: tokenVerifier(targets.authUrl),
-    decide: pdpClient(pdp, DECISION_PATH),
+    decide: pdpClient(pdp, DECISION_PATH, targets.internalSecret),
     limiter,
     forward: backendProxy(backend, targets.internalSecret),
     log,

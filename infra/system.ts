@@ -40,7 +40,7 @@ export async function startSystem(config: Config = loadConfig(), opts: SystemOpt
     : config;
 
   const issuer = await startIssuer(config, log('issuer'), db.knex, opts.ephemeralPorts);
-  const policies = await startPolicies(ports, log('policies'), db.knex, adminToken);
+  const policies = await startPolicies(ports, log('policies'), db.knex, adminToken, internalSecret);
   const backend = await startBackend(ports, log('backend'), db.knex, internalSecret);
   const gateway = await startGateway(ports, log('gateway'), {
     authUrl: issuer.url,

@@ -3,6 +3,8 @@ import express from 'express';
 import type { Knex } from 'knex';
 import { z } from 'zod';
 import { errorHandler, notFound, requestId, sendProblem } from '../common/http.js';
+import { INTERNAL_SECRET_HEADER } from '../common/internal-context.js';
+import { sameSecret } from '../common/secrets.js';
 import type { Logger } from '../common/log.js';
 import { CAPABILITIES, DECISION_PATH, RESOURCE_TYPES, type DecisionInput } from './decision.js';
 import { evaluate } from './evaluate.js';
@@ -27,11 +29,13 @@ const DecisionRequest = z.object({
 export interface PoliciesDeps {
   knex: Knex;
   adminToken: string;
+  /** Shared with the gateway, the decision endpoint's only caller. */
+  internalSecret: string;
   log: Logger;
   decisionLog: DecisionLog;
 }
 
-export function createPoliciesApp({ knex, adminToken, log, decisionLog }: PoliciesDeps): express.Express {
+export function createPoliciesApp({ knex, adminToken, internalSecret, log, decisionLog }: PoliciesDeps): express.Express {
   const store = knexPolicyStore(knex);
   const app = express();
   app.disable('x-powered-by');
@@ -39,6 +43,8 @@ export function createPoliciesApp({ knex, adminToken, log, decisionLog }: Polici
   app.use(requestId);
 
   app.post(DECISION_PATH, express.json({ limit: '16kb' }), async (req, res) => {
+    const secret = req.get(INTERNAL_SECRET_HEADER);
+    if (!secret || !sameSecret(secret, internalSecret)) return sendProblem(res, 'forbidden', { message: 'internal service' });
     const parsed = DecisionRequest.safeParse(req.body);
     // Only the gateway calls this; a malformed request is its bug, and it fails closed on any non-200.
     if (!parsed.success) return sendProblem(res, 'schema_invalid', { message: 'malformed decision request' });

@@ -6,10 +6,10 @@ import type { Running } from '../common/service.js';
 import { createPoliciesApp } from './app.js';
 import { batchedDecisionLog } from './decision-log.js';
 
-export async function startPolicies(config: Config, log: Logger, knex: Knex, adminToken: string): Promise<Running> {
+export async function startPolicies(config: Config, log: Logger, knex: Knex, adminToken: string, internalSecret: string): Promise<Running> {
   const decisionLog = batchedDecisionLog(knex, log);
   const http = await listen(config.PDP_PORT);
-  http.server.on('request', createPoliciesApp({ knex, adminToken, log, decisionLog }));
+  http.server.on('request', createPoliciesApp({ knex, adminToken, internalSecret, log, decisionLog }));
   return {
     url: http.url,
     async close() {

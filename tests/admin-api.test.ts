@@ -5,6 +5,7 @@ import type { System } from '../infra/system.js';
 import { startTestSystem } from './support/system.js';
 import { adminClient, type AdminClient } from './support/admin.js';
 import { verifySecret } from '../common/secrets.js';
+import { DECISION_PATH } from '../policies/decision.js';
 
 let system: System;
 let admin: AdminClient;
@@ -24,6 +25,20 @@ describe('operator authentication', () => {
     const res = await anonymous.checked('createTenant', 'POST', '/tenants', { label: label(), displayName: 'X', plan: 'L1' });
     expect(res.status).toBe(401);
     expect(res.body.error).toBe('invalid_token');
+  });
+});
+
+describe('the PDP decision endpoint', () => {
+  it('answers only the gateway: a call without the internal secret gets 403 forbidden and no decision', async () => {
+    const res = await fetch(`${system.pdpUrl}${DECISION_PATH}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-internal-secret': 'guess' },
+      body: JSON.stringify({ requestId: 'r-0000001', token: {}, capability: 'svc.profile.self.read', resource: { type: 'self' } }),
+    });
+    expect(res.status).toBe(403);
+    const body = await res.json();
+    expect(body.error).toBe('forbidden');
+    expect(body.allow).toBeUndefined();
   });
 });
 

@@ -64,7 +64,7 @@ try {
       name: 'PDP decision (direct)',
       url: `${system.pdpUrl}${DECISION_PATH}`,
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: { 'content-type': 'application/json', [INTERNAL_SECRET_HEADER]: 'bench-internal-secret-0123456789abcdef' },
       body: JSON.stringify({ requestId: 'bench-0001', token: claims, capability: 'svc.profile.self.read', resource: { type: 'self' } }),
     },
     { name: 'gateway GET /v1/me (full path)', url: `${system.baseUrl}/me`, headers: { authorization: `Bearer ${access_token}` } },

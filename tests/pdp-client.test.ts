@@ -31,7 +31,7 @@ const input: DecisionInput = {
 };
 const decide = (status: number, body: unknown) => {
   answer = { status, body: typeof body === 'string' ? body : JSON.stringify(body) };
-  return pdpClient(pool, '/decide')(input);
+  return pdpClient(pool, '/decide', 'secret')(input);
 };
 const allow = { allow: true, effectiveScopes: ['svc.profile.self.read'], subjectType: 'person', rateLimit: { tenant: { points: 1, durationS: 1 }, account: { points: 1, durationS: 1 } } };
 
@@ -60,7 +60,7 @@ describe('reading PDP answers', () => {
   it('treats an unreachable PDP as undecidable', async () => {
     const closed = upstreamPool('http://127.0.0.1:1');
     try {
-      expect(await pdpClient(closed, '/decide')(input)).toMatchObject({ undecidable: true });
+      expect(await pdpClient(closed, '/decide', 'secret')(input)).toMatchObject({ undecidable: true });
     } finally {
       await closed.close();
     }

@@ -40,6 +40,8 @@ export async function listen(port: number, host = '127.0.0.1'): Promise<Listenin
 }
 
 export const REQUEST_ID_HEADER = 'x-request-id';
+/** PostgreSQL SQLSTATEs for text the caller sent that cannot be stored: 22021 bad byte sequence, 22P05 untranslatable. */
+const CLIENT_DATA_ERRORS = new Set(['22021', '22P05']);
 const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{8,128}$/;
 
 /**
@@ -88,6 +90,10 @@ export function errorHandler(log: Logger, unexpected: ApiErrorCode = 'authorizat
     if (e?.type === 'entity.too.large') return sendProblem(res, 'payload_too_large');
     if (e?.type === 'entity.parse.failed' || e?.type === 'encoding.unsupported' || e?.type === 'charset.unsupported')
       return sendProblem(res, 'schema_invalid', { message: 'request body is not valid JSON' });
+    // A path segment that is not valid percent-encoding names nothing that can exist.
+    if (err instanceof URIError || (e?.status === 400 && e?.type === undefined)) return sendProblem(res, 'not_found');
+    // Input PostgreSQL cannot store as text (a NUL character, bad encoding): the caller's fault, never worth a retry.
+    if (CLIENT_DATA_ERRORS.has((err as { code?: string }).code ?? '')) return sendProblem(res, 'schema_invalid', { message: 'input contains characters that cannot be stored' });
     log.error({ err, requestId: res.locals.requestId, path: req.path }, 'unhandled error');
     sendProblem(res, unexpected, { status: 503, message: 'temporarily unavailable' });
   };

@@ -75,6 +75,16 @@ describe('tenants', () => {
     expect((await res.json()).error).toBe('schema_invalid');
   });
 
+  it('answers a NUL character in input with 422 schema_invalid and a malformed path escape with 404, never a 5xx', async () => {
+    const nul = await admin.checked('createTenant', 'POST', '/tenants', { label: label(), displayName: 'a\u0000b', plan: 'L1' });
+    expect(nul.status).toBe(422);
+    expect(nul.body.error).toBe('schema_invalid');
+    const badEscape = await admin.checked('updateTenant', 'PATCH', '/tenants/%E0%A4%A', { plan: 'L2' });
+    expect(badEscape.status).toBe(404);
+    const nulInPath = await admin.checked('updateClient', 'PATCH', '/clients/tp_x%00', { status: 'disabled' });
+    expect(nulInPath.status).toBeLessThan(500);
+  });
+
   it('changes plan, status and rate limits, and answers 404 for an unknown tenant', async () => {
     const { body: t } = await admin.checked('createTenant', 'POST', '/tenants', { label: label(), displayName: 'Acme', plan: 'L1' });
     const rateLimit = { tenant: { points: 10, durationS: 60 }, account: { points: 5, durationS: 60 } };
@@ -155,6 +165,20 @@ describe('persons, clients and grants', () => {
     expect((await admin.checked('getGrant', 'GET', path)).body.capabilities).toEqual([]);
     const otherTenant = await admin.checked('getGrant', 'GET', `/tenants/ten_00000000000000000000000000/grants/${client.clientId}`);
     expect(otherTenant.status).toBe(404);
+  });
+
+  it('serialises concurrent replacements of one grant: every PUT succeeds and one of them is what is stored', async () => {
+    const { body: client } = await admin.checked('createClient', 'POST', `/tenants/${tenantId}/clients`, {
+      slug: 'racy', name: 'Racy', kind: 'third_party', type: 'public', redirectUris: ['http://127.0.0.1:8400/callback'],
+    });
+    const path = `/tenants/${tenantId}/grants/${client.clientId}`;
+    const sets = [['svc.profile.self.read'], ['svc.tenant.info.read'], ['svc.profile.self.read', 'svc.person.read'], ['svc.person.read']];
+    for (let round = 0; round < 5; round++) {
+      const statuses = await Promise.all(sets.map((capabilities) => admin.call('PUT', path, { capabilities }).then((r) => r.status)));
+      expect(statuses).toEqual([200, 200, 200, 200]);
+    }
+    const stored = (await admin.ok('GET', path)).capabilities;
+    expect(sets.map((c) => [...c].sort())).toContainEqual(stored);
   });
 
   it('disables and re-enables a client', async () => {

@@ -21,6 +21,8 @@ export function grantsRouter(knex: Knex): Router {
     if (!(await client(tenantId, clientId))) return sendProblem(res, 'not_found');
     const capabilities = [...new Set(body.capabilities)].sort();
     await knex.transaction(async (trx) => {
+      // Concurrent replacements of one grant queue on the client row instead of racing delete-then-insert.
+      await trx('clients').where({ id: clientId }).forUpdate().first();
       await trx('tenant_grants').where({ tenant_id: tenantId, client_id: clientId }).delete();
       if (capabilities.length)
         await trx('tenant_grants').insert(capabilities.map((c) => ({ tenant_id: tenantId, client_id: clientId, capability_id: c })));

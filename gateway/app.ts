@@ -11,6 +11,8 @@ export function createGatewayApp(deps: PipelineDeps & { log: Logger }): express.
   app.disable('x-powered-by');
   app.set('etag', false);
   app.use(requestId);
+  // Only the route table's methods exist; an OPTIONS probe gets the same 404 as any unknown route, not a method list.
+  app.options('/{*path}', notFound);
 
   const api = express.Router({ caseSensitive: true, strict: true });
   const openApiJson = JSON.stringify(loadPublicApiDocument());

@@ -163,6 +163,13 @@ describe('request ids', () => {
     expect(await res.json()).toEqual({ error: 'not_found', requestId: res.headers.get('x-request-id') });
   });
 
+  it('answers an OPTIONS probe with a 404 Problem instead of listing methods', async () => {
+    const res = await fetch(`${system.baseUrl}/me`, { method: 'OPTIONS' });
+    expect(res.status).toBe(404);
+    expect(res.headers.get('allow')).toBeNull();
+    expect((await res.json()).error).toBe('not_found');
+  });
+
   it('serves the public OpenAPI document without a token', async () => {
     const res = await callApi(system.baseUrl, 'getOpenApiDocument', '/openapi.json');
     expect(res.status).toBe(200);

@@ -52,6 +52,8 @@ describe('reading PDP answers', () => {
     ['a 500', 500, { allow: true }],
     ['a 200 with an allow missing its scopes', 200, { allow: true }],
     ['a 200 with allow: "yes"', 200, { allow: 'yes', effectiveScopes: [], subjectType: 'person', rateLimit: {} }],
+    ['an allow with an empty rate-limit policy', 200, { ...allow, rateLimit: {} }],
+    ['an allow with a scope outside the catalogue', 200, { ...allow, effectiveScopes: ['svc.admin'] }],
     ['a body that is not JSON', 200, 'allow'],
   ])('treats %s as undecidable, never as an allow', async (_name, status, body) => {
     expect(await decide(status, body)).toMatchObject({ undecidable: true });

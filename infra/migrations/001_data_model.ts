@@ -179,13 +179,15 @@ export async function up(knex: Knex): Promise<void> {
   });
 
   await knex.schema.createTable('usage_records', (t) => {
-    t.text('request_id').primary(); // idempotency key: a retried request id is metered once
+    // A retried request id is metered once per tenant; callers choose ids, so one tenant cannot shadow another's.
+    t.text('request_id').notNullable();
     t.text('tenant_id').notNullable();
     t.text('client_id').notNullable();
     t.text('account_id').notNullable();
     t.text('operation_id').notNullable();
     t.integer('status').notNullable();
     t.timestamp('created_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
+    t.primary(['tenant_id', 'request_id']);
     t.index(['tenant_id', 'created_at']);
   });
 

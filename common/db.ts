@@ -51,6 +51,12 @@ export async function migrate(knex: Knex): Promise<void> {
   await knex.migrate.latest({ migrationSource });
 }
 
+/**
+ * False for text PostgreSQL cannot hold (a NUL character). Lookups by such a value can only miss, so callers treat it
+ * as not found instead of letting the driver fail with a server error.
+ */
+export const storableText = (value: string) => !value.includes('\u0000');
+
 /** True when the error is PostgreSQL's unique_violation. */
 export const isUniqueViolation = (err: unknown) => (err as { code?: string } | null)?.code === '23505';
 

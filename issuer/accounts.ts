@@ -3,6 +3,7 @@
 import type { Knex } from 'knex';
 import type { Account, FindAccount } from 'oidc-provider';
 import { hashSecret, verifySecret } from '../common/secrets.js';
+import { storableText } from '../common/db.js';
 
 let dummyHash: Promise<string> | undefined;
 /** Hash checked when the username is unknown, so a wrong username costs as long as a wrong password. */
@@ -13,9 +14,9 @@ const timingDummy = () => (dummyHash ??= hashSecret('no-such-account'));
  * relationship with `tenantId`; undefined otherwise, without saying which part failed.
  */
 export async function checkLogin(knex: Knex, tenantId: string, username: string, password: string): Promise<string | undefined> {
-  const account = await knex('accounts')
-    .where({ username, kind: 'person' })
-    .first('person_id', 'status', 'password_hash');
+  const account = storableText(username)
+    ? await knex('accounts').where({ username, kind: 'person' }).first('person_id', 'status', 'password_hash')
+    : undefined;
   const passwordOk = await verifySecret(password, account?.password_hash ?? (await timingDummy()));
   if (!account || !passwordOk || account.status !== 'active' || !account.person_id) return undefined;
   return (await hasRelationship(knex, tenantId, account.person_id)) ? (account.person_id as string) : undefined;

@@ -4,6 +4,7 @@
 import type { Knex } from 'knex';
 import { errors, type Adapter, type AdapterPayload } from 'oidc-provider';
 import { findClientMetadata, type ClientOptions } from './clients.js';
+import { storableText } from '../common/db.js';
 
 /** Models whose second use is a replay (contract §3 "Token lifecycle"). */
 const SINGLE_USE = new Set(['AuthorizationCode', 'RefreshToken']);
@@ -60,6 +61,7 @@ class PayloadAdapter implements Adapter {
   }
 
   async find(id: string): Promise<AdapterPayload | undefined> {
+    if (!storableText(id)) return undefined; // ids come from requests (codes, tokens, cookies)
     const row: Row | undefined = await this.rows().where('id', id).first('payload', 'consumed_at', 'expires_at', 'grant_id');
     if (!row) return undefined;
     if (row.consumed_at && SINGLE_USE.has(this.model)) {
@@ -72,6 +74,7 @@ class PayloadAdapter implements Adapter {
   }
 
   async findByUid(uid: string): Promise<AdapterPayload | undefined> {
+    if (!storableText(uid)) return undefined;
     const row: Row | undefined = await this.rows().where('uid', uid).first('payload', 'consumed_at', 'expires_at', 'grant_id');
     return row ? this.toPayload(row) : undefined;
   }
@@ -114,7 +117,7 @@ class ClientAdapter implements Adapter {
   ) {}
 
   async find(id: string): Promise<AdapterPayload | undefined> {
-    return findClientMetadata(this.knex, id, this.opts);
+    return storableText(id) ? findClientMetadata(this.knex, id, this.opts) : undefined;
   }
 
   async upsert(): Promise<void> {

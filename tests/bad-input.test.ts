@@ -1,0 +1,69 @@
+// Bad input never gets a 500 or a retryable 503: a NUL character (which PostgreSQL cannot store) and malformed
+// escapes at the token endpoint, the authorize endpoint, the login form and the API.
+import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
+import type { Browser } from 'playwright-core';
+import type { System } from '../infra/system.js';
+import { startTestSystem } from './support/system.js';
+import { adminClient, setupTenant, type TenantSetup } from './support/admin.js';
+import { launchBrowser } from './support/browser.js';
+import { authorizationRequest, discover } from './support/oauth.js';
+import { assertResponseMatches, captureResponse } from './support/openapi.js';
+
+let system: System;
+let browser: Browser;
+let tenant: TenantSetup;
+beforeAll(async () => {
+  [system, browser] = await Promise.all([startTestSystem(), launchBrowser()]);
+  tenant = await setupTenant(adminClient(system));
+});
+afterAll(async () => {
+  await browser?.close();
+  await system?.close();
+});
+
+const tokenRequest = async (form: Record<string, string>) => {
+  const res = await fetch(`${system.authUrl}/oauth2/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams(form).toString(),
+  });
+  return assertResponseMatches('token', 'issueToken', await captureResponse(res)) as { error: string };
+};
+
+describe('NUL characters', () => {
+  it.each([
+    ['a code', { grant_type: 'authorization_code', code: 'abc\u0000', code_verifier: 'v'.repeat(43), redirect_uri: 'http://127.0.0.1:8400/callback' }, 'invalid_grant'],
+    ['a refresh token', { grant_type: 'refresh_token', refresh_token: '\u0000' }, 'invalid_grant'],
+  ])('in %s at the token endpoint answer a TokenError', async (_name, form, error) => {
+    expect((await tokenRequest({ client_id: tenant.clientId, ...form })).error).toBe(error);
+  });
+
+  it('in a client id at the token endpoint answer invalid_client', async () => {
+    const body = await tokenRequest({ grant_type: 'refresh_token', client_id: `${tenant.clientId}\u0000`, refresh_token: 'x' });
+    expect(body.error).toBe('invalid_client');
+  });
+
+  it('in a client id at the authorize endpoint never answer 5xx', async () => {
+    const url = new URL(`${system.authUrl}/oauth2/authorize`);
+    url.search = new URLSearchParams({ client_id: `${tenant.clientId}\u0000`, response_type: 'code', redirect_uri: tenant.redirectUri, scope: 'svc.profile.self.read' }).toString();
+    const res = await fetch(url, { redirect: 'manual' });
+    expect(res.status).toBeLessThan(500);
+  });
+
+  it('in the login username give the generic sign-in failure, not an error page', async () => {
+    const config = await discover({ authUrl: system.authUrl, clientId: tenant.clientId, redirectUri: tenant.redirectUri });
+    const request = await authorizationRequest(config, tenant.redirectUri, 'svc.profile.self.read');
+    const context = await browser.newContext();
+    try {
+      const page = await context.newPage();
+      await page.goto(request.url.toString());
+      await page.locator('input[name="username"]').fill(`${tenant.username}\u0000`);
+      await page.locator('input[name="password"]').fill(tenant.password);
+      const [response] = await Promise.all([page.waitForResponse((r) => r.request().method() === 'POST'), page.locator('form button').click()]);
+      expect(response.status()).toBe(401);
+      expect(await page.locator('input[name="username"]').count()).toBe(1);
+    } finally {
+      await context.close();
+    }
+  });
+});

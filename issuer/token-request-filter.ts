@@ -50,6 +50,8 @@ export function tokenRequestFilter({ issuer, clientCredentials }: TokenFilterOpt
       if (seen.has(name)) return fail(CLIENT_AUTH_FIELDS.has(name) ? 'invalid_client' : 'invalid_grant', `${name} must not be provided twice`);
       seen.add(name);
     }
+    // An empty secret is not "no secret": public clients send none at all, confidential ones a real one (§4.1).
+    if (form.get('client_secret') === '') return fail('invalid_client', 'client_secret must not be empty');
     if (req.get('authorization') !== undefined && form.has('client_secret'))
       return fail('invalid_client', 'client authentication must use either HTTP Basic or client_secret, not both');
 

@@ -30,6 +30,13 @@ const tokenRequest = async (form: Record<string, string>) => {
   return assertResponseMatches('token', 'issueToken', await captureResponse(res)) as { error: string };
 };
 
+describe('client authentication', () => {
+  it('refuses an empty client_secret from a public client with invalid_client', async () => {
+    const body = await tokenRequest({ grant_type: 'refresh_token', client_id: tenant.clientId, client_secret: '', refresh_token: 'x' });
+    expect(body.error).toBe('invalid_client');
+  });
+});
+
 describe('NUL characters', () => {
   it.each([
     ['a code', { grant_type: 'authorization_code', code: 'abc\u0000', code_verifier: 'v'.repeat(43), redirect_uri: 'http://127.0.0.1:8400/callback' }, 'invalid_grant'],

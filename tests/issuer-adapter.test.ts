@@ -1,0 +1,45 @@
+// The issuer's storage of single-use codes and refresh tokens (contract §3): consuming is compare-and-set, so of two
+// concurrent uses exactly one consumes and the other kills the whole family, on PGlite and on real PostgreSQL.
+import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
+import { errors } from 'oidc-provider';
+import { migrate, type Database } from '../common/db.js';
+import { createAdapterFactory } from '../issuer/adapter.js';
+import { freshDatabase } from './support/database.js';
+
+let db: Database;
+let adapterFor: ReturnType<typeof createAdapterFactory>;
+beforeAll(async () => {
+  db = await freshDatabase();
+  await migrate(db.knex);
+  adapterFor = createAdapterFactory(db.knex, { clientCredentials: false });
+});
+afterAll(async () => {
+  await db?.close();
+});
+
+describe('single-use tokens in storage', () => {
+  it('lets exactly one of two concurrent consumes win; the loser gets invalid_grant and the family is gone', async () => {
+    const grants = adapterFor('Grant');
+    const tokens = adapterFor('RefreshToken');
+    await grants.upsert('grant-1', { accountId: 'psn_x', clientId: 'tp_a_b' } as never, 3600);
+    await tokens.upsert('rt-1', { grantId: 'grant-1', kind: 'RefreshToken' } as never, 3600);
+    await tokens.upsert('rt-other', { grantId: 'grant-1', kind: 'RefreshToken' } as never, 3600);
+
+    const outcomes = await Promise.allSettled([tokens.consume('rt-1'), tokens.consume('rt-1')]);
+    expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(1);
+    const [lost] = outcomes.filter((o): o is PromiseRejectedResult => o.status === 'rejected');
+    expect(lost!.reason).toBeInstanceOf(errors.InvalidGrant);
+    expect(await db.knex('oidc_payloads').where({ grant_id: 'grant-1' })).toEqual([]);
+  });
+
+  it('treats a second lookup of a used refresh token as a replay: not found, and the family is gone', async () => {
+    const grants = adapterFor('Grant');
+    const tokens = adapterFor('RefreshToken');
+    await grants.upsert('grant-2', { accountId: 'psn_x', clientId: 'tp_a_b' } as never, 3600);
+    await tokens.upsert('rt-2', { grantId: 'grant-2', kind: 'RefreshToken' } as never, 3600);
+    expect(await tokens.find('rt-2')).toMatchObject({ grantId: 'grant-2' });
+    await tokens.consume('rt-2');
+    expect(await tokens.find('rt-2')).toBeUndefined();
+    expect(await grants.find('grant-2')).toBeUndefined();
+  });
+});

@@ -1,9 +1,12 @@
 // One knex handle on PostgreSQL: the real server when DATABASE_URL is set, otherwise embedded PGlite served over
 // pglite-socket so the same `pg` driver, SQL and type parsing run in both modes.
 import knexFactory, { type Knex } from 'knex';
+import { existsSync, mkdirSync, readdirSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import { migrationSource } from '../infra/migrations/index.js';
+import { ConfigError } from './config.js';
 
 export type Db = Knex;
 
@@ -18,14 +21,17 @@ export interface DatabaseOptions {
   /** Embedded mode only: directory to keep data in; undefined = in memory. */
   dataDir?: string | undefined;
   poolMax?: number;
+  /** How long an unused pooled connection is kept before it is closed (tarn's default: 30 s). */
+  idleTimeoutMs?: number;
 }
 
 export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
+  const idle = opts.idleTimeoutMs === undefined ? {} : { idleTimeoutMillis: opts.idleTimeoutMs, reapIntervalMillis: Math.min(opts.idleTimeoutMs, 1000) };
   if (opts.databaseUrl) {
-    const knex = knexFactory({ client: 'pg', connection: opts.databaseUrl, pool: { min: 0, max: opts.poolMax ?? 10 } });
+    const knex = knexFactory({ client: 'pg', connection: opts.databaseUrl, pool: { min: 0, max: opts.poolMax ?? 10, ...idle } });
     return { knex, embedded: false, close: () => knex.destroy() };
   }
-  const pglite = await PGlite.create(opts.dataDir);
+  const pglite = await openPglite(opts.dataDir);
   const server = new PGLiteSocketServer({ db: pglite, host: '127.0.0.1', port: 0, maxConnections: 4 });
   await server.start();
   // PGlite is a single backend: one pooled connection keeps transactions from wedging each other, and a short
@@ -33,7 +39,7 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
   const knex = knexFactory({
     client: 'pg',
     connection: `postgres://postgres@${server.getServerConn()}/postgres`,
-    pool: { min: 0, max: 1 },
+    pool: { min: 0, max: 1, ...idle, afterCreate: startFreshSession },
     acquireConnectionTimeout: 5000,
   });
   return {
@@ -45,6 +51,52 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
       await pglite.close();
     },
   };
+}
+
+/**
+ * PGlite keeps ONE session for every socket connection, so a new connection (after the pool closed an idle one, or
+ * after one was lost) inherits the last one's prepared statements, settings, temporary tables, advisory locks and
+ * listeners, while the `pg` driver on the new connection believes it starts clean: re-preparing a named statement
+ * then fails with "already exists". DISCARD ALL makes the session as fresh as a new PostgreSQL backend.
+ * (pglite-socket itself rolls back a transaction left open by a connection that went away.)
+ */
+function startFreshSession(connection: { query(sql: string, cb: (err: Error | null) => void): void }, done: (err: Error | null, c: unknown) => void) {
+  connection.query('DISCARD ALL', (err) => done(err, connection));
+}
+
+/**
+ * mkdir -p, one level at a time: Node 20's `mkdirSync(dir, { recursive: true })` never returns for some paths that
+ * cannot be created (seen with /proc/x), where this fails with the system's error.
+ */
+function makeDirectory(dir: string): void {
+  if (existsSync(dir)) return;
+  if (dirname(dir) !== dir) makeDirectory(dirname(dir));
+  mkdirSync(dir);
+}
+
+/**
+ * Opens the embedded database, in memory or in `dataDir`. The directory (and its parents) is created when absent; an
+ * existing one must be empty or a PGlite data directory, so a mistyped path never fills some other directory with
+ * database files. Each failure is one line naming the path and the setting.
+ */
+async function openPglite(dataDir: string | undefined): Promise<PGlite> {
+  if (dataDir === undefined) return PGlite.create();
+  const refuse = (why: string) => new ConfigError(`PGLITE_DATA_DIR=${dataDir}: ${why}`);
+  let entries: string[];
+  try {
+    makeDirectory(dataDir);
+    entries = readdirSync(dataDir);
+  } catch (err) {
+    throw refuse(`cannot create or read the directory (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+  }
+  if (entries.length > 0 && !entries.includes('PG_VERSION'))
+    throw refuse('not a PGlite data directory (it is not empty and has no PG_VERSION); use an empty or new directory');
+  try {
+    return await PGlite.create(dataDir);
+  } catch (err) {
+    const reason = err instanceof Error ? err.message.split('\n')[0] : 'the database in it cannot be opened';
+    throw refuse(`cannot open the embedded database (${reason || 'unreadable data'})`);
+  }
 }
 
 export async function migrate(knex: Knex): Promise<void> {

@@ -19,17 +19,20 @@ export async function runService(name: string, start: (config: Config, log: Logg
     process.exit(2);
   }
   const log = createLogger(name, config.LOG_LEVEL);
-  const running = await start(config, log).catch(exitOnListenError(name));
+  const running = await start(config, log).catch(exitOnStartError(name));
   log.info({ url: running.url }, `${name} listening`);
   for (const signal of ['SIGINT', 'SIGTERM'] as const)
     process.once(signal, () => void running.close().then(() => process.exit(0)));
 }
 
-/** Ends the process with one clear line when a port cannot be had; other errors propagate. */
-export const exitOnListenError = (name: string) => (err: unknown): never => {
-  if (!(err instanceof ListenError)) throw err;
+/**
+ * Ends the process with one clear line when a port cannot be had or a setting cannot be used (the embedded data
+ * directory); other errors propagate.
+ */
+export const exitOnStartError = (name: string) => (err: unknown): never => {
+  if (!(err instanceof ListenError || err instanceof ConfigError)) throw err;
   console.error(`${name}: ${err.message}`);
-  process.exit(1);
+  process.exit(err instanceof ConfigError ? 2 : 1);
 };
 
 /** A service's own database handle, migrated (knex's migration lock makes concurrent starts safe). */

@@ -27,21 +27,23 @@ async function call(pdpUrl: string, adminToken: string, method: string, path: st
   return res.json() as Promise<Record<string, string>>;
 }
 
-/** Seeds the demo tenant once; later starts on the same data find it and change nothing. */
+/**
+ * Seeds the demo tenant, person, app and grant. Each piece is looked up first and created only when missing, so a
+ * later start on the same data changes nothing, and a start that stopped half-way through seeding completes it.
+ */
 export async function seedDemo(knex: Knex, pdpUrl: string, adminToken: string): Promise<DemoData> {
-  const existing = await knex('tenants').where({ label: DEMO.tenantLabel }).first();
-  if (existing) {
-    const client = await knex('clients').where({ tenant_id: existing.id, slug: DEMO.clientSlug }).first();
-    const account = await knex('accounts').where({ username: DEMO.username }).first();
-    return { tenantId: existing.id, clientId: client.id, personId: account.person_id, created: false };
-  }
-  const tenant = await call(pdpUrl, adminToken, 'POST', '/tenants', { label: DEMO.tenantLabel, displayName: 'Demo Tenant', plan: 'L2' });
-  const person = await call(pdpUrl, adminToken, 'POST', `/tenants/${tenant.tenantId}/persons`, {
-    displayName: 'Alice Example', username: DEMO.username, password: DEMO.password,
-  });
-  const client = await call(pdpUrl, adminToken, 'POST', `/tenants/${tenant.tenantId}/clients`, {
-    slug: DEMO.clientSlug, name: 'Sample App', kind: 'third_party', type: 'public', redirectUris: [DEMO.redirectUri],
-  });
-  await call(pdpUrl, adminToken, 'PUT', `/tenants/${tenant.tenantId}/grants/${client.clientId}`, { capabilities: DEMO.capabilities });
-  return { tenantId: tenant.tenantId!, clientId: client.clientId!, personId: person.personId!, created: true };
+  let created = false;
+  const create = (method: string, path: string, body: unknown) => ((created = true), call(pdpUrl, adminToken, method, path, body));
+
+  const tenantId = ((await knex('tenants').where({ label: DEMO.tenantLabel }).first())?.id as string | undefined)
+    ?? (await create('POST', '/tenants', { label: DEMO.tenantLabel, displayName: 'Demo Tenant', plan: 'L2' })).tenantId!;
+  const personId = ((await knex('accounts').where({ username: DEMO.username }).first())?.person_id as string | undefined)
+    ?? (await create('POST', `/tenants/${tenantId}/persons`, { displayName: 'Alice Example', username: DEMO.username, password: DEMO.password })).personId!;
+  const clientId = ((await knex('clients').where({ tenant_id: tenantId, slug: DEMO.clientSlug }).first())?.id as string | undefined)
+    ?? (await create('POST', `/tenants/${tenantId}/clients`, {
+      slug: DEMO.clientSlug, name: 'Sample App', kind: 'third_party', type: 'public', redirectUris: [DEMO.redirectUri],
+    })).clientId!;
+  if (!(await knex('tenant_grants').where({ tenant_id: tenantId, client_id: clientId }).first()))
+    await create('PUT', `/tenants/${tenantId}/grants/${clientId}`, { capabilities: DEMO.capabilities });
+  return { tenantId, clientId, personId, created };
 }

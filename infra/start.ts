@@ -2,7 +2,7 @@
 // DATABASE_URL / REDIS_URL are set, demo data seeded, URLs and demo credentials printed.
 import { ConfigError, loadConfig } from '../common/config.js';
 import { startSystem } from './system.js';
-import { exitOnListenError } from '../common/service.js';
+import { exitOnStartError } from '../common/service.js';
 import { DEMO, seedDemo } from './seed.js';
 
 let config;
@@ -13,7 +13,7 @@ try {
   console.error(err.message);
   process.exit(2);
 }
-const system = await startSystem(config).catch(exitOnListenError('npm start'));
+const system = await startSystem(config).catch(exitOnStartError('npm start'));
 const demo = await seedDemo(system.db.knex, system.pdpUrl, system.adminToken);
 
 console.log(`
@@ -31,6 +31,10 @@ Demo (${demo.created ? 'seeded now' : 'already seeded'}):
   person login  ${DEMO.username} / ${DEMO.password}   (personId ${demo.personId})
   client        ${demo.clientId} (public, PKCE S256), redirect URI ${DEMO.redirectUri}
   capabilities  ${DEMO.capabilities.join(' ')}
+
+Next:
+  sign in as the demo person and print an access token:   npm run -s demo-token
+  call the API with it:   curl -H "Authorization: Bearer $(npm run -s demo-token)" ${system.baseUrl}/me
 `);
 
 for (const signal of ['SIGINT', 'SIGTERM'] as const)

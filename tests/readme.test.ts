@@ -1,0 +1,22 @@
+// Every command README.md gives is one CI runs, so none can rot unnoticed: each line of README's `sh` blocks must
+// appear, as written, in .ci/run.
+import { describe, it, expect } from '@jest/globals';
+import { readFileSync } from 'node:fs';
+
+const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+const ci = readFileSync(new URL('../.ci/run', import.meta.url), 'utf8');
+
+const commands = [...readme.matchAll(/^```sh\n([\s\S]*?)^```/gm)]
+  .flatMap((block) => block[1]!.split('\n'))
+  .map((line) => line.trim())
+  .filter((line) => line !== '' && !line.startsWith('#'));
+
+describe('README.md commands', () => {
+  it('are found (the two commands first)', () => {
+    expect(commands.slice(0, 2)).toEqual(['npm install && npm start', 'npm test']);
+  });
+
+  it.each(commands)('`%s` is run by .ci/run as written', (command) => {
+    expect(ci).toContain(command);
+  });
+});

@@ -1,0 +1,64 @@
+// What a new user meets before anything runs: the embedded data directory is created where it is missing and reused
+// where it exists, and a directory that cannot serve, or a missing browser, stops with one line naming what to fix.
+import { describe, it, expect, afterAll } from '@jest/globals';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openDatabase } from '../common/db.js';
+
+const scratch = mkdtempSync(join(tmpdir(), 'tp-fresh-start-'));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+/** Runs a TypeScript entry the way npm scripts do, with `env` added to a configuration that has no database set. */
+function run(entry: string, env: Record<string, string>) {
+  const { DATABASE_URL: _db, REDIS_URL: _redis, ...inherited } = process.env;
+  const result = spawnSync(join('node_modules', '.bin', 'tsx'), [entry], { env: { ...inherited, ...env }, encoding: 'utf8', timeout: 60_000 });
+  const lines = result.stderr.split('\n').filter((l) => l.trim() !== '' && !l.includes('Unsupported runtime'));
+  return { status: result.status, lines, stdout: result.stdout };
+}
+
+describe('the embedded data directory', () => {
+  it('is created with its parents on first use and holds the data for the next start', async () => {
+    const dataDir = join(scratch, 'new', 'nested', 'pglite');
+    const first = await openDatabase({ dataDir });
+    await first.knex.raw('create table kept (value text)');
+    await first.knex('kept').insert({ value: 'still here' });
+    await first.close();
+
+    const second = await openDatabase({ dataDir });
+    expect(await second.knex('kept').pluck('value')).toEqual(['still here']);
+    await second.close();
+  });
+
+  it.each([
+    ['a file stands where the directory should be', () => (writeFileSync(join(scratch, 'a-file'), 'x'), join(scratch, 'a-file')), 'cannot create or read the directory'],
+    ['a parent is a file', () => (writeFileSync(join(scratch, 'parent-file'), 'x'), join(scratch, 'parent-file', 'pglite')), 'cannot create or read the directory'],
+    ['the directory holds something else', () => {
+      const dir = join(scratch, 'someone-elses');
+      mkdirSync(dir);
+      writeFileSync(join(dir, 'notes.txt'), 'not a database');
+      return dir;
+    }, 'not a PGlite data directory'],
+    ['a data directory is damaged', () => {
+      const dir = join(scratch, 'damaged');
+      mkdirSync(dir);
+      writeFileSync(join(dir, 'PG_VERSION'), '17\n');
+      return dir;
+    }, 'cannot open the embedded database'],
+  ])('stops npm start with one line naming the path and PGLITE_DATA_DIR when %s', (_case, makePath, reason) => {
+    const dataDir = makePath();
+    const { status, lines } = run('infra/start.ts', { PGLITE_DATA_DIR: dataDir });
+    expect(status).toBe(2);
+    expect(lines).toEqual([expect.stringContaining(`PGLITE_DATA_DIR=${dataDir}: ${reason}`)]);
+  });
+});
+
+describe('the browser check before npm test', () => {
+  it('stops with one line naming the fix when CHROMIUM_PATH names no executable', () => {
+    const missing = join(scratch, 'no-chromium-here');
+    const { status, lines } = run('tests/support/ensure-chromium.ts', { CHROMIUM_PATH: missing });
+    expect(status).toBe(1);
+    expect(lines).toEqual([`CHROMIUM_PATH=${missing} is not an executable file: point it at a Chromium binary, or unset it to use Debian's /usr/bin/chromium.`]);
+  });
+});

@@ -1,0 +1,125 @@
+// `npm run admin`: every admin operation is a command, and commands run against a live system do what the admin API
+// does, with exit codes scripts can rely on (0 done, 1 refused, 2 usage, 3 unreachable).
+import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import type { System } from '../infra/system.js';
+import { loadCommands, main } from '../infra/admin-cli.js';
+import { startTestSystem } from './support/system.js';
+
+let system: System;
+let env: Record<string, string>;
+beforeAll(async () => {
+  system = await startTestSystem();
+  env = { ADMIN_URL: `${system.pdpUrl}/admin/v1`, ADMIN_TOKEN: system.adminToken };
+});
+afterAll(async () => {
+  await system?.close();
+});
+
+/** Runs one command line in-process; returns its exit code, stdout and stderr. */
+async function admin(...argv: string[]) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await main(argv, env, { out: (t) => out.push(t), err: (t) => err.push(t) });
+  return { code, out: out.join('\n'), err: err.join('\n') };
+}
+const json = (r: { out: string }) => JSON.parse(r.out);
+
+describe('commands', () => {
+  it('cover every operation of admin-api.yaml, named after its operationId', () => {
+    const document = parseYaml(readFileSync(new URL('../docs/openapi/admin-api.yaml', import.meta.url), 'utf8'));
+    const operationIds = Object.values<Record<string, { operationId?: string }>>(document.paths).flatMap((item) => Object.values(item).map((op) => op.operationId).filter(Boolean));
+    expect(loadCommands().map((c) => c.operationId).sort()).toEqual(operationIds.sort());
+    expect(loadCommands().find((c) => c.operationId === 'createTenantAdminKey')!.name).toBe('create-tenant-admin-key');
+  });
+
+  it('each explain themselves with --help: arguments, fields, which are required', async () => {
+    const help = await admin('create-client', '--help');
+    expect(help.code).toBe(0);
+    expect(help.out).toContain('npm run admin -- create-client <tenantId> [flags]');
+    expect(help.out).toMatch(/--kind <third_party\|first_party\|internal>\s+\(required\)/);
+    expect(help.out).toContain('--redirect-uris <string (repeat the flag)>');
+    const overview = await admin('--help');
+    expect(overview.code).toBe(0);
+    expect(overview.out).toContain('revoke-account-sessions');
+  });
+});
+
+describe('against a live system', () => {
+  it('sets a tenant up from the shell: tenant, person, app, grant, rate limits', async () => {
+    const tenant = await admin('create-tenant', '--label', 'cli-tenant', '--display-name', 'CLI Tenant', '--plan', 'L2');
+    expect(tenant.code).toBe(0);
+    const { tenantId } = json(tenant);
+    expect(json(tenant)).toMatchObject({ label: 'cli-tenant', displayName: 'CLI Tenant', plan: 'L2', status: 'active' });
+
+    const person = await admin('create-person', tenantId, '--display-name', 'Pat', '--username', 'cli-pat', '--password', 'a long enough password');
+    expect(person.code).toBe(0);
+    expect(json(person).personId).toMatch(/^psn_/);
+
+    const client = await admin('create-client', tenantId, '--slug', 'shell-app', '--name', 'Shell App', '--kind', 'third_party', '--type', 'public',
+      '--redirect-uris', 'http://127.0.0.1:8400/a', '--redirect-uris', 'http://127.0.0.1:8400/b');
+    expect(client.code).toBe(0);
+    expect(json(client)).toMatchObject({ clientId: 'tp_cli-tenant_shell-app', redirectUris: ['http://127.0.0.1:8400/a', 'http://127.0.0.1:8400/b'] });
+
+    const grant = await admin('put-grant', tenantId, 'tp_cli-tenant_shell-app', '--capabilities', 'svc.profile.self.read', '--capabilities', 'svc.tenant.info.read');
+    expect(grant.code).toBe(0);
+    expect(await system.db.knex('tenant_grants').where({ tenant_id: tenantId }).pluck('capability_id')).toEqual(expect.arrayContaining(['svc.profile.self.read', 'svc.tenant.info.read']));
+
+    const table = await admin('get-grant', tenantId, 'tp_cli-tenant_shell-app', '--output', 'table');
+    expect(table.code).toBe(0);
+    expect(table.out.split('\n')[0]).toMatch(/^field\s+value$/);
+    expect(table.out).toMatch(/capabilities\s+\["svc\.profile\.self\.read","svc\.tenant\.info\.read"\]/);
+
+    const limits = await admin('update-tenant', tenantId, '--rate-limit', '{"tenant":{"points":50,"durationS":60},"account":{"points":10,"durationS":60}}');
+    expect(limits.code).toBe(0);
+    expect((await system.db.knex('tenants').where({ id: tenantId }).first()).rate_limit).toEqual({ tenant: { points: 50, durationS: 60 }, account: { points: 10, durationS: 60 } });
+
+    const withdrawn = await admin('delete-grant', tenantId, 'tp_cli-tenant_shell-app');
+    expect(withdrawn).toMatchObject({ code: 0, out: `DELETE /tenants/${tenantId}/grants/tp_cli-tenant_shell-app -> 204` });
+  });
+
+  it('exits 1 with the Problem on stderr when the API refuses', async () => {
+    await admin('create-tenant', '--label', 'cli-twice', '--display-name', 'Once', '--plan', 'L1');
+    const again = await admin('create-tenant', '--label', 'cli-twice', '--display-name', 'Twice', '--plan', 'L1');
+    expect(again.code).toBe(1);
+    expect(again.err).toContain('-> 409');
+    expect(again.err).toContain('"error": "already_exists"');
+    const wrongToken = await admin('get-usage', 'ten_00000000000000000000000000', '--token', 'not-the-operator-token');
+    expect(wrongToken.code).toBe(1);
+    expect(wrongToken.err).toContain('"error": "invalid_token"');
+  });
+
+  it('exits 2 on usage errors, sending nothing', async () => {
+    const before = await system.db.knex('tenants').count({ n: '*' }).first();
+    for (const argv of [
+      ['create-tenant', 'unexpected-positional', '--label', 'x'],
+      ['create-tenant', '--label', 'x', '--no-such-flag', 'y'],
+      ['update-tenant', 'ten_x', '--rate-limit', '{not json'],
+      ['update-capability', 'svc.person.read', '--enabled', 'maybe'],
+      ['list-decisions', 'ten_x', '--limit', 'many'],
+      ['create-person'],
+      ['no-such-command'],
+      [],
+    ]) expect({ argv, code: (await admin(...argv)).code }).toEqual({ argv, code: 2 });
+    expect(await system.db.knex('tenants').count({ n: '*' }).first()).toEqual(before);
+  });
+
+  it('exits 3 when the admin API cannot be reached', async () => {
+    const res = await admin('get-usage', 'ten_x', '--url', 'http://127.0.0.1:9/admin/v1');
+    expect(res.code).toBe(3);
+    expect(res.err).toContain('cannot reach the admin API at http://127.0.0.1:9/admin/v1');
+  });
+
+  it('runs as `npm run admin` in its own process with ADMIN_URL and ADMIN_TOKEN from the environment', async () => {
+    // Asynchronously: the system under test answers from this very process.
+    const run = (label: string) => promisify(execFile)(join('node_modules', '.bin', 'tsx'),
+      ['infra/admin-cli.ts', 'create-tenant', '--label', label, '--display-name', 'P', '--plan', 'L1', '--output', 'table'], { env: { ...process.env, ...env } });
+    const created = await run('cli-process');
+    expect(created.stdout).toMatch(/label\s+cli-process/);
+    await expect(run('cli-process')).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('already_exists') });
+  });
+});

@@ -26,6 +26,7 @@ export const SETTINGS = {
   ISSUER_JWKS: { schema: z.string().optional(), doc: 'JSON JWKS of private EC P-256 keys; the first signs, all are published.' },
   ISSUER_JWKS_FILE: { schema: optionalUrl, doc: 'Path of a file holding ISSUER_JWKS. Unset (both) = a key generated once and kept in the database.' },
   ISSUER_ENABLE_CLIENT_CREDENTIALS: { schema: bool.default(false), doc: 'Enable the client_credentials grant (workload tokens).' },
+  ISSUER_PURGE_INTERVAL_S: { schema: z.coerce.number().int().min(1).max(86400).default(60), doc: 'How often the issuer deletes expired codes, sessions, grants and refresh tokens (in batches of 500, at most 10,000 a round).' },
   ACCESS_TOKEN_TTL_S: { schema: z.coerce.number().int().min(1).max(900).default(900), doc: 'Access token lifetime; for tests only, the contract value is 900.' },
   LOG_LEVEL: { schema: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'), doc: 'Log level.' },
 } as const;

@@ -4,6 +4,7 @@ import { listen } from '../common/http.js';
 import type { Logger } from '../common/log.js';
 import type { Running } from '../common/service.js';
 import { createIssuerApp } from './app.js';
+import { startPurging } from './purge.js';
 
 /**
  * Starts the issuer. With `ephemeralPort` it listens on any free port and takes that URL as its issuer (AUTH_URL),
@@ -14,5 +15,6 @@ export async function startIssuer(config: Config, log: Logger, knex: Knex, ephem
   const effective = ephemeralPort ? { ...config, AUTH_URL: http.url } : config;
   const { app } = await createIssuerApp({ knex, config: effective, log });
   http.server.on('request', app);
-  return { url: effective.AUTH_URL, close: http.close };
+  const stopPurging = startPurging(knex, log, config.ISSUER_PURGE_INTERVAL_S);
+  return { url: effective.AUTH_URL, close: async () => (await stopPurging(), await http.close()) };
 }

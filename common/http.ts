@@ -9,7 +9,27 @@ import type { Logger } from './log.js';
 export interface Listening {
   url: string;
   port: number;
-  close(): Promise<void>;
+  /** Graceful: stops accepting, lets requests in flight finish (up to the deadline), then closes every connection. */
+  close(deadlineMs?: number): Promise<void>;
+}
+
+const SHUTDOWN_DEADLINE_MS = 10_000;
+
+/**
+ * Stops accepting connections and waits for the requests in flight; keep-alive connections are closed as soon as
+ * they fall idle, so clients reconnect elsewhere instead of sending into a closing server. What is still open at the
+ * deadline is cut.
+ */
+async function drain(server: http.Server, deadlineMs: number): Promise<void> {
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  const idleSweep = setInterval(() => server.closeIdleConnections(), 25);
+  const deadline = setTimeout(() => server.closeAllConnections(), deadlineMs);
+  try {
+    await closed;
+  } finally {
+    clearInterval(idleSweep);
+    clearTimeout(deadline);
+  }
 }
 
 /** A port that cannot be had: reported to the operator as one line, not a stack trace. */
@@ -31,11 +51,7 @@ export async function listen(port: number, host = '127.0.0.1'): Promise<Listenin
     server,
     port: actual,
     url: `http://${host}:${actual}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    close: (deadlineMs = SHUTDOWN_DEADLINE_MS) => drain(server, deadlineMs),
   };
 }
 

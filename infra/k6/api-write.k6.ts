@@ -1,0 +1,68 @@
+// Write mix that uses ETags as the contract requires (4.7, 4.8): create with If-None-Match: *, update with the
+// current ETag, and on 409 re-read and try again with the new ETag instead of re-sending blindly; now and then
+// delete with If-Match. VUs share records when PERSON_IDS is short, so conflicts happen and are handled.
+//   k6 run -e ACCESS_TOKEN="$(npm run -s demo-token)" -e PERSON_ID=psn_... -e EXTENSION_ID=demo_notes infra/k6/api-write.k6.ts
+import http from 'k6/http';
+import { check } from 'k6';
+import { Counter } from 'k6/metrics';
+import type { Options } from 'k6/options';
+import { BASE_URL, EXTENSION_ID, MAX_ERROR_RATE, P95_MS, PERSON_IDS, arrivalRate, required } from './lib/settings.ts';
+import { accessToken, bearer } from './lib/tokens.ts';
+
+const SCHEMA_VERSION = Number(__ENV.SCHEMA_VERSION ?? 1);
+const MAX_ATTEMPTS = 5;
+
+export const options: Options = {
+  scenarios: { writes: arrivalRate() },
+  thresholds: {
+    http_req_failed: [`rate<${MAX_ERROR_RATE}`],
+    'http_req_duration{endpoint:put}': [`p(95)<${P95_MS}`],
+    write_gave_up: ['count<1'],
+  },
+};
+
+const conflicts = new Counter('write_conflicts');
+const gaveUp = new Counter('write_gave_up');
+
+export function setup() {
+  required('PERSON_IDS', PERSON_IDS.join(','), 'the persons whose extension records to write');
+  required('EXTENSION_ID', EXTENSION_ID, 'an extension registered for the token\'s app');
+  return { token: accessToken() };
+}
+
+const recordUrl = (person: string) => `${BASE_URL}/persons/${person}/extensions/${EXTENSION_ID}`;
+/** 409 and 404 are answers this script handles, not failures. */
+const handled = http.expectedStatuses(200, 201, 204, 404, 409);
+
+/** The record's current ETag, or undefined when there is none. */
+function currentEtag(token: string, person: string): string | undefined {
+  const res = http.get(recordUrl(person), { headers: bearer(token), tags: { endpoint: 'get' }, responseCallback: handled });
+  return res.status === 200 ? (res.headers.Etag as string) : undefined;
+}
+
+export default function ({ token }: { token: string }): void {
+  const person = PERSON_IDS[Math.floor(Math.random() * PERSON_IDS.length)]!;
+  const body = JSON.stringify({ schemaVersion: SCHEMA_VERSION, data: { note: `k6 ${__VU}:${__ITER}`, at: Date.now() } });
+  let etag = currentEtag(token, person);
+  for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
+    const precondition: Record<string, string> = etag ? { 'if-match': etag } : { 'if-none-match': '*' };
+    const res = http.put(recordUrl(person), body, {
+      headers: { ...bearer(token), 'content-type': 'application/json', ...precondition },
+      tags: { endpoint: 'put' },
+      responseCallback: handled,
+    });
+    if (res.status === 200 || res.status === 201) {
+      check(res, { 'put: etag on success': (r) => Boolean(r.headers.Etag) });
+      if (Math.random() < 0.1) {
+        const del = http.del(recordUrl(person), null, { headers: { ...bearer(token), 'if-match': res.headers.Etag as string }, tags: { endpoint: 'delete' }, responseCallback: handled });
+        check(del, { 'delete: 204 or 409': (r) => r.status === 204 || r.status === 409 });
+      }
+      return;
+    }
+    check(res, { 'put: 409 or 404 when the record moved': (r) => r.status === 409 || r.status === 404 });
+    conflicts.add(1);
+    // The record changed under us: 409 carries the current ETag; 404 means it was deleted, so create instead.
+    etag = res.status === 409 ? ((res.headers.Etag as string | undefined) ?? currentEtag(token, person)) : undefined;
+  }
+  gaveUp.add(1);
+}

@@ -170,7 +170,9 @@ describe('extension record state table (contract §3, §4.7, §4.8)', () => {
     const stale = await api.put(token, person, extension, { schemaVersion: 1, data: { tier: 'gold' } }, { 'if-match': first });
     expectProblem(stale, 409, 'revision_conflict');
     expect(stale.headers.get('etag')).toBe(second);
-    expectProblem(await api.delete(token, person, extension, { 'if-match': first }), 409, 'revision_conflict');
+    const staleDelete = await api.delete(token, person, extension, { 'if-match': first });
+    expectProblem(staleDelete, 409, 'revision_conflict');
+    expect(staleDelete.headers.get('etag')).toBe(second);
     expect((await api.get(token, person, extension)).body).toEqual(updated.body);
 
     // If-None-Match is ignored on DELETE.

@@ -1,6 +1,7 @@
 // Opaque, tamper-proof cursors for listing a person's extensions: the last extension id of a page plus an HMAC
 // bound to the tenant, the app and the person, so a cursor cannot be edited or replayed to list anything else.
 import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
+import { isExtensionId } from '../common/ids.js';
 
 export interface CursorScope {
   tenantId: string;
@@ -8,7 +9,6 @@ export interface CursorScope {
   personId: string;
 }
 
-const EXTENSION_ID = /^[a-z][a-z0-9_]{2,63}$/;
 const MAC_BYTES = 16;
 
 /** `secret` is a configured deployment secret; the cursor key is derived from it for this use only. */
@@ -25,7 +25,7 @@ export function listCursors(secret: string) {
       const [payload, tag, ...rest] = cursor.split('.');
       if (!payload || !tag || rest.length) return undefined;
       const after = Buffer.from(payload, 'base64url').toString('utf8');
-      if (!EXTENSION_ID.test(after)) return undefined;
+      if (!isExtensionId(after)) return undefined;
       const expected = encode(scope, after); // canonical form: no alternative spellings of the same cursor
       const given = Buffer.from(cursor);
       return given.length === expected.length && timingSafeEqual(given, Buffer.from(expected)) ? after : undefined;

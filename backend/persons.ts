@@ -3,6 +3,7 @@
 import express, { Router, type Request, type Response } from 'express';
 import type { Knex } from 'knex';
 import { sendProblem } from '../common/http.js';
+import { isExtensionId } from '../common/ids.js';
 import type { CallContext } from '../common/internal-context.js';
 import { extensionRecords, type RecordKey } from './extension-records.js';
 import { extensionRegistry } from './extension-registry.js';
@@ -11,7 +12,6 @@ import { listCursors, type CursorScope } from './list-cursor.js';
 import { deletePrecondition, putPrecondition } from './preconditions.js';
 import { personOf } from './resources.js';
 
-const EXTENSION_ID = /^[a-z][a-z0-9_]{2,63}$/;
 const LIMIT = /^[0-9]{1,3}$/;
 const DEFAULT_LIMIT = 20;
 const MAX_LIMIT = 100;
@@ -22,7 +22,7 @@ const keyOf = (req: Request, res: Response): RecordKey => ({
   tenantId: contextOf(res).tenantId, personId: req.params.personId as string, extensionId: req.params.extensionId as string,
 });
 
-export function personsRouter(knex: Knex, cursorSecret: string): Router {
+export function personResourcesRouter(knex: Knex, cursorSecret: string): Router {
   const records = extensionRecords(knex);
   const registry = extensionRegistry(knex);
   const cursors = listCursors(cursorSecret);
@@ -58,7 +58,7 @@ export function personsRouter(knex: Knex, cursorSecret: string): Router {
   const notFound = (res: Response) => sendProblem(res, 'not_found');
 
   r.get('/v1/persons/:personId/extensions/:extensionId', async (req, res) => {
-    if (!EXTENSION_ID.test(req.params.extensionId!)) return notFound(res);
+    if (!isExtensionId(req.params.extensionId)) return notFound(res);
     const record = await records.get(keyOf(req, res), contextOf(res).clientId);
     if (!record) return notFound(res);
     res.setHeader('etag', record.etag).json(record);
@@ -69,7 +69,7 @@ export function personsRouter(knex: Knex, cursorSecret: string): Router {
     if (!precondition) return sendProblem(res, 'precondition_required', { message: 'send exactly one of If-None-Match: * (create) and If-Match: "<etag>" (update)' });
     const key = keyOf(req, res);
     const { clientId } = contextOf(res);
-    if (!EXTENSION_ID.test(key.extensionId) || !(await registry.ownedBy(key.extensionId, clientId))) return notFound(res);
+    if (!isExtensionId(key.extensionId) || !(await registry.ownedBy(key.extensionId, clientId))) return notFound(res);
     const parsed = parseExtensionWrite(Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0));
     if (!parsed.ok) return sendProblem(res, parsed.code, { message: parsed.message });
     const { write } = parsed;
@@ -94,7 +94,7 @@ export function personsRouter(knex: Knex, cursorSecret: string): Router {
     const precondition = deletePrecondition(req.get('if-match'));
     if (!precondition) return sendProblem(res, 'precondition_required', { message: 'If-Match: "<etag>" or * is required' });
     const key = keyOf(req, res);
-    if (!EXTENSION_ID.test(key.extensionId) || !(await registry.ownedBy(key.extensionId, contextOf(res).clientId))) return notFound(res);
+    if (!isExtensionId(key.extensionId) || !(await registry.ownedBy(key.extensionId, contextOf(res).clientId))) return notFound(res);
     const result = await records.remove(key, precondition.ifMatch);
     if ('conflict' in result) return sendProblem(res, 'revision_conflict', { headers: { etag: result.conflict } });
     res.status(204).end();

@@ -6,6 +6,7 @@ import type { Logger } from '../common/log.js';
 import { CONTEXT_HEADER, INTERNAL_SECRET_HEADER, decodeContext, type CallContext } from '../common/internal-context.js';
 import { knexRepository } from './repository.js';
 import { meOf, tenantOf } from './resources.js';
+import { personResourcesRouter } from './persons.js';
 
 export interface BackendDeps {
   knex: Knex;
@@ -34,6 +35,8 @@ export function createBackendApp({ knex, internalSecret, log }: BackendDeps): ex
     if (!tenant) return sendProblem(res, 'not_found');
     res.json(tenantOf(tenant));
   });
+  // Cursors are authenticated with a key derived from the deployment's internal secret (see list-cursor.ts).
+  app.use(personResourcesRouter(knex, internalSecret));
 
   app.use(notFound);
   app.use(errorHandler(log));

@@ -12,3 +12,10 @@ export const meOf = (c: CallContext) => ({
 });
 
 export const tenantOf = (t: TenantRecord) => ({ tenantId: t.tenantId, displayName: t.displayName });
+
+export interface PersonRow {
+  id: string;
+  display_name: string;
+  created_at: Date;
+}
+export const personOf = (p: PersonRow) => ({ personId: p.id, displayName: p.display_name, createdAt: new Date(p.created_at).toISOString() });

@@ -15,6 +15,7 @@ import { tenantsRouter } from './admin/tenants.js';
 import { personsRouter } from './admin/persons.js';
 import { clientsRouter } from './admin/clients.js';
 import { grantsRouter } from './admin/grants.js';
+import { extensionsRouter } from './admin/extensions.js';
 
 const DecisionRequest = z.object({
   requestId: z.string().min(1).max(128),
@@ -62,7 +63,7 @@ export function createPoliciesApp({ knex, adminToken, internalSecret, log, decis
 
   const admin = express.Router();
   admin.use(requireOperator(adminToken), express.json({ limit: '64kb' }));
-  admin.use(tenantsRouter(knex), personsRouter(knex), clientsRouter(knex), grantsRouter(knex));
+  admin.use(tenantsRouter(knex), personsRouter(knex), clientsRouter(knex), grantsRouter(knex), extensionsRouter(knex));
   app.use('/admin/v1', admin);
 
   app.use(notFound);

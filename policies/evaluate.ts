@@ -54,7 +54,7 @@ export function evaluate(input: DecisionInput, f: DecisionFacts): Decision {
   if (PERSON_RESOURCES.has(resource.type)) {
     // A person resource always names its person; without one the relationship cannot be checked, so no allow.
     if (!resource.personId) return deny('forbidden', 'resource.person_named');
-    if (!f.relationship) return deny('no_relationship', 'resource.relationship');
+    if (!f.relationship) return f.personOfOtherTenant ? deny('tenant_mismatch', 'resource.tenant') : deny('no_relationship', 'resource.relationship');
   }
 
   const planLevel = f.tenant.plan_level;

@@ -1,6 +1,7 @@
 // Everything one decision needs, read in a single round trip. No caching: a revocation shows on the next request.
 import type { Knex } from 'knex';
 import { preparedQuery } from '../common/db.js';
+import { isId } from '../common/ids.js';
 import type { Capability, DecisionInput, RateLimitPolicy } from './decision.js';
 
 export interface CatalogueEntry {
@@ -20,6 +21,8 @@ export interface DecisionFacts {
   catalogue: CatalogueEntry[];
   /** The addressed person (if any) has a live relationship with the token's tenant. */
   relationship: boolean;
+  /** The addressed person has a live relationship with some other tenant. */
+  personOfOtherTenant: boolean;
   /** The token's subject has a live relationship with the token's tenant (meaningful for self tokens). */
   subjectRelationship: boolean;
 }
@@ -44,13 +47,17 @@ const FACTS_SQL = `select
   exists(select 1 from tenant_person_relationships
      where tenant_id = $2 and person_id = $5 and ended_at is null) as relationship,
   exists(select 1 from tenant_person_relationships
-     where tenant_id = $2 and person_id = $6 and ended_at is null) as subject_relationship`;
+     where tenant_id = $2 and person_id = $6 and ended_at is null) as subject_relationship,
+  exists(select 1 from tenant_person_relationships
+     where person_id = $5 and tenant_id <> $2 and ended_at is null) as person_of_other_tenant`;
 
 export function knexPolicyStore(knex: Knex): PolicyStore {
   return {
     async facts({ token, resource }) {
       const [r] = await preparedQuery(knex, 'pdp_decision_facts', FACTS_SQL, [
-        token.client_id, token.tenant_id, token.actor_account_id ?? null, token.sid ?? null, resource.personId ?? null, token.sub,
+        // A personId that is not one cannot name a person: looked up as none (and never sent to SQL as odd text).
+        token.client_id, token.tenant_id, token.actor_account_id ?? null, token.sid ?? null,
+        isId('psn', resource.personId) ? resource.personId : null, token.sub,
       ]);
       return {
         client: r!.client,
@@ -62,6 +69,7 @@ export function knexPolicyStore(knex: Knex): PolicyStore {
         catalogue: r!.catalogue ?? [],
         relationship: r!.relationship,
         subjectRelationship: r!.subject_relationship,
+        personOfOtherTenant: r!.person_of_other_tenant,
       } as DecisionFacts;
     },
   };

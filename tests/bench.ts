@@ -11,9 +11,13 @@ import { startTestSystem } from './support/system.js';
 import { adminClient, setupTenant } from './support/admin.js';
 import { launchBrowser } from './support/browser.js';
 import { obtainTokens } from './support/oauth.js';
+import { registerExtension } from './support/extensions.js';
+import { benchExtensionRecords, compareSizes } from './support/bench-extensions.js';
 
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
+/** Records stored for the second extension measurement (the first is at 1,000). */
+const EXTENSION_RECORDS = Number(process.env.BENCH_EXTENSION_RECORDS ?? 1_000_000);
 
 interface Target {
   name: string;
@@ -71,12 +75,19 @@ try {
   ];
   const results = [];
   for (const t of targets) results.push(await measure(t));
+  const extensionResults = await benchExtensionRecords({
+    knex: system.db.knex, backendUrl: system.backendUrl, internalSecret: 'bench-internal-secret-0123456789abcdef',
+    tenantId: tenant.tenantId, clientId: tenant.clientId, extensionId: await registerExtension(admin, tenant.clientId),
+    connections: CONNECTIONS, durationS: DURATION_S,
+  }, EXTENSION_RECORDS);
+  results.push(...extensionResults);
   const base = results[0]!.rps;
   const config = loadConfig();
   console.log(`\n${DURATION_S}s per target, ${CONNECTIONS} connections, database ${config.DATABASE_URL ? 'PostgreSQL' : 'embedded PGlite'}, limiter ${config.REDIS_URL ? 'Redis' : 'in-process'}`);
   console.log('target                              req/s   p50 ms  p99 ms  throughput vs baseline');
   for (const r of results)
     console.log(`${r.name.padEnd(34)} ${r.rps.toFixed(0).padStart(7)} ${String(r.p50).padStart(8)} ${String(r.p99).padStart(7)}  ${(r.rps / base).toFixed(3)}`);
+  for (const line of compareSizes(extensionResults)) console.log(line);
 } finally {
   await system.close();
   baseline.close();

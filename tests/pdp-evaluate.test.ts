@@ -34,6 +34,7 @@ function facts(over: Partial<DecisionFacts> = {}): DecisionFacts {
     })),
     relationship: true,
     subjectRelationship: true,
+    personOfOtherTenant: false,
     ...over,
   };
 }
@@ -89,6 +90,7 @@ describe('PDP evaluation', () => {
     ['person the tenant has ended its relationship with', input(), facts({ subjectRelationship: false }), 'subject_revoked'],
     ['person resource without a person id', input({}, { capability: 'svc.person.read', resource: { type: 'person' } }), facts(), 'forbidden'],
     ['person without relationship', input({}, { capability: 'svc.person.read', resource: { type: 'person', personId: P } }), facts({ relationship: false }), 'no_relationship'],
+    ['person of another tenant', input({}, { capability: 'svc.person.metadata.read', resource: { type: 'person_extension', personId: P } }), facts({ relationship: false, personOfOtherTenant: true }), 'tenant_mismatch'],
   ])('denies %s', (_name, i, f, code) => {
     expect(codeOf(i, f)).toBe(code);
   });

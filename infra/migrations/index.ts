@@ -1,8 +1,9 @@
 // Migrations are imported statically (not discovered on disk) so they run the same under tsx, node and jest.
 import type { Knex } from 'knex';
 import * as m001 from './001_data_model.js';
+import * as m002 from './002_extension_quotas.js';
 
-const MIGRATIONS: Record<string, Knex.Migration> = { '001_data_model': m001 };
+const MIGRATIONS: Record<string, Knex.Migration> = { '001_data_model': m001, '002_extension_quotas': m002 };
 
 export const migrationSource: Knex.MigrationSource<string> = {
   getMigrations: async () => Object.keys(MIGRATIONS),

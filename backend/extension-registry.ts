@@ -1,0 +1,36 @@
+// What the backend knows about registered extensions: which app owns one, and the compiled validator of each schema
+// version. Both are immutable once registered, so they are cached for the life of the process: every schema
+// version is compiled once, not per request. Misses are never cached (a registration may come later).
+import type { Knex } from 'knex';
+import { compileExtensionSchema, type DataValidator } from '../common/extension-schema.js';
+
+export function extensionRegistry(knex: Knex) {
+  const owners = new Map<string, string>();
+  const validators = new Map<string, DataValidator>();
+  return {
+    /** True when `extensionId` is registered and owned by `clientId`. */
+    async ownedBy(extensionId: string, clientId: string): Promise<boolean> {
+      let owner = owners.get(extensionId);
+      if (owner === undefined) {
+        owner = (await knex('extensions').where({ id: extensionId }).first('client_id'))?.client_id as string | undefined;
+        if (owner) owners.set(extensionId, owner);
+      }
+      return owner === clientId;
+    },
+    /** The validator for a registered schema version, or undefined when the version is not registered. */
+    async validator(extensionId: string, version: number): Promise<DataValidator | undefined> {
+      const key = `${extensionId}@${version}`;
+      let validate = validators.get(key);
+      if (!validate) {
+        const row = await knex('extension_schemas').where({ extension_id: extensionId, version }).first('schema');
+        if (!row) return undefined;
+        const compiled = compileExtensionSchema(row.schema);
+        if (!compiled.ok) throw new Error(`registered schema ${key} does not compile: ${compiled.message}`); // refused at registration
+        validate = compiled.validate;
+        validators.set(key, validate);
+      }
+      return validate;
+    },
+  };
+}
+export type ExtensionRegistry = ReturnType<typeof extensionRegistry>;

@@ -1,0 +1,81 @@
+// Registration of person extensions and their schema versions (platform-interfaces.md). Every schema is compiled
+// before it is stored, so an invalid one is refused here instead of failing later at write time.
+import { Router, type Response } from 'express';
+import { z } from 'zod';
+import type { Knex } from 'knex';
+import { ulid } from 'ulid';
+import { sendProblem } from '../../common/http.js';
+import { compileExtensionSchema } from '../../common/extension-schema.js';
+import { DISPLAY_NAME, createOrConflict, parse } from './support.js';
+
+const VERSION = /^[1-9][0-9]{0,8}$/;
+const CreateExtension = z.strictObject({
+  name: DISPLAY_NAME,
+  schemas: z.record(z.string().regex(VERSION, 'schema versions are integers >= 1'), z.unknown())
+    .refine((s) => Object.keys(s).length > 0, 'at least one schema version'),
+});
+
+/** Platform-assigned ids match the contract's `^[a-z][a-z0-9_]{2,63}$` and are unique across all tenants. */
+const newExtensionId = () => `ext_${ulid().toLowerCase()}`;
+
+/** Compiles every schema; on the first failure answers 422 schema_invalid naming the version and returns false. */
+function schemasCompile(schemas: Record<string, unknown>, res: Response): boolean {
+  for (const [version, schema] of Object.entries(schemas)) {
+    const compiled = compileExtensionSchema(schema);
+    if (!compiled.ok) {
+      sendProblem(res, 'schema_invalid', { message: `schemas.${version}: ${compiled.message}` });
+      return false;
+    }
+  }
+  return true;
+}
+
+async function versionsOf(knex: Knex, extensionId: string): Promise<number[]> {
+  const rows = await knex('extension_schemas').where({ extension_id: extensionId }).orderBy('version').select('version');
+  return rows.map((r) => r.version as number);
+}
+
+export function extensionsRouter(knex: Knex): Router {
+  const r = Router();
+
+  /**
+   * The tenant row is locked while its extensions are counted and the new one inserted, so registrations racing at
+   * the plan's limit cannot together exceed it.
+   */
+  r.post('/clients/:clientId/extensions', async (req, res) => {
+    const body = parse(CreateExtension, req.body, res);
+    if (!body || !schemasCompile(body.schemas, res)) return;
+    const client = await knex('clients').where({ id: req.params.clientId }).first();
+    if (!client) return sendProblem(res, 'not_found');
+    await createOrConflict(res, 'the client already has an extension with this name', async () => {
+      const created = await knex.transaction(async (trx) => {
+        const tenant = await trx('tenants').join('plans', 'plans.id', 'tenants.plan')
+          .where('tenants.id', client.tenant_id).forUpdate('tenants').first('plans.max_extensions');
+        const [registered] = await trx('extensions').where({ tenant_id: client.tenant_id }).count({ count: '*' });
+        if (Number(registered!.count) >= tenant.max_extensions) return undefined;
+        const extensionId = newExtensionId();
+        await trx('extensions').insert({ id: extensionId, tenant_id: client.tenant_id, client_id: client.id, name: body.name });
+        await trx('extension_schemas').insert(
+          Object.entries(body.schemas).map(([version, schema]) => ({ extension_id: extensionId, version: Number(version), schema: JSON.stringify(schema) })),
+        );
+        return extensionId;
+      });
+      if (!created) return sendProblem(res, 'quota_exceeded', { message: "the tenant's extension count is at its plan limit" });
+      res.status(201).json({ extensionId: created, clientId: client.id, name: body.name, schemaVersions: await versionsOf(knex, created) });
+    });
+  });
+
+  /** A registered version is immutable: the same schema again is 200, a different one 409. */
+  r.put('/extensions/:extensionId/schemas/:version', async (req, res) => {
+    const { extensionId, version } = req.params;
+    if (!VERSION.test(version) || !(await knex('extensions').where({ id: extensionId }).first())) return sendProblem(res, 'not_found');
+    if (!schemasCompile({ [version]: req.body }, res)) return;
+    const schema = JSON.stringify(req.body);
+    await knex('extension_schemas').insert({ extension_id: extensionId, version: Number(version), schema }).onConflict(['extension_id', 'version']).ignore();
+    const same = await knex('extension_schemas')
+      .where({ extension_id: extensionId, version: Number(version) }).whereRaw('schema = ?::jsonb', [schema]).first();
+    if (!same) return sendProblem(res, 'already_exists', { message: `schema version ${version} is registered with a different schema` });
+    res.json({ extensionId, schemaVersions: await versionsOf(knex, extensionId) });
+  });
+  return r;
+}

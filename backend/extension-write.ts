@@ -15,6 +15,24 @@ export interface ExtensionWrite {
 
 export type ParsedWrite = { ok: true; write: ExtensionWrite } | { ok: false; code: Extract<ApiErrorCode, 'schema_invalid' | 'payload_too_large'>; message: string };
 
+/**
+ * Deepest nesting of arrays and objects accepted in `data`. 16 KiB can hold thousands of levels, which PostgreSQL's
+ * recursive jsonb parser refuses (stack depth) and schema validation would recurse through; no real metadata needs it.
+ */
+export const MAX_DATA_DEPTH = 32;
+
+/** True when `value` nests arrays/objects deeper than `max` levels (iterative: the input decides the depth). */
+function nestedDeeperThan(value: unknown, max: number): boolean {
+  const stack: [unknown, number][] = [[value, 1]];
+  while (stack.length) {
+    const [v, depth] = stack.pop()!;
+    if (typeof v !== 'object' || v === null) continue;
+    if (depth > max) return true;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) stack.push([child, depth + 1]);
+  }
+  return false;
+}
+
 const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const invalid = (message: string): ParsedWrite => ({ ok: false, code: 'schema_invalid', message });
 
@@ -34,5 +52,6 @@ export function parseExtensionWrite(raw: Buffer): ParsedWrite {
   if (!isPlainObject(data)) return invalid('data must be a JSON object');
   const json = JSON.stringify(data);
   if (Buffer.byteLength(json, 'utf8') > MAX_DATA_BYTES) return { ok: false, code: 'payload_too_large', message: 'data is over 16 KiB serialized' };
+  if (nestedDeeperThan(data, MAX_DATA_DEPTH)) return invalid(`data nests deeper than ${MAX_DATA_DEPTH} levels`);
   return { ok: true, write: { schemaVersion: schemaVersion as number, data, json } };
 }

@@ -8,12 +8,20 @@ export const DEMO = {
   clientSlug: 'sample-app',
   redirectUri: 'http://127.0.0.1:8400/callback',
   capabilities: ['svc.profile.self.read', 'svc.tenant.info.read', 'svc.person.read', 'svc.person.metadata.read', 'svc.person.metadata.write'],
+  extensionName: 'Demo notes',
+  /** Schema version 1 of the demo extension: a note and a list of tags. */
+  extensionSchema: {
+    type: 'object',
+    properties: { note: { type: 'string', maxLength: 1000 }, tags: { type: 'array', items: { type: 'string', maxLength: 40 }, maxItems: 20 } },
+    additionalProperties: false,
+  },
 };
 
 export interface DemoData {
   tenantId: string;
   clientId: string;
   personId: string;
+  extensionId: string;
   created: boolean;
 }
 
@@ -45,5 +53,7 @@ export async function seedDemo(knex: Knex, pdpUrl: string, adminToken: string): 
     })).clientId!;
   if (!(await knex('tenant_grants').where({ tenant_id: tenantId, client_id: clientId }).first()))
     await create('PUT', `/tenants/${tenantId}/grants/${clientId}`, { capabilities: DEMO.capabilities });
-  return { tenantId, clientId, personId, created };
+  const extensionId = ((await knex('extensions').where({ client_id: clientId, name: DEMO.extensionName }).first())?.id as string | undefined)
+    ?? (await create('POST', `/clients/${clientId}/extensions`, { name: DEMO.extensionName, schemas: { 1: DEMO.extensionSchema } })).extensionId!;
+  return { tenantId, clientId, personId, extensionId, created };
 }

@@ -31,6 +31,7 @@ Demo (${demo.created ? 'seeded now' : 'already seeded'}):
   person login  ${DEMO.username} / ${DEMO.password}   (personId ${demo.personId})
   client        ${demo.clientId} (public, PKCE S256), redirect URI ${DEMO.redirectUri}
   capabilities  ${DEMO.capabilities.join(' ')}
+  extension     ${demo.extensionId} ("${DEMO.extensionName}", schema version 1, owned by the demo app)
 
 Next:
   sign in as the demo person and print an access token:   npm run -s demo-token

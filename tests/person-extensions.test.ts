@@ -240,6 +240,21 @@ describe('PUT body', () => {
     expect((await api.put(token, person, extension, { schemaVersion: 1, data: dataOfBytes(16_384) }, { 'if-match': created.body.etag })).status).toBe(200);
   });
 
+  it('accepts data nested 32 levels deep and refuses 33 with 422 schema_invalid, leaving the record as it was', async () => {
+    const nestedData = (levels: number) => {
+      let data: Record<string, unknown> = {};
+      for (let level = 1; level < levels; level++) data = { n: data };
+      return data;
+    };
+    const someone = await newPerson(tenant.tenantId);
+    expectProblem(await api.put(token, someone, extension, { schemaVersion: 1, data: nestedData(33) }, CREATE), 422, 'schema_invalid');
+    expect((await api.get(token, someone, extension)).status).toBe(404);
+    const created = await api.put(token, someone, extension, { schemaVersion: 1, data: nestedData(32) }, CREATE);
+    expect(created.status).toBe(201);
+    expectProblem(await api.put(token, someone, extension, { schemaVersion: 1, data: nestedData(33) }, { 'if-match': created.body.etag }), 422, 'schema_invalid');
+    expect((await api.get(token, someone, extension)).body).toEqual(created.body);
+  });
+
   it('refuses a body far above the cap before parsing it (413, although it is not even JSON)', async () => {
     const res = await api.put(token, person, extension, `{${'x'.repeat(1024 * 1024)}`, CREATE);
     expectProblem(res, 413, 'payload_too_large');

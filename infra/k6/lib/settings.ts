@@ -9,7 +9,7 @@ export const MAX_ERROR_RATE = Number(__ENV.MAX_ERROR_RATE ?? 0.01);
 export const P95_MS = Number(__ENV.P95_MS ?? 50);
 /** The person whose data the person and extension requests address (the demo person for `npm start`). */
 export const PERSON_IDS = (__ENV.PERSON_IDS ?? __ENV.PERSON_ID ?? '').split(',').map((s) => s.trim()).filter(Boolean);
-/** An extension registered for the token's app (the demo app's `demo_notes` for `npm start`). */
+/** An extension registered for the token's app (for `npm start`, the demo extension whose id it prints). */
 export const EXTENSION_ID = __ENV.EXTENSION_ID ?? '';
 
 /** A setting the scenario cannot run without: stops the run at once with what to pass. */

@@ -12,7 +12,8 @@ import { adminClient, setupTenant } from './support/admin.js';
 import { launchBrowser } from './support/browser.js';
 import { obtainTokens } from './support/oauth.js';
 import { registerExtension } from './support/extensions.js';
-import { benchExtensionRecords, compareSizes } from './support/bench-extensions.js';
+import { benchExtensionRecords, compareSizes, type ExtensionBenchSetup } from './support/bench-extensions.js';
+import type { System } from '../infra/system.js';
 
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
@@ -42,6 +43,18 @@ const baseline = http.createServer((_req, res) => {
 });
 await new Promise<void>((resolve) => baseline.listen(0, '127.0.0.1', resolve));
 const system = await startTestSystem({ INTERNAL_SECRET: 'bench-internal-secret-0123456789abcdef' });
+// A second system on its own database holds the large extension, so both sizes can be measured in alternation.
+const largeSystem = await startTestSystem({ INTERNAL_SECRET: 'bench-internal-secret-0123456789abcdef' });
+
+async function extensionSetup(s: System): Promise<ExtensionBenchSetup> {
+  const admin = adminClient(s);
+  const { tenantId, clientId } = await setupTenant(admin);
+  return {
+    knex: s.db.knex, backendUrl: s.backendUrl, internalSecret: 'bench-internal-secret-0123456789abcdef', tenantId, clientId,
+    extensionId: await registerExtension(admin, clientId), connections: CONNECTIONS, durationS: DURATION_S,
+  };
+}
+
 try {
   const admin = adminClient(system);
   const tenant = await setupTenant(admin);
@@ -75,11 +88,7 @@ try {
   ];
   const results = [];
   for (const t of targets) results.push(await measure(t));
-  const extensionResults = await benchExtensionRecords({
-    knex: system.db.knex, backendUrl: system.backendUrl, internalSecret: 'bench-internal-secret-0123456789abcdef',
-    tenantId: tenant.tenantId, clientId: tenant.clientId, extensionId: await registerExtension(admin, tenant.clientId),
-    connections: CONNECTIONS, durationS: DURATION_S,
-  }, EXTENSION_RECORDS);
+  const extensionResults = await benchExtensionRecords(await extensionSetup(system), await extensionSetup(largeSystem), EXTENSION_RECORDS);
   results.push(...extensionResults);
   const base = results[0]!.rps;
   const config = loadConfig();
@@ -90,5 +99,6 @@ try {
   for (const line of compareSizes(extensionResults)) console.log(line);
 } finally {
   await system.close();
+  await largeSystem.close();
   baseline.close();
 }

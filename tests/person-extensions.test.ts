@@ -405,3 +405,60 @@ describe('404 reveals nothing', () => {
     expectProblem(await api.get(token, person, theirs), 404, 'not_found');
   });
 });
+
+describe('storage access paths', () => {
+  interface Query { sql: string; bindings: unknown[] }
+  interface PlanNode { 'Node Type': string; 'Relation Name'?: string; 'Index Name'?: string; 'Index Cond'?: string; Plans?: PlanNode[] }
+  /** Each table's primary key, and the leading key columns a query must fix so that it reads one key range only. */
+  const KEY_PREFIX: Record<string, { index: string; fixed: string[] }> = {
+    person_extensions: { index: 'person_extensions_pkey', fixed: ['tenant_id', 'person_id'] },
+    extension_record_counts: { index: 'extension_record_counts_pkey', fixed: ['tenant_id', 'extension_id'] },
+  };
+  /** Scans of those tables that are not a primary-key range with the leading columns fixed. */
+  const unboundedScans = (node: PlanNode): string[] => {
+    const prefix = node['Node Type'].endsWith('Scan') && node['Relation Name'] ? KEY_PREFIX[node['Relation Name']] : undefined;
+    const bounded = !prefix || (node['Index Name'] === prefix.index && prefix.fixed.every((c) => (node['Index Cond'] ?? '').includes(`(${c} = `)));
+    return [...(bounded ? [] : [`${node['Node Type']} on ${node['Relation Name']} ${node['Index Cond'] ?? ''}`]), ...(node.Plans ?? []).flatMap(unboundedScans)];
+  };
+
+  /** The plan PostgreSQL chooses with sequential and bitmap scans priced out, checked for unbounded scans. */
+  async function unboundedScansOf(q: Query): Promise<string[]> {
+    const client = system.db.knex.client as unknown as {
+      acquireConnection(): Promise<{ query(sql: string, values?: unknown[]): Promise<{ rows: Record<string, any>[] }> }>;
+      releaseConnection(c: unknown): Promise<void>;
+    };
+    const connection = await client.acquireConnection();
+    try {
+      await connection.query('set enable_seqscan = off; set enable_bitmapscan = off');
+      const { rows } = await connection.query(`explain (format json) ${q.sql}`, q.bindings);
+      return unboundedScans(rows[0]!['QUERY PLAN'][0].Plan);
+    } finally {
+      await connection.query('reset enable_seqscan; reset enable_bitmapscan');
+      await client.releaseConnection(connection);
+    }
+  }
+
+  it("reads, writes, lists and deletes through primary-key ranges of one person's records, and never counts records", async () => {
+    const extension = await registerExtension(admin, tenant.clientId);
+    const person = await newPerson(tenant.tenantId);
+    const queries: Query[] = [];
+    const capture = (q: Query) => void (/person_extensions|extension_record_counts/.test(q.sql) && queries.push(q));
+    system.db.knex.on('query', capture);
+    try {
+      const created = await api.put(token, person, extension, { schemaVersion: 1, data: {} }, CREATE);
+      await api.put(token, person, extension, { schemaVersion: 1, data: {} }, CREATE);
+      await api.get(token, person, extension);
+      await api.list(token, person, '?limit=1');
+      const updated = await api.put(token, person, extension, { schemaVersion: 1, data: { note: 'x' } }, { 'if-match': created.body.etag });
+      await api.put(token, person, extension, { schemaVersion: 1, data: {} }, { 'if-match': created.body.etag });
+      await api.delete(token, person, extension, { 'if-match': created.body.etag });
+      expect((await api.delete(token, person, extension, { 'if-match': updated.body.etag })).status).toBe(204);
+    } finally {
+      system.db.knex.off('query', capture);
+    }
+    const reading = queries.filter((q) => /^\s*(select|update|delete)/i.test(q.sql));
+    expect(reading.length).toBeGreaterThanOrEqual(8);
+    for (const q of reading) expect({ sql: q.sql, unbounded: await unboundedScansOf(q) }).toEqual({ sql: q.sql, unbounded: [] });
+    expect(queries.filter((q) => /count\(/i.test(q.sql))).toEqual([]);
+  });
+});

@@ -21,11 +21,17 @@ export async function up(knex: Knex): Promise<void> {
     t.unique(['client_id', 'name']);
   });
 
+  // Nothing reads a tenant's records of one extension any more (the counter replaces counting them), and on small
+  // tables the planner would pick this index for point lookups, scanning the whole (tenant, extension) range. Every
+  // record access goes through the primary key (tenant, person, extension).
+  await knex.schema.alterTable('person_extensions', (t) => t.dropIndex(['tenant_id', 'extension_id']));
+
   // The PDP asks whether an addressed person belongs to another tenant (tenant_mismatch) by person alone.
   await knex.schema.alterTable('tenant_person_relationships', (t) => t.index(['person_id']));
 }
 
 export async function down(knex: Knex): Promise<void> {
+  await knex.schema.alterTable('person_extensions', (t) => t.index(['tenant_id', 'extension_id']));
   await knex.schema.alterTable('tenant_person_relationships', (t) => t.dropIndex(['person_id']));
   await knex.schema.alterTable('extensions', (t) => t.dropUnique(['client_id', 'name']));
   await knex.schema.dropTableIfExists('extension_record_counts');

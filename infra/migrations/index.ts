@@ -1,8 +1,9 @@
 // Migrations are imported statically (not discovered on disk) so they run the same under tsx, node and jest.
 import type { Knex } from 'knex';
 import * as m001 from './001_data_model.js';
+import * as m003 from './003_one_service_account_per_client.js';
 
-const MIGRATIONS: Record<string, Knex.Migration> = { '001_data_model': m001 };
+const MIGRATIONS: Record<string, Knex.Migration> = { '001_data_model': m001, '003_one_service_account_per_client': m003 };
 
 export const migrationSource: Knex.MigrationSource<string> = {
   getMigrations: async () => Object.keys(MIGRATIONS),

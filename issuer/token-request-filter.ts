@@ -55,6 +55,9 @@ export function tokenRequestFilter({ issuer, clientCredentials }: TokenFilterOpt
     if (req.get('authorization') !== undefined && form.has('client_secret'))
       return fail('invalid_client', 'client authentication must use either HTTP Basic or client_secret, not both');
 
+    // A comma-separated scope is a client mistake the contract names (§4.1), not one unknown scope to drop silently.
+    if (form.get('scope')?.includes(',')) return fail('invalid_scope', 'scope is a space-separated list, not comma-separated');
+
     const verifier = form.get('code_verifier');
     if (verifier !== null && !CODE_VERIFIER.test(verifier))
       return fail('invalid_grant', 'code_verifier must be 43 to 128 characters of [A-Za-z0-9._~-]');

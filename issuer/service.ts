@@ -4,6 +4,7 @@ import { listen } from '../common/http.js';
 import type { Logger } from '../common/log.js';
 import type { Running } from '../common/service.js';
 import { createIssuerApp } from './app.js';
+import { limiterStore } from '../common/rate-limit-store.js';
 
 /**
  * Starts the issuer. With `ephemeralPort` it listens on any free port and takes that URL as its issuer (AUTH_URL),
@@ -12,7 +13,8 @@ import { createIssuerApp } from './app.js';
 export async function startIssuer(config: Config, log: Logger, knex: Knex, ephemeralPort = false): Promise<Running> {
   const http = await listen(ephemeralPort ? 0 : config.ISSUER_PORT);
   const effective = ephemeralPort ? { ...config, AUTH_URL: http.url } : config;
-  const { app } = await createIssuerApp({ knex, config: effective, log });
+  const limiters = limiterStore({ redisUrl: config.REDIS_URL, log });
+  const { app } = await createIssuerApp({ knex, config: effective, log, limiters });
   http.server.on('request', app);
-  return { url: effective.AUTH_URL, close: http.close };
+  return { url: effective.AUTH_URL, close: async () => (await http.close(), await limiters.close()) };
 }

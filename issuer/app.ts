@@ -11,6 +11,7 @@ import { loadSigningKeys } from './keys.js';
 import { createProvider } from './provider.js';
 import { readTokenBody, tokenRequestFilter } from './token-request-filter.js';
 import { tokenRateLimit } from './token-rate-limit.js';
+import { tokenPreflight, tokenResponseCors } from './token-cors.js';
 import { limiterStore, type LimiterStore } from '../common/rate-limit-store.js';
 
 export interface IssuerDeps {
@@ -35,9 +36,11 @@ export async function createIssuerApp(deps: IssuerDeps): Promise<{ app: express.
     perClient: { points: config.TOKEN_RATE_LIMIT_PER_CLIENT, durationS: config.TOKEN_RATE_LIMIT_WINDOW_S },
     perAddress: { points: config.TOKEN_RATE_LIMIT_PER_ADDRESS, durationS: config.TOKEN_RATE_LIMIT_WINDOW_S },
   };
+  app.options('/oauth2/token', tokenPreflight(knex));
   app.post(
     '/oauth2/token',
     readTokenBody,
+    tokenResponseCors(knex),
     tokenRateLimit(deps.limiters ?? limiterStore({ log }), limits, config.AUTH_URL),
     ...tokenRequestFilter({ issuer: config.AUTH_URL, clientCredentials: config.ISSUER_ENABLE_CLIENT_CREDENTIALS }),
   );

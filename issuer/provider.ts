@@ -8,6 +8,7 @@ import { accountFinder } from './accounts.js';
 import { createAdapterFactory } from './adapter.js';
 import { clientSecretMatches } from './clients.js';
 import { trimDiscovery } from './discovery.js';
+import { stripUnlistedCors } from './token-cors.js';
 import { cookieKeysFrom, type SigningKeys } from './keys.js';
 import { errorPage, pageHeaders, pageHtml } from './pages.js';
 import { API_AUDIENCE, API_RESOURCE, allowedCapabilities, splitScope } from './scope-policy.js';
@@ -134,6 +135,7 @@ export function createProvider({ knex, config, keys }: ProviderDeps): Provider {
   const provider = new Provider(config.AUTH_URL, configuration);
   provider.use(tokenErrorRemapper(config.AUTH_URL));
   provider.use(trimDiscovery);
+  provider.use(stripUnlistedCors);
 
   // Secrets are stored hashed (client_secrets.secret_hash): compare against those instead of the metadata value.
   provider.Client.prototype.compareClientSecret = function (this: { clientId: string }, presented: string) {

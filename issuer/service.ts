@@ -4,6 +4,7 @@ import { listen } from '../common/http.js';
 import type { Logger } from '../common/log.js';
 import type { Running } from '../common/service.js';
 import { createIssuerApp } from './app.js';
+import { schedulePurge } from './purge.js';
 import { limiterStore } from '../common/rate-limit-store.js';
 
 /**
@@ -16,5 +17,6 @@ export async function startIssuer(config: Config, log: Logger, knex: Knex, ephem
   const limiters = limiterStore({ redisUrl: config.REDIS_URL, log });
   const { app } = await createIssuerApp({ knex, config: effective, log, limiters });
   http.server.on('request', app);
-  return { url: effective.AUTH_URL, close: async () => (await http.close(), await limiters.close()) };
+  const stopPurge = schedulePurge(knex, log);
+  return { url: effective.AUTH_URL, close: async () => (await http.close(), await stopPurge(), await limiters.close()) };
 }

@@ -38,11 +38,9 @@ export interface PoliciesDeps {
   internalSecret: string;
   log: Logger;
   decisionLog: DecisionLog;
-  /** The admin API's clock (secret rotation windows); tests inject one instead of waiting. */
-  now?: () => Date;
 }
 
-export function createPoliciesApp({ knex, adminToken, internalSecret, log, decisionLog, now = () => new Date() }: PoliciesDeps): express.Express {
+export function createPoliciesApp({ knex, adminToken, internalSecret, log, decisionLog }: PoliciesDeps): express.Express {
   const store = knexPolicyStore(knex);
   const app = express();
   app.disable('x-powered-by');
@@ -70,7 +68,7 @@ export function createPoliciesApp({ knex, adminToken, internalSecret, log, decis
   const admin = express.Router();
   admin.use(authenticateAdmin(knex, adminToken), express.json({ limit: '64kb' }), authorizeAdmin(knex));
   admin.use(
-    tenantsRouter(knex), adminKeysRouter(knex), personsRouter(knex), clientsRouter(knex), clientSecretsRouter(knex, now),
+    tenantsRouter(knex), adminKeysRouter(knex), personsRouter(knex), clientsRouter(knex), clientSecretsRouter(knex),
     grantsRouter(knex), accountsRouter(knex), capabilitiesRouter(knex), observabilityRouter(knex),
   );
   app.use('/admin/v1', admin);

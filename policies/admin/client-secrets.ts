@@ -11,7 +11,7 @@ import { clientView } from './clients.js';
 /** Contract §8: secret rotation overlap, at most 7 days. */
 export const ROTATION_OVERLAP_MS = 7 * 24 * 60 * 60 * 1000;
 
-export function clientSecretsRouter(knex: Knex, now: () => Date): Router {
+export function clientSecretsRouter(knex: Knex): Router {
   const r = Router();
 
   r.post('/clients/:clientId/secrets', async (req, res) => {
@@ -23,7 +23,7 @@ export function clientSecretsRouter(knex: Knex, now: () => Date): Router {
       if (!client) return 'not_found' as const;
       if (client.type !== 'confidential') return 'public' as const;
       if (await trx('client_secrets').where({ client_id: client.id, state: 'next' }).first('id')) return 'pending' as const;
-      await trx('client_secrets').where({ client_id: client.id, state: 'current' }).update({ expires_at: new Date(now().getTime() + ROTATION_OVERLAP_MS) });
+      await trx('client_secrets').where({ client_id: client.id, state: 'current' }).update({ expires_at: new Date(Date.now() + ROTATION_OVERLAP_MS) });
       await trx('client_secrets').insert({ id: newId('key'), client_id: client.id, secret_hash: secretHash, state: 'next' });
       return 'created' as const;
     });

@@ -18,11 +18,18 @@ export async function killFamily(knex: Knex, grantId: string): Promise<void> {
   });
 }
 
-/** Ends every session and token family of an account; a later sign-in starts a new, unaffected session. */
+/**
+ * Ends every session of an account: each consented authorization with its token family, and, for a person's login
+ * account, the remembered browser logins (oidc-provider Session rows, keyed by the personId), so the next
+ * authorization asks for the password again. A later sign-in starts a new, unaffected session.
+ */
 export async function revokeAccountSessions(knex: Knex, accountId: string): Promise<void> {
   await knex.transaction(async (trx) => {
     const grantIds = trx('sessions').where('account_id', accountId).select('id');
     await trx('oidc_payloads').whereIn('grant_id', grantIds).delete();
     await trx('sessions').where('account_id', accountId).whereNull('revoked_at').update({ revoked_at: trx.fn.now() });
+    const account = await trx('accounts').where('id', accountId).first('person_id');
+    if (account?.person_id)
+      await trx('oidc_payloads').where('model', 'Session').whereRaw(`payload->>'accountId' = ?`, [account.person_id]).delete();
   });
 }

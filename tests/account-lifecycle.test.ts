@@ -80,8 +80,11 @@ describe('revoking every session of an account', () => {
   it('ends every session and refresh-token family: 403 subject_revoked, invalid_grant; a new sign-in works', async () => {
     const tenant = await setupTenant(admin);
     const [first, second] = [await signIn(tenant), await signIn(tenant)];
+    const browserLogins = () => system.db.knex('oidc_payloads').where('model', 'Session').whereRaw(`payload->>'accountId' = ?`, [tenant.personId]);
+    expect((await browserLogins()).length).toBeGreaterThan(0);
     const res = await admin.checked('revokeAccountSessions', 'POST', `/accounts/${tenant.accountId}/sessions/revoke`);
     expect(res.status).toBe(204);
+    expect(await browserLogins()).toEqual([]);
     for (const tokens of [first, second]) {
       expect(await denial(me(tokens.access_token))).toEqual({ status: 403, error: 'subject_revoked' });
       expect(await denial(refresh(tenant, tokens.refresh_token!))).toEqual({ status: 400, error: 'invalid_grant' });

@@ -63,8 +63,12 @@ describe('npm run admin', () => {
     expect(table.stdout).toContain('capabilities');
   });
 
-  it('reads a schema file for extension registration commands', async () => {
+  it('reads nested bodies from JSON files, and refuses a file that is not JSON with exit 2', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'admin-cli-'));
+    const rateLimit = { tenant: { points: 100, durationS: 60 }, account: { points: 10, durationS: 60 } };
+    writeFileSync(join(dir, 'limits.json'), JSON.stringify(rateLimit));
+    const tenant = json(await admin(['tenant:create', '--label', `cli${Date.now().toString(36)}r`, '--display-name', 'Limits', '--plan', 'L1']));
+    expect(json(await admin(['tenant:update', tenant.tenantId, '--rate-limit-file', join(dir, 'limits.json')])).rateLimit).toEqual(rateLimit);
     writeFileSync(join(dir, 'bad.json'), '{ not json');
     const r = await admin(['extension:schema', 'loyalty_profile', '2', '--schema-file', join(dir, 'bad.json')]);
     expect(r.code).toBe(2);

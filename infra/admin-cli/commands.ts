@@ -35,12 +35,13 @@ export const COMMANDS: Record<string, CommandSpec> = {
     },
   },
   'tenant:update': {
-    summary: "Change a tenant's display name, plan or status (plan and status: operator only)",
+    summary: "Change a tenant's display name, plan, status or rate limits (plan and status: operator only)",
     args: ['tenantId'], method: 'PATCH', path: (a) => `/tenants/${e(a.tenantId!)}`, body: 'fields',
     options: {
       'display-name': { kind: 'string', field: 'displayName', help: 'display name' },
       plan: { kind: 'string', field: 'plan', help: 'L1 or L2' },
       status: { kind: 'string', field: 'status', help: 'active or suspended' },
+      'rate-limit-file': { kind: 'json-file', field: 'rateLimit', help: 'JSON file: {"tenant": {"points", "durationS"}, "account": {...}}' },
     },
   },
   'admin-key:create': {

@@ -95,7 +95,7 @@ describe('revoking every session of an account', () => {
   });
 
   it('answers 404 for an unknown or malformed account id', async () => {
-    for (const id of ['acc_00000000000000000000000000', 'not-an-account']) {
+    for (const id of ['acc_00000000000000000000000000', 'not-an-account', 'acc_%00', '%E0%A4%A']) {
       expect((await admin.checked('revokeAccountSessions', 'POST', `/accounts/${id}/sessions/revoke`)).status).toBe(404);
       expect((await admin.checked('advanceAccountEpoch', 'POST', `/accounts/${id}/epoch`)).status).toBe(404);
       expect((await admin.checked('updateAccount', 'PATCH', `/accounts/${id}`, { status: 'disabled' })).status).toBe(404);
@@ -123,6 +123,20 @@ describe('closing a capability on the deployment', () => {
   it('refuses an unknown capability (404) and a non-boolean switch (422)', async () => {
     expect((await admin.checked('updateCapability', 'PATCH', '/capabilities/svc.admin', { enabled: false })).status).toBe(404);
     expect((await admin.checked('updateCapability', 'PATCH', '/capabilities/svc.person.read', { enabled: 'no' })).status).toBe(422);
+  });
+});
+
+describe('bad input', () => {
+  it('answers bad input to the new admin endpoints with 4xx, never a 5xx', async () => {
+    const tenant = await setupTenant(admin);
+    const path = `/tenants/${tenant.tenantId}/service-accounts`;
+    for (const body of [{ clientId: 'tp_x\u0000', name: 'a', capabilities: [] }, { clientId: tenant.clientId, name: 'a', capabilities: ['svc.admin'] }, { clientId: tenant.clientId, name: 'a' }]) {
+      const res = await admin.checked('createServiceAccount', 'POST', path, body);
+      expect([404, 422]).toContain(res.status);
+    }
+    expect((await admin.checked('updateCapability', 'PATCH', '/capabilities/svc.x%00', { enabled: true })).status).toBeLessThan(500);
+    expect((await admin.checked('listDecisions', 'GET', `/tenants/${tenant.tenantId}/decisions?limit=1&limit=2`)).status).toBe(422);
+    expect((await admin.checked('revokeTenantAdminKey', 'DELETE', `/tenants/${tenant.tenantId}/admin-keys/key_%00`)).status).toBe(404);
   });
 });
 

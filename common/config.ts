@@ -30,6 +30,9 @@ export const SETTINGS = {
   ISSUER_ENABLE_CLIENT_CREDENTIALS: { schema: bool.default(false), doc: 'Enable the client_credentials grant (workload tokens).' },
   ISSUER_PURGE_INTERVAL_S: { schema: z.coerce.number().int().min(1).max(86400).default(60), doc: 'How often the issuer deletes expired codes, sessions, grants and refresh tokens (in batches of 500, at most 10,000 a round).' },
   ACCESS_TOKEN_TTL_S: { schema: z.coerce.number().int().min(1).max(900).default(900), doc: 'Access token lifetime; for tests only, the contract value is 900.' },
+  TOKEN_RATE_LIMIT_PER_CLIENT: { schema: z.coerce.number().int().min(1).default(600), doc: 'Tokens issued per client per TOKEN_RATE_LIMIT_WINDOW_S at the token endpoint.' },
+  TOKEN_RATE_LIMIT_PER_ADDRESS: { schema: z.coerce.number().int().min(1).default(120), doc: 'Failed token requests per source address per TOKEN_RATE_LIMIT_WINDOW_S.' },
+  TOKEN_RATE_LIMIT_WINDOW_S: { schema: z.coerce.number().int().min(1).max(86_400).default(60), doc: 'Window of the token endpoint limits, in seconds.' },
   LOG_LEVEL: { schema: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'), doc: 'Log level.' },
 } as const;
 

@@ -3,7 +3,8 @@
 // and the CLI cannot drift from the API: the operationId names it (createTenant -> create-tenant), path parameters
 // are positional arguments in path order, query parameters and the top-level fields of the JSON body are --flags
 // (camelCase -> kebab-case; arrays repeat the flag, objects take JSON), and --body takes a whole JSON body (or
-// @file). Exit codes: 0 done, 1 the API refused (its Problem on stderr), 2 usage error, 3 the API unreachable.
+// @file). Exit codes: 0 done, 1 the API refused (4xx, its Problem on stderr), 2 usage error (nothing sent), 3 the API
+// unreachable or failing (5xx): scripts may retry on 3, never on 1 or 2.
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { parse as parseYaml } from 'yaml';
@@ -107,7 +108,7 @@ export function overview(commands: Command[]): string {
     ...commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
     '',
     'Environment: ADMIN_URL (default http://127.0.0.1:8181/admin/v1), ADMIN_TOKEN (operator token or tenant admin key).',
-    'Exit codes: 0 done, 1 the API refused the request, 2 usage error, 3 the admin API could not be reached.',
+    'Exit codes: 0 done, 1 the API refused the request (4xx), 2 usage error, 3 the admin API unreachable or failing (5xx): retry only on 3.',
   ].join('\n');
 }
 
@@ -257,7 +258,7 @@ export async function main(argv: string[], env: Record<string, string | undefine
   }
   if (!res.ok) {
     io.err(`${request.method} ${request.path} -> ${res.status}\n${typeof answer === 'string' ? answer : JSON.stringify(answer, null, 2)}`);
-    return 1;
+    return res.status >= 500 ? 3 : 1;
   }
   if (answer === undefined) io.out(`${request.method} ${request.path} -> ${res.status}`);
   else io.out(request.output === 'table' ? renderTable(answer) : JSON.stringify(answer, null, 2));

@@ -5,6 +5,7 @@ import type { Knex } from 'knex';
 import { errors, type Adapter, type AdapterPayload } from 'oidc-provider';
 import { findClientMetadata, type ClientOptions } from './clients.js';
 import { storableText } from '../common/db.js';
+import { killFamily, revokeSession } from '../common/sessions.js';
 
 /** Models whose second use is a replay (contract §3 "Token lifecycle"). */
 const SINGLE_USE = new Set(['AuthorizationCode', 'RefreshToken']);
@@ -14,22 +15,6 @@ interface Row {
   consumed_at: Date | null;
   expires_at: Date | null;
   grant_id: string | null;
-}
-
-/**
- * Ends a token family: its codes, refresh tokens and Grant are deleted, and its session is marked revoked so the PDP
- * also refuses access tokens already issued from it (403 subject_revoked).
- */
-export async function killFamily(knex: Knex, grantId: string): Promise<void> {
-  await knex.transaction(async (trx) => {
-    await trx('oidc_payloads').where('grant_id', grantId).delete();
-    await revokeSession(trx, grantId);
-  });
-}
-
-/** sessions.id is the grant id (one session per consented authorization). */
-async function revokeSession(db: Knex | Knex.Transaction, grantId: string): Promise<void> {
-  await db('sessions').where('id', grantId).whereNull('revoked_at').update({ revoked_at: db.fn.now() });
 }
 
 const isLive = (row: Row) => row.expires_at === null || row.expires_at.getTime() > Date.now();

@@ -9,12 +9,17 @@ import { requestId } from '../common/http.js';
 import { interactionRoutes } from './interactions.js';
 import { loadSigningKeys } from './keys.js';
 import { createProvider } from './provider.js';
-import { tokenRequestFilter } from './token-request-filter.js';
+import { readTokenBody, tokenRequestFilter } from './token-request-filter.js';
+import { tokenRateLimit } from './token-rate-limit.js';
+import { tokenPreflight, tokenResponseCors } from './token-cors.js';
+import { limiterStore, type LimiterStore } from '../common/rate-limit-store.js';
 
 export interface IssuerDeps {
   knex: Knex;
   config: Config;
   log: Logger;
+  /** Where the token endpoint's limits count; unset = in-process (startIssuer passes the Redis-backed store). */
+  limiters?: LimiterStore;
 }
 
 export async function createIssuerApp(deps: IssuerDeps): Promise<{ app: express.Express; provider: Provider }> {
@@ -27,7 +32,18 @@ export async function createIssuerApp(deps: IssuerDeps): Promise<{ app: express.
   app.disable('x-powered-by');
   app.use(requestId); // every response carries x-request-id (contract §1 rule 6), the issuer's included
   app.use(interactionRoutes({ provider, knex, log }));
-  app.post('/oauth2/token', ...tokenRequestFilter({ issuer: config.AUTH_URL, clientCredentials: config.ISSUER_ENABLE_CLIENT_CREDENTIALS }));
+  const limits = {
+    perClient: { points: config.TOKEN_RATE_LIMIT_PER_CLIENT, durationS: config.TOKEN_RATE_LIMIT_WINDOW_S },
+    perAddress: { points: config.TOKEN_RATE_LIMIT_PER_ADDRESS, durationS: config.TOKEN_RATE_LIMIT_WINDOW_S },
+  };
+  app.options('/oauth2/token', tokenPreflight(knex));
+  app.post(
+    '/oauth2/token',
+    readTokenBody,
+    tokenResponseCors(knex),
+    tokenRateLimit(deps.limiters ?? limiterStore({ log }), limits, config.AUTH_URL),
+    ...tokenRequestFilter({ issuer: config.AUTH_URL, clientCredentials: config.ISSUER_ENABLE_CLIENT_CREDENTIALS }),
+  );
   app.use(provider.callback());
   log.debug({ issuer: config.AUTH_URL, kid: keys.signingKid }, 'issuer ready');
   return { app, provider };

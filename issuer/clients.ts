@@ -42,13 +42,14 @@ export async function findClientMetadata(knex: Knex, clientId: string, opts: Cli
 
 /**
  * True when `presented` matches one of the client's usable secrets: the current one and, during a rotation, the
- * next one; a secret past its expires_at (the old one after the overlap) no longer counts.
+ * next one; a secret past its expires_at (the old one after the overlap) no longer counts. `now` is injectable so
+ * tests can check the 7-day window without waiting.
  */
-export async function clientSecretMatches(knex: Knex, clientId: string, presented: string): Promise<boolean> {
+export async function clientSecretMatches(knex: Knex, clientId: string, presented: string, now = new Date()): Promise<boolean> {
   const rows: { secret_hash: string }[] = await knex('client_secrets')
     .where('client_id', clientId)
     .whereIn('state', ['current', 'next'])
-    .andWhere((q) => q.whereNull('expires_at').orWhere('expires_at', '>', knex.fn.now()))
+    .andWhere((q) => q.whereNull('expires_at').orWhere('expires_at', '>', now))
     .select('secret_hash');
   let match = false;
   // Check every row (no early exit) so the time taken does not depend on which secret matched.

@@ -8,11 +8,13 @@ import { accountFinder } from './accounts.js';
 import { createAdapterFactory } from './adapter.js';
 import { clientSecretMatches } from './clients.js';
 import { trimDiscovery } from './discovery.js';
+import { stripUnlistedCors } from './token-cors.js';
 import { cookieKeysFrom, type SigningKeys } from './keys.js';
 import { errorPage, pageHeaders, pageHtml } from './pages.js';
 import { API_AUDIENCE, API_RESOURCE, allowedCapabilities, splitScope } from './scope-policy.js';
-import { addSessionId, platformClaims } from './token-claims.js';
+import { isClientCredentials, platformClaims, setSubjectClaims } from './token-claims.js';
 import { routeOf, tokenErrorRemapper } from './token-errors.js';
+import { activeServiceAccountOf } from './service-accounts.js';
 
 const HOUR = 60 * 60;
 const REFRESH_TOKEN_TTL = 14 * 24 * HOUR;
@@ -44,10 +46,17 @@ export function createProvider({ knex, config, keys }: ProviderDeps): Provider {
   async function grantableScopes(ctx: KoaContextWithOIDC, clientId: string): Promise<string[]> {
     const requested = requestedScopes(ctx);
     if (requested.includes('openid')) throw new errors.InvalidScope('openid is not supported: request API capabilities only', 'openid');
-    const allowed = await allowedCapabilities(knex, clientId);
+    const allowed = isClientCredentials(ctx) ? await workloadCapabilities(clientId) : await allowedCapabilities(knex, clientId);
     if (!requested.some((s) => (allowed as string[]).includes(s)))
       throw new errors.InvalidScope('requested scope is not allowed for this client', requested.join(' '));
     return allowed;
+  }
+
+  /** What a workload token may carry: the client's allowance ∩ its service account's capabilities (contract §1 rule 3). */
+  async function workloadCapabilities(clientId: string): Promise<string[]> {
+    const account = await activeServiceAccountOf(knex, clientId);
+    if (!account) throw new errors.InvalidGrant('this client has no active service account');
+    return (await allowedCapabilities(knex, clientId)).filter((c) => account.capabilities.includes(c));
   }
 
   const configuration: Configuration = {
@@ -104,7 +113,7 @@ export function createProvider({ knex, config, keys }: ProviderDeps): Provider {
       },
     },
     extraTokenClaims: platformClaims(knex),
-    formats: { customizers: { jwt: addSessionId } },
+    formats: { customizers: { jwt: setSubjectClaims } },
     findAccount: accountFinder(knex),
     interactions: { url: async (_ctx, interaction) => `/interaction/${interaction.uid}` },
     renderError,
@@ -126,6 +135,7 @@ export function createProvider({ knex, config, keys }: ProviderDeps): Provider {
   const provider = new Provider(config.AUTH_URL, configuration);
   provider.use(tokenErrorRemapper(config.AUTH_URL));
   provider.use(trimDiscovery);
+  provider.use(stripUnlistedCors);
 
   // Secrets are stored hashed (client_secrets.secret_hash): compare against those instead of the metadata value.
   provider.Client.prototype.compareClientSecret = function (this: { clientId: string }, presented: string) {

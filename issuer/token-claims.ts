@@ -1,8 +1,9 @@
 // The access token's platform claims (platform-interfaces.md "Access token"), read from the database at each
-// issuance so a refreshed token carries the account's current epoch.
+// issuance so a token carries the account's current epoch and nothing is issued for a disabled account.
 import type { Knex } from 'knex';
 import { errors, type AccessToken, type ClientCredentials, type JWTStructured, type KoaContextWithOIDC } from 'oidc-provider';
 import { actorOfGrant, tenantOfClient } from './accounts.js';
+import { activeServiceAccountOf } from './service-accounts.js';
 
 interface IssuedToken {
   kind: string;
@@ -10,16 +11,22 @@ interface IssuedToken {
   grantId?: string | undefined;
 }
 
+export const isClientCredentials = (ctx: KoaContextWithOIDC) =>
+  (ctx.oidc.params as { grant_type?: unknown } | undefined)?.grant_type === 'client_credentials';
+
 /**
  * extraTokenClaims: profile, tenant_id, actor_account_id, actor_epoch. oidc-provider spreads these before its own
- * claims, so they can never override iss, sub, aud, scope, client_id, exp or jti.
+ * claims, so they can never override iss, sub, aud, scope, client_id, exp or jti (`sub` is set by the customizer).
+ * `self` tokens act as the person's login account behind the grant; `workload` tokens as the client's service account.
  */
 export function platformClaims(knex: Knex) {
   return async (_ctx: KoaContextWithOIDC, token: IssuedToken): Promise<Record<string, unknown>> => {
-    if (token.kind !== 'AccessToken' || !token.grantId || !token.clientId) {
-      // client_credentials (workload tokens) is not implemented yet; refuse rather than mint a token without them.
-      throw new errors.UnsupportedGrantType('grant type not supported');
+    if (token.kind === 'ClientCredentials' && token.clientId) {
+      const account = await activeServiceAccountOf(knex, token.clientId);
+      if (!account) throw new errors.InvalidGrant('this client has no active service account');
+      return { profile: 'workload', tenant_id: account.tenantId, actor_account_id: account.id, actor_epoch: account.epoch };
     }
+    if (token.kind !== 'AccessToken' || !token.grantId || !token.clientId) throw new errors.InvalidGrant('cannot issue this token');
     const [actor, tenantId] = await Promise.all([actorOfGrant(knex, token.grantId), tenantOfClient(knex, token.clientId)]);
     if (!actor || !tenantId) throw new errors.InvalidGrant('authorization no longer valid');
     return { profile: 'self', tenant_id: tenantId, actor_account_id: actor.accountId, actor_epoch: actor.epoch };
@@ -27,9 +34,10 @@ export function platformClaims(knex: Knex) {
 }
 
 /**
- * formats.customizers.jwt: `sid` is the grant id (the sessions row the PDP checks for revocation), not the browser
- * session id oidc-provider would otherwise know the token by.
+ * formats.customizers.jwt. Self tokens: `sid` is the grant id (the sessions row the PDP checks for revocation), not
+ * the browser session id. Workload tokens: `sub` is the service account, not the client oidc-provider would put.
  */
-export async function addSessionId(_ctx: KoaContextWithOIDC, token: AccessToken | ClientCredentials, jwt: JWTStructured): Promise<void> {
+export async function setSubjectClaims(_ctx: KoaContextWithOIDC, token: AccessToken | ClientCredentials, jwt: JWTStructured): Promise<void> {
   if ('grantId' in token && token.grantId) jwt.payload.sid = token.grantId;
+  if (token.kind === 'ClientCredentials') jwt.payload.sub = jwt.payload.actor_account_id;
 }

@@ -45,6 +45,16 @@ export function sendTokenError(res: Response, issuer: string, error: TokenErrorC
 }
 
 /**
+ * 429 from the token endpoint's own limit: a TokenError (contract §4.1) with `invalid_client`, the closest of the
+ * four codes (docs/decisions.md); clients act on the status and `retry-after`.
+ */
+export function sendTokenRateLimited(res: Response, retryAfterS: number): void {
+  res.set({ 'cache-control': 'no-store', pragma: 'no-cache', 'retry-after': String(retryAfterS) });
+  const body: TokenErrorBody = { error: 'invalid_client', error_description: 'too many token requests; retry after the given seconds' };
+  res.status(429).json(body);
+}
+
+/**
  * provider.use post-middleware: rewrites every 4xx from the token route into TokenError, dropping non-standard
  * members such as InvalidScope's `scope`. 5xx (server_error) is left alone: it is not a client mistake.
  */

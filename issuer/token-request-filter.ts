@@ -13,6 +13,9 @@ const FIELDS: Record<string, ReadonlySet<string>> = {
 const CLIENT_AUTH_FIELDS = new Set(['client_id', 'client_secret']);
 const CODE_VERIFIER = /^[A-Za-z0-9._~-]{43,128}$/;
 
+/** Reads the form as text; later middleware sees the same string (body-parser reads a request once). */
+export const readTokenBody = express.text({ type: 'application/x-www-form-urlencoded', limit: '56kb' });
+
 export interface TokenFilterOptions {
   issuer: string;
   clientCredentials: boolean;
@@ -25,7 +28,6 @@ export interface TokenFilterOptions {
 export function tokenRequestFilter({ issuer, clientCredentials }: TokenFilterOptions): (RequestHandler | ErrorRequestHandler)[] {
   const enabled = new Set(['authorization_code', 'refresh_token', ...(clientCredentials ? ['client_credentials'] : [])]);
 
-  const readBody = express.text({ type: 'application/x-www-form-urlencoded', limit: '56kb' });
 
   const check: RequestHandler = (req, res, next) => {
     const basic = usedBasicAuth(req.get('authorization'));
@@ -55,6 +57,9 @@ export function tokenRequestFilter({ issuer, clientCredentials }: TokenFilterOpt
     if (req.get('authorization') !== undefined && form.has('client_secret'))
       return fail('invalid_client', 'client authentication must use either HTTP Basic or client_secret, not both');
 
+    // A comma-separated scope is a client mistake the contract names (§4.1), not one unknown scope to drop silently.
+    if (form.get('scope')?.includes(',')) return fail('invalid_scope', 'scope is a space-separated list, not comma-separated');
+
     const verifier = form.get('code_verifier');
     if (verifier !== null && !CODE_VERIFIER.test(verifier))
       return fail('invalid_grant', 'code_verifier must be 43 to 128 characters of [A-Za-z0-9._~-]');
@@ -66,5 +71,5 @@ export function tokenRequestFilter({ issuer, clientCredentials }: TokenFilterOpt
   const malformed: ErrorRequestHandler = (_err, req, res, _next) =>
     sendTokenError(res, issuer, 'invalid_grant', 'malformed request body', usedBasicAuth(req.get('authorization')));
 
-  return [readBody, check, malformed];
+  return [readTokenBody, check, malformed];
 }

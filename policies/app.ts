@@ -10,12 +10,17 @@ import { CAPABILITIES, DECISION_PATH, RESOURCE_TYPES, type DecisionInput } from 
 import { evaluate } from './evaluate.js';
 import { knexPolicyStore } from './store.js';
 import type { DecisionLog } from './decision-log.js';
-import { requireOperator } from './admin/support.js';
+import { authenticateAdmin, authorizeAdmin } from './admin/authority.js';
 import { tenantsRouter } from './admin/tenants.js';
 import { personsRouter } from './admin/persons.js';
 import { clientsRouter } from './admin/clients.js';
 import { grantsRouter } from './admin/grants.js';
 import { extensionsRouter } from './admin/extensions.js';
+import { accountsRouter } from './admin/accounts.js';
+import { adminKeysRouter } from './admin/admin-keys.js';
+import { capabilitiesRouter } from './admin/capabilities.js';
+import { clientSecretsRouter } from './admin/client-secrets.js';
+import { observabilityRouter } from './admin/observability.js';
 
 const DecisionRequest = z.object({
   requestId: z.string().min(1).max(128),
@@ -62,8 +67,11 @@ export function createPoliciesApp({ knex, adminToken, internalSecret, log, decis
   });
 
   const admin = express.Router();
-  admin.use(requireOperator(adminToken), express.json({ limit: '64kb' }));
-  admin.use(tenantsRouter(knex), personsRouter(knex), clientsRouter(knex), grantsRouter(knex), extensionsRouter(knex));
+  admin.use(authenticateAdmin(knex, adminToken), express.json({ limit: '64kb' }), authorizeAdmin(knex));
+  admin.use(
+    tenantsRouter(knex), adminKeysRouter(knex), personsRouter(knex), clientsRouter(knex), clientSecretsRouter(knex),
+    grantsRouter(knex), accountsRouter(knex), capabilitiesRouter(knex), observabilityRouter(knex), extensionsRouter(knex),
+  );
   app.use('/admin/v1', admin);
 
   app.use(notFound);

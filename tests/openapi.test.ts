@@ -61,6 +61,7 @@ const ADMIN_OPERATIONS: Record<string, [string, string]> = {
   createTenant: ['post', '/tenants'],
   updateTenant: ['patch', '/tenants/{tenantId}'],
   createTenantAdminKey: ['post', '/tenants/{tenantId}/admin-keys'],
+  revokeTenantAdminKey: ['delete', '/tenants/{tenantId}/admin-keys/{keyId}'],
   createPerson: ['post', '/tenants/{tenantId}/persons'],
   endPersonRelationship: ['delete', '/tenants/{tenantId}/persons/{personId}'],
   createClient: ['post', '/tenants/{tenantId}/clients'],

@@ -2,8 +2,13 @@
 import type { Knex } from 'knex';
 import * as m001 from './001_data_model.js';
 import * as m002 from './002_extension_quotas.js';
+import * as m003 from './003_one_service_account_per_client.js';
 
-const MIGRATIONS: Record<string, Knex.Migration> = { '001_data_model': m001, '002_extension_quotas': m002 };
+const MIGRATIONS: Record<string, Knex.Migration> = {
+  '001_data_model': m001,
+  '002_extension_quotas': m002,
+  '003_one_service_account_per_client': m003,
+};
 
 export const migrationSource: Knex.MigrationSource<string> = {
   getMigrations: async () => Object.keys(MIGRATIONS),

@@ -20,7 +20,7 @@ const CreateClient = z.strictObject({
 const UpdateClient = z.strictObject({ status: z.enum(['active', 'disabled']) });
 
 interface ClientRow { id: string; tenant_id: string; slug: string; name: string; kind: string; type: string; status: string; redirect_uris: string[]; allowed_origins: string[] }
-const view = (c: ClientRow) => ({
+export const clientView = (c: ClientRow) => ({
   clientId: c.id, tenantId: c.tenant_id, slug: c.slug, name: c.name, kind: c.kind, type: c.type, status: c.status,
   redirectUris: c.redirect_uris, allowedOrigins: c.allowed_origins,
 });
@@ -47,7 +47,7 @@ export function clientsRouter(knex: Knex): Router {
         if (secretHash) await trx('client_secrets').insert({ id: newId('key'), client_id: id, secret_hash: secretHash, state: 'current' });
         return client as ClientRow;
       });
-      res.status(201).json({ ...view(row), ...(secret && { clientSecret: secret }) });
+      res.status(201).json({ ...clientView(row), ...(secret && { clientSecret: secret }) });
     });
   });
   r.patch('/clients/:clientId', async (req, res) => {
@@ -55,7 +55,7 @@ export function clientsRouter(knex: Knex): Router {
     if (!body) return;
     const [row] = await knex('clients').where({ id: req.params.clientId }).update({ status: body.status }).returning('*');
     if (!row) return sendProblem(res, 'not_found');
-    res.json(view(row));
+    res.json(clientView(row));
   });
   return r;
 }

@@ -1,18 +1,8 @@
-// What every admin handler shares: operator authentication and request validation answered as Problems.
-import type { Request, Response, NextFunction, RequestHandler } from 'express';
+// What every admin handler shares: request validation answered as Problems.
+import type { Response } from 'express';
 import { z } from 'zod';
 import { sendProblem } from '../../common/http.js';
 import { isUniqueViolation } from '../../common/db.js';
-import { sameSecret } from '../../common/secrets.js';
-
-export function requireOperator(adminToken: string): RequestHandler {
-  return (req: Request, res: Response, next: NextFunction) => {
-    const header = req.get('authorization') ?? '';
-    const match = /^Bearer ([^\s]+)$/i.exec(header);
-    if (!match || !sameSecret(match[1]!, adminToken)) return sendProblem(res, 'invalid_token', { message: 'operator token required' });
-    next();
-  };
-}
 
 /** Parses `value` with `schema`; on failure answers 422 schema_invalid naming the fields and returns undefined. */
 export function parse<T extends z.ZodType>(schema: T, value: unknown, res: Response): z.output<T> | undefined {

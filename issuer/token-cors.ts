@@ -1,0 +1,71 @@
+// CORS on the token endpoint for browser apps (public clients): an origin gets CORS headers only when it is one of
+// the registered `allowedOrigins` of an active public third-party client, the one the request names for a POST. Never
+// a wildcard and never Access-Control-Allow-Credentials (public clients send no credentials). oidc-provider would
+// otherwise answer every origin's preflight; its headers are removed for any origin this module did not allow.
+import type { Request, RequestHandler, Response } from 'express';
+import type { Knex } from 'knex';
+import type { KoaContextWithOIDC } from 'oidc-provider';
+import { storableText } from '../common/db.js';
+import { routeOf } from './token-errors.js';
+import { namedClient } from './token-request-client.js';
+
+const PREFLIGHT_MAX_AGE_S = 600;
+/** Headers a browser app may read from a token response: the request id and the limit's wait. */
+const EXPOSED = 'x-request-id, retry-after';
+
+function browserApps(knex: Knex, origin: string) {
+  return knex('clients as c')
+    .join('tenants as t', 't.id', 'c.tenant_id')
+    .where({ 'c.kind': 'third_party', 'c.type': 'public', 'c.status': 'active', 't.status': 'active' })
+    .whereRaw('c.allowed_origins @> ?::jsonb', [JSON.stringify([origin])]);
+}
+
+const originOf = (req: Request) => {
+  const origin = req.get('origin');
+  return origin && origin !== 'null' && storableText(origin) ? origin : undefined;
+};
+
+const allow = (res: Response, origin: string) => {
+  res.locals.corsAllowed = true;
+  res.vary('Origin');
+  res.set('access-control-allow-origin', origin);
+};
+
+/** OPTIONS /oauth2/token: a preflight from an origin some browser app registered; any other gets no CORS headers. */
+export function tokenPreflight(knex: Knex): RequestHandler {
+  return async (req, res) => {
+    const origin = originOf(req);
+    res.vary('Origin');
+    if (origin && req.get('access-control-request-method') === 'POST' && (await browserApps(knex, origin).first('c.id'))) {
+      allow(res, origin);
+      res.set({
+        'access-control-allow-methods': 'POST',
+        'access-control-allow-headers': 'content-type, x-request-id',
+        'access-control-max-age': String(PREFLIGHT_MAX_AGE_S),
+      });
+    }
+    res.status(204).end();
+  };
+}
+
+/** POST /oauth2/token (after the body is read): CORS headers when the named client registered the request's origin. */
+export function tokenResponseCors(knex: Knex): RequestHandler {
+  return async (req, res, next) => {
+    const origin = originOf(req);
+    const clientId = namedClient(req);
+    if (origin && clientId && storableText(clientId) && (await browserApps(knex, origin).where('c.id', clientId).first('c.id'))) {
+      allow(res, origin);
+      res.set('access-control-expose-headers', EXPOSED);
+    }
+    next();
+  };
+}
+
+/** provider.use: drops the CORS headers oidc-provider adds on the token route unless tokenResponseCors allowed them. */
+export async function stripUnlistedCors(ctx: KoaContextWithOIDC, next: () => Promise<unknown>): Promise<void> {
+  await next();
+  const route = routeOf(ctx);
+  if (route !== 'token' && route !== 'cors.token') return;
+  if ((ctx.res as unknown as Response).locals?.corsAllowed) return;
+  for (const name of Object.keys(ctx.response.headers)) if (name.toLowerCase().startsWith('access-control-')) ctx.remove(name);
+}

@@ -1,0 +1,78 @@
+// Service accounts (the subject of workload tokens) and the lifecycle of every account: status, epoch, sessions.
+// Each change is a row the PDP and the issuer read on their next request; nothing is cached.
+import { Router } from 'express';
+import { z } from 'zod';
+import type { Knex } from 'knex';
+import { sendProblem } from '../../common/http.js';
+import { isId, newId } from '../../common/ids.js';
+import { revokeAccountSessions } from '../../common/sessions.js';
+import { CAPABILITIES } from '../decision.js';
+import { DISPLAY_NAME, createOrConflict, parse } from './support.js';
+
+const CreateServiceAccount = z.strictObject({
+  clientId: z.string().min(1).max(200),
+  name: DISPLAY_NAME,
+  capabilities: z.array(z.enum(CAPABILITIES)).max(CAPABILITIES.length),
+});
+const UpdateAccount = z.strictObject({ status: z.enum(['active', 'disabled']) });
+
+interface AccountRow { id: string; tenant_id: string; kind: string; status: string; epoch: number; person_id: string | null; client_id: string | null; name: string | null }
+
+const capabilitiesOf = async (knex: Knex, accountId: string) =>
+  (await knex('service_account_capabilities').where('account_id', accountId).orderBy('capability_id')).map((r) => r.capability_id as string);
+
+async function view(knex: Knex, a: AccountRow) {
+  const common = { accountId: a.id, kind: a.kind, status: a.status, epoch: a.epoch, tenantId: a.tenant_id };
+  return a.kind === 'service'
+    ? { ...common, clientId: a.client_id, name: a.name, capabilities: await capabilitiesOf(knex, a.id) }
+    : { ...common, personId: a.person_id };
+}
+
+export function accountsRouter(knex: Knex): Router {
+  const r = Router();
+  const account = (id: string) => (isId('acc', id) ? knex('accounts').where({ id }) : undefined);
+
+  r.post('/tenants/:tenantId/service-accounts', async (req, res) => {
+    const body = parse(CreateServiceAccount, req.body, res);
+    if (!body) return;
+    const { tenantId } = req.params;
+    const client = await knex('clients').where({ id: body.clientId, tenant_id: tenantId }).first('id');
+    if (!client) return sendProblem(res, 'not_found', { message: 'no such client in this tenant' });
+    const capabilities = [...new Set(body.capabilities)].sort();
+    // One service account per client (unique index, migration 003): the client_credentials subject is unambiguous.
+    await createOrConflict(res, 'this client already has a service account', async () => {
+      const accountId = newId('acc');
+      const row = await knex.transaction(async (trx) => {
+        const [created] = await trx('accounts')
+          .insert({ id: accountId, tenant_id: tenantId, kind: 'service', client_id: body.clientId, name: body.name })
+          .returning('*');
+        if (capabilities.length)
+          await trx('service_account_capabilities').insert(capabilities.map((c) => ({ account_id: accountId, capability_id: c })));
+        return created as AccountRow;
+      });
+      res.status(201).json({ accountId, clientId: row.client_id, name: row.name, capabilities, status: row.status, epoch: row.epoch });
+    });
+  });
+
+  r.patch('/accounts/:accountId', async (req, res) => {
+    const body = parse(UpdateAccount, req.body, res);
+    if (!body) return;
+    const [row] = (await account(req.params.accountId)?.update({ status: body.status }).returning('*')) ?? [];
+    if (!row) return sendProblem(res, 'not_found');
+    res.json(await view(knex, row));
+  });
+
+  r.post('/accounts/:accountId/epoch', async (req, res) => {
+    const [row] = (await account(req.params.accountId)?.increment('epoch', 1).returning(['id', 'epoch'])) ?? [];
+    if (!row) return sendProblem(res, 'not_found');
+    res.json({ accountId: row.id, epoch: row.epoch });
+  });
+
+  r.post('/accounts/:accountId/sessions/revoke', async (req, res) => {
+    const row = await account(req.params.accountId)?.first('id');
+    if (!row) return sendProblem(res, 'not_found');
+    await revokeAccountSessions(knex, row.id);
+    res.status(204).end();
+  });
+  return r;
+}

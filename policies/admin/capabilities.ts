@@ -1,0 +1,21 @@
+// The capability catalogue's deployment switch: a closed capability is 403 capability_unavailable on the next API
+// request and is no longer issued in tokens. Operator only (policies/admin/authority.ts).
+import { Router } from 'express';
+import { z } from 'zod';
+import type { Knex } from 'knex';
+import { sendProblem } from '../../common/http.js';
+import { parse } from './support.js';
+
+const UpdateCapability = z.strictObject({ enabled: z.boolean() });
+
+export function capabilitiesRouter(knex: Knex): Router {
+  const r = Router();
+  r.patch('/capabilities/:capability', async (req, res) => {
+    const body = parse(UpdateCapability, req.body, res);
+    if (!body) return;
+    const [row] = await knex('capabilities').where('id', req.params.capability).update({ enabled: body.enabled }).returning(['id', 'enabled']);
+    if (!row) return sendProblem(res, 'not_found');
+    res.json({ capability: row.id, enabled: row.enabled });
+  });
+  return r;
+}

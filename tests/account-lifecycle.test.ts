@@ -1,0 +1,175 @@
+// The admin levers on a person's access (contract §1 rule 5, §3, §5.10), each shown on the very next API request and
+// the very next token request, with real consented tokens: disabling the login account, advancing its epoch, revoking
+// its sessions, and closing a capability. Plus the decision log and usage an admin reads afterwards.
+import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
+import type { Browser } from 'playwright-core';
+import { decodeJwt } from 'jose';
+import type { System } from '../infra/system.js';
+import { startTestSystem } from './support/system.js';
+import { adminClient, setupTenant, type AdminClient, type TenantSetup } from './support/admin.js';
+import { launchBrowser } from './support/browser.js';
+import { obtainTokens, type Tokens } from './support/oauth.js';
+import { callApi } from './support/api.js';
+import { assertResponseMatches, captureResponse } from './support/openapi.js';
+
+let system: System;
+let browser: Browser;
+let admin: AdminClient;
+beforeAll(async () => {
+  [system, browser] = await Promise.all([startTestSystem(), launchBrowser()]);
+  admin = adminClient(system);
+});
+afterAll(async () => {
+  await browser?.close();
+  await system?.close();
+});
+
+const SCOPE = 'svc.profile.self.read svc.tenant.info.read';
+const signIn = (tenant: TenantSetup): Promise<Tokens> => obtainTokens(browser, { authUrl: system.authUrl, ...tenant }, tenant, SCOPE);
+const me = (token: string) => callApi(system.baseUrl, 'getMe', '/me', token);
+const tenantInfo = (token: string) => callApi(system.baseUrl, 'getTenant', '/tenant', token);
+
+/** A refresh with the public client; the answer is held to token-api.yaml. */
+async function refresh(tenant: TenantSetup, refreshToken: string) {
+  const res = await fetch(`${system.authUrl}/oauth2/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ grant_type: 'refresh_token', client_id: tenant.clientId, refresh_token: refreshToken }).toString(),
+  });
+  const body = assertResponseMatches('token', 'issueToken', await captureResponse(res)) as Record<string, string>;
+  return { status: res.status, body };
+}
+
+const denial = async (res: Promise<{ status: number; body: { error?: string } }>) => {
+  const r = await res;
+  return { status: r.status, error: r.body.error };
+};
+
+describe('disabling a person login account', () => {
+  it('denies the in-flight token 403 subject_revoked and refuses its refresh token; enabling restores both', async () => {
+    const tenant = await setupTenant(admin);
+    const tokens = await signIn(tenant);
+    expect((await me(tokens.access_token)).status).toBe(200);
+
+    const off = await admin.checked('updateAccount', 'PATCH', `/accounts/${tenant.accountId}`, { status: 'disabled' });
+    expect(off.body).toEqual({ accountId: tenant.accountId, kind: 'person', status: 'disabled', epoch: 1, tenantId: tenant.tenantId, personId: tenant.personId });
+    expect(await denial(me(tokens.access_token))).toEqual({ status: 403, error: 'subject_revoked' });
+    expect(await denial(refresh(tenant, tokens.refresh_token!))).toEqual({ status: 400, error: 'invalid_grant' });
+
+    await admin.ok('PATCH', `/accounts/${tenant.accountId}`, { status: 'active' });
+    expect((await me(tokens.access_token)).status).toBe(200);
+  });
+});
+
+describe('advancing the epoch', () => {
+  it('denies tokens of the old epoch 403 epoch_changed; a refreshed token carries the new epoch and works', async () => {
+    const tenant = await setupTenant(admin);
+    const tokens = await signIn(tenant);
+    const res = await admin.checked('advanceAccountEpoch', 'POST', `/accounts/${tenant.accountId}/epoch`);
+    expect(res.body).toEqual({ accountId: tenant.accountId, epoch: 2 });
+    expect(await denial(me(tokens.access_token))).toEqual({ status: 403, error: 'epoch_changed' });
+
+    const refreshed = await refresh(tenant, tokens.refresh_token!);
+    expect(refreshed.status).toBe(200);
+    expect(decodeJwt(refreshed.body.access_token!).actor_epoch).toBe(2);
+    expect((await me(refreshed.body.access_token!)).status).toBe(200);
+  });
+});
+
+describe('revoking every session of an account', () => {
+  it('ends every session and refresh-token family: 403 subject_revoked, invalid_grant; a new sign-in works', async () => {
+    const tenant = await setupTenant(admin);
+    const [first, second] = [await signIn(tenant), await signIn(tenant)];
+    const browserLogins = () => system.db.knex('oidc_payloads').where('model', 'Session').whereRaw(`payload->>'accountId' = ?`, [tenant.personId]);
+    expect((await browserLogins()).length).toBeGreaterThan(0);
+    const res = await admin.checked('revokeAccountSessions', 'POST', `/accounts/${tenant.accountId}/sessions/revoke`);
+    expect(res.status).toBe(204);
+    expect(await browserLogins()).toEqual([]);
+    for (const tokens of [first, second]) {
+      expect(await denial(me(tokens.access_token))).toEqual({ status: 403, error: 'subject_revoked' });
+      expect(await denial(refresh(tenant, tokens.refresh_token!))).toEqual({ status: 400, error: 'invalid_grant' });
+    }
+    const again = await signIn(tenant);
+    expect((await me(again.access_token)).status).toBe(200);
+    expect((await refresh(tenant, again.refresh_token!)).status).toBe(200);
+  });
+
+  it('answers 404 for an unknown or malformed account id', async () => {
+    for (const id of ['acc_00000000000000000000000000', 'not-an-account', 'acc_%00', '%E0%A4%A']) {
+      expect((await admin.checked('revokeAccountSessions', 'POST', `/accounts/${id}/sessions/revoke`)).status).toBe(404);
+      expect((await admin.checked('advanceAccountEpoch', 'POST', `/accounts/${id}/epoch`)).status).toBe(404);
+      expect((await admin.checked('updateAccount', 'PATCH', `/accounts/${id}`, { status: 'disabled' })).status).toBe(404);
+    }
+  });
+});
+
+describe('closing a capability on the deployment', () => {
+  it('answers 403 capability_unavailable and drops it from refreshed tokens; reopening restores access', async () => {
+    const tenant = await setupTenant(admin);
+    const tokens = await signIn(tenant);
+    const closed = await admin.checked('updateCapability', 'PATCH', '/capabilities/svc.tenant.info.read', { enabled: false });
+    try {
+      expect(closed.body).toEqual({ capability: 'svc.tenant.info.read', enabled: false });
+      expect(await denial(tenantInfo(tokens.access_token))).toEqual({ status: 403, error: 'capability_unavailable' });
+      expect((await me(tokens.access_token)).status).toBe(200);
+      const refreshed = await refresh(tenant, tokens.refresh_token!);
+      expect(refreshed.body.scope).toBe('svc.profile.self.read');
+    } finally {
+      await admin.checked('updateCapability', 'PATCH', '/capabilities/svc.tenant.info.read', { enabled: true });
+    }
+    expect((await tenantInfo(tokens.access_token)).status).toBe(200);
+  });
+
+  it('refuses an unknown capability (404) and a non-boolean switch (422)', async () => {
+    expect((await admin.checked('updateCapability', 'PATCH', '/capabilities/svc.admin', { enabled: false })).status).toBe(404);
+    expect((await admin.checked('updateCapability', 'PATCH', '/capabilities/svc.person.read', { enabled: 'no' })).status).toBe(422);
+  });
+});
+
+describe('bad input', () => {
+  it('answers bad input to the new admin endpoints with 4xx, never a 5xx', async () => {
+    const tenant = await setupTenant(admin);
+    const path = `/tenants/${tenant.tenantId}/service-accounts`;
+    for (const body of [{ clientId: 'tp_x\u0000', name: 'a', capabilities: [] }, { clientId: tenant.clientId, name: 'a', capabilities: ['svc.admin'] }, { clientId: tenant.clientId, name: 'a' }]) {
+      const res = await admin.checked('createServiceAccount', 'POST', path, body);
+      expect([404, 422]).toContain(res.status);
+    }
+    expect((await admin.checked('updateCapability', 'PATCH', '/capabilities/svc.x%00', { enabled: true })).status).toBeLessThan(500);
+    expect((await admin.checked('listDecisions', 'GET', `/tenants/${tenant.tenantId}/decisions?limit=1&limit=2`)).status).toBe(422);
+    expect((await admin.checked('revokeTenantAdminKey', 'DELETE', `/tenants/${tenant.tenantId}/admin-keys/key_%00`)).status).toBe(404);
+  });
+});
+
+describe('decisions and usage', () => {
+  it('lists the tenant\'s recent decisions newest first, with the deny code and the check that decided', async () => {
+    const tenant = await setupTenant(admin);
+    const tokens = await signIn(tenant);
+    const allowed = await me(tokens.access_token);
+    await admin.ok('PATCH', `/accounts/${tenant.accountId}`, { status: 'disabled' });
+    const denied = await me(tokens.access_token);
+    let items: Record<string, unknown>[] = [];
+    // The decision log is written in batches off the request path; poll until both rows are stored.
+    for (let i = 0; i < 50 && items.length < 2; i++) {
+      items = (await admin.checked('listDecisions', 'GET', `/tenants/${tenant.tenantId}/decisions?limit=2`)).body.items;
+      if (items.length < 2) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(items).toMatchObject([
+      { requestId: denied.headers.get('x-request-id'), allow: false, code: 'subject_revoked', checkName: 'subject.status', clientId: tenant.clientId, subject: tenant.personId },
+      { requestId: allowed.headers.get('x-request-id'), allow: true, code: null, checkName: 'allow', capability: 'svc.profile.self.read' },
+    ]);
+    expect((await admin.checked('listDecisions', 'GET', `/tenants/${tenant.tenantId}/decisions?limit=0`)).status).toBe(422);
+    expect((await admin.checked('listDecisions', 'GET', '/tenants/ten_00000000000000000000000000/decisions')).status).toBe(404);
+  });
+
+  it('reports the tenant\'s metered calls, counting each request id once', async () => {
+    const tenant = await setupTenant(admin);
+    const record = (requestId: string) => ({
+      request_id: requestId, tenant_id: tenant.tenantId, client_id: tenant.clientId, account_id: tenant.accountId, operation_id: 'getMe', status: 200,
+    });
+    await system.db.knex('usage_records').insert([record('req-00000001'), record('req-00000002')]);
+    const res = await admin.checked('getUsage', 'GET', `/tenants/${tenant.tenantId}/usage`);
+    expect(res.body.tenantId).toBe(tenant.tenantId);
+    expect(res.body.total).toBe(2);
+    expect(res.body.items.map((i: { requestId: string }) => i.requestId).sort()).toEqual(['req-00000001', 'req-00000002']);
+  });
+});

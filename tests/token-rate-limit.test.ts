@@ -1,0 +1,62 @@
+// The token endpoint's own limit (contract §4.1, §8): tokens issued per client and failed attempts per source address,
+// answered 429 with an integer retry-after >= 1 and a TokenError body. Small limits are configured for the test.
+import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
+import type { System } from '../infra/system.js';
+import { TOKEN_ERROR_CODES } from '../policies/codes.js';
+import { startTestSystem } from './support/system.js';
+import { adminClient, setupTenant, type AdminClient } from './support/admin.js';
+import { assertResponseMatches, captureResponse } from './support/openapi.js';
+
+let system: System;
+let admin: AdminClient;
+beforeAll(async () => {
+  system = await startTestSystem({ ISSUER_ENABLE_CLIENT_CREDENTIALS: 'true', TOKEN_RATE_LIMIT_PER_CLIENT: '3', TOKEN_RATE_LIMIT_PER_ADDRESS: '4' });
+  admin = adminClient(system);
+});
+afterAll(async () => {
+  await system?.close();
+});
+
+const SCOPE = 'svc.profile.self.read';
+
+async function machineClient() {
+  const tenant = await setupTenant(admin, { type: 'confidential' });
+  await admin.ok('POST', `/tenants/${tenant.tenantId}/service-accounts`, { clientId: tenant.clientId, name: 'sync', capabilities: [SCOPE] });
+  return { clientId: tenant.clientId, secret: tenant.clientSecret! };
+}
+
+async function tokenRequest(clientId: string, secret: string) {
+  const res = await fetch(`${system.authUrl}/oauth2/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ grant_type: 'client_credentials', client_id: clientId, client_secret: secret, scope: SCOPE }).toString(),
+  });
+  const body = assertResponseMatches('token', 'issueToken', await captureResponse(res)) as Record<string, string>;
+  return { status: res.status, retryAfter: res.headers.get('retry-after'), body };
+}
+
+function expectLimited(r: Awaited<ReturnType<typeof tokenRequest>>) {
+  expect(r.status).toBe(429);
+  expect(r.retryAfter).toMatch(/^[1-9][0-9]*$/);
+  expect(TOKEN_ERROR_CODES).toContain(r.body.error);
+  expect(r.body.access_token).toBeUndefined();
+}
+
+describe('token endpoint rate limit', () => {
+  it('refuses a client that has spent its tokens for the window, without touching other clients', async () => {
+    const [busy, quiet] = [await machineClient(), await machineClient()];
+    for (let i = 0; i < 3; i++) expect((await tokenRequest(busy.clientId, busy.secret)).status).toBe(200);
+    expectLimited(await tokenRequest(busy.clientId, busy.secret));
+    expect((await tokenRequest(quiet.clientId, quiet.secret)).status).toBe(200);
+  });
+
+  it('counts failed attempts per source address, not against the client they name, and then refuses the address', async () => {
+    const victim = await machineClient();
+    for (let i = 0; i < 3; i++) expect((await tokenRequest(victim.clientId, 'wrong-secret-0123456789abcdef')).status).toBe(400);
+    // Three failures named the client, yet its own budget is untouched.
+    expect((await tokenRequest(victim.clientId, victim.secret)).status).toBe(200);
+    expect((await tokenRequest(victim.clientId, 'wrong-secret-0123456789abcdef')).status).toBe(400);
+    // The address has now failed four times: even a correct request from it waits.
+    expectLimited(await tokenRequest(victim.clientId, victim.secret));
+  });
+});

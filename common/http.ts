@@ -54,7 +54,7 @@ const BAD_REQUEST = { status: 400, reason: 'Bad Request', error: 'not_found' as 
  * this one is a Problem with a request id, then the connection closes.
  */
 function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
-  if (!socket.writable || (err.code === 'ECONNRESET')) return void socket.destroy();
+  if (!socket.writable || err.code === 'ECONNRESET') return void socket.destroy(); // nobody left to answer
   const { status, reason, error } = PARSER_ANSWERS[err.code ?? ''] ?? BAD_REQUEST;
   const id = randomUUID();
   const body = JSON.stringify({ error, requestId: id });

@@ -1,9 +1,9 @@
-// Backend: the domain service behind the gateway. It answers only calls carrying the gateway's secret and context.
+// Backend: the domain service behind the gateway. It answers only calls carrying a context the gateway signed for them.
 import express, { type Response } from 'express';
 import type { Knex } from 'knex';
-import { errorHandler, notFound, requestId, sendProblem } from '../common/http.js';
+import { errorHandler, notFound, requestId, requestIdOf, sendProblem } from '../common/http.js';
 import type { Logger } from '../common/log.js';
-import { CONTEXT_HEADER, INTERNAL_SECRET_HEADER, decodeContext, type CallContext } from '../common/internal-context.js';
+import { CONTEXT_HEADER, CONTEXT_MAC_HEADER, contextVerifier, type CallContext } from '../common/internal-context.js';
 import { knexRepository } from './repository.js';
 import { meOf, tenantOf } from './resources.js';
 import { personResourcesRouter } from './persons.js';
@@ -18,12 +18,16 @@ const contextOf = (res: Response) => res.locals.context as CallContext;
 
 export function createBackendApp({ knex, internalSecret, log }: BackendDeps): express.Express {
   const repo = knexRepository(knex);
+  const verifyContext = contextVerifier(internalSecret);
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
   app.use(requestId);
   app.use((req, res, next) => {
-    const context = decodeContext({ secret: req.get(INTERNAL_SECRET_HEADER), context: req.get(CONTEXT_HEADER) }, internalSecret);
+    const context = verifyContext(
+      { context: req.get(CONTEXT_HEADER), mac: req.get(CONTEXT_MAC_HEADER) },
+      { requestId: requestIdOf(res), method: req.method, path: req.originalUrl },
+    );
     if (!context) return sendProblem(res, 'forbidden', { message: 'internal service' });
     res.locals.context = context;
     next();

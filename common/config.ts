@@ -23,6 +23,7 @@ export const SETTINGS = {
   MANAGEMENT_PORT: { schema: port.default(9464), doc: 'Port of the management listener (one per process): /metrics, /livez, /readyz.' },
   DATABASE_URL: { schema: optionalUrl, doc: 'PostgreSQL URL. Unset = embedded PostgreSQL (PGlite).' },
   PGLITE_DATA_DIR: { schema: optionalUrl, doc: 'Directory for the embedded database. Unset = .data/pglite (npm start) or in-memory (tests).' },
+  GATEWAY_CONFIG: { schema: optionalUrl, doc: 'Path of the gateway file (upstreams, routes, plugins). Unset = gateway/gateway.yaml.' },
   REDIS_URL: { schema: optionalUrl, doc: 'Redis URL for rate limiting. Unset = in-process limiter.' },
   ADMIN_TOKEN: { schema: z.string().min(16).optional(), doc: 'Operator token for the admin API. Unset = generated and printed at start.' },
   ISSUER_JWKS: { schema: z.string().optional(), doc: 'JSON JWKS of private EC P-256 keys; the first signs, all are published.' },

@@ -1,6 +1,7 @@
 // HTTP plumbing every service shares: listening, request ids, Problem responses, JSON body errors.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { randomUUID } from 'node:crypto';
 import type { Request, Response, NextFunction, RequestHandler, ErrorRequestHandler } from 'express';
 import { STATUS_OF, type ApiErrorCode } from '../policies/codes.js';
@@ -39,6 +40,7 @@ export class ListenError extends Error {}
 export async function listen(port: number, host = '127.0.0.1'): Promise<Listening & { server: http.Server }> {
   const server = http.createServer();
   server.keepAliveTimeout = 65_000;
+  server.on('clientError', answerClientError);
   await new Promise<void>((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) =>
       reject(err.code === 'EADDRINUSE' || err.code === 'EACCES'
@@ -56,21 +58,43 @@ export async function listen(port: number, host = '127.0.0.1'): Promise<Listenin
 }
 
 export const REQUEST_ID_HEADER = 'x-request-id';
+
+/** Problems for what Node's parser refuses before any handler runs; each still carries x-request-id. */
+const PARSER_ANSWERS: Record<string, { status: number; reason: string; error: ApiErrorCode }> = {
+  HPE_HEADER_OVERFLOW: { status: 431, reason: 'Request Header Fields Too Large', error: 'payload_too_large' },
+};
+const BAD_REQUEST = { status: 400, reason: 'Bad Request', error: 'not_found' as ApiErrorCode };
+
+/**
+ * Node's own answer to a request it cannot parse (oversized headers, a malformed request line) is a bare 400/431;
+ * this one is a Problem with a request id, then the connection closes.
+ */
+function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
+  if (!socket.writable || err.code === 'ECONNRESET') return void socket.destroy(); // nobody left to answer
+  const { status, reason, error } = PARSER_ANSWERS[err.code ?? ''] ?? BAD_REQUEST;
+  const id = randomUUID();
+  const body = JSON.stringify({ error, requestId: id });
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\n${REQUEST_ID_HEADER}: ${id}\r\ncontent-type: application/problem+json\r\n` +
+      `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+  );
+}
 /** PostgreSQL SQLSTATEs for text the caller sent that cannot be stored: 22021 bad byte sequence, 22P05 untranslatable. */
 const CLIENT_DATA_ERRORS = new Set(['22021', '22P05']);
 const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{8,128}$/;
 
 /**
- * Every response carries x-request-id. A well-formed id from the caller is kept, because it is the idempotency key
- * for metering retries (§1 rule 6); anything else is replaced by a fresh UUID.
+ * Every response carries x-request-id. A well-formed id from the caller is kept (unless `trustClient` is off), because
+ * it is the idempotency key for metering retries (§1 rule 6); anything else is replaced by a fresh UUID.
  */
-export const requestId: RequestHandler = (req, res, next) => {
-  const given = req.get(REQUEST_ID_HEADER);
+export const requestIdHandler = ({ trustClient }: { trustClient: boolean }): RequestHandler => (req, res, next) => {
+  const given = trustClient ? req.get(REQUEST_ID_HEADER) : undefined;
   const id = given && CLIENT_REQUEST_ID.test(given) ? given : randomUUID();
   res.locals.requestId = id;
   res.setHeader(REQUEST_ID_HEADER, id);
   next();
 };
+export const requestId = requestIdHandler({ trustClient: true });
 
 export const requestIdOf = (res: Response): string => res.locals.requestId as string;
 
@@ -84,7 +108,8 @@ export interface ProblemOptions {
 export function sendProblem(res: Response, error: ApiErrorCode, opts: ProblemOptions = {}): void {
   const status = opts.status ?? STATUS_OF[error];
   for (const [k, v] of Object.entries(opts.headers ?? {})) res.setHeader(k, v);
-  if (status === 401) res.setHeader('www-authenticate', `Bearer error="invalid_token"`);
+  // A caller that sent no credentials at all is challenged without an error parameter (RFC 6750 §3.1); it sets its own.
+  if (status === 401 && !res.hasHeader('www-authenticate')) res.setHeader('www-authenticate', `Bearer error="invalid_token"`);
   if (status === 503 && !res.hasHeader('retry-after')) res.setHeader('retry-after', '1');
   const body: Record<string, unknown> = { error };
   if (opts.message) body.message = opts.message;

@@ -1,30 +1,55 @@
-// Gateway: the only public entry to the API. Route table + filter chain (see pipeline.ts) in front of the backend.
-import express from 'express';
-import { errorHandler, notFound, requestId } from '../common/http.js';
-import type { Logger } from '../common/log.js';
-import { ROUTES } from './routes.js';
-import { routeHandler, type PipelineDeps } from './pipeline.js';
+// Gateway: the only public entry to the API, assembled from the gateway file (gateway-file.ts): the request-id plugin
+// runs before routing; each route then passes through the file's plugins in the declared order, and is forwarded to
+// its upstream (proxy.ts). OPTIONS is a CORS preflight on routes with the cors plugin, otherwise 404.
+import express, { type RequestHandler } from 'express';
+import type { Pool } from 'undici';
+import { errorHandler, notFound } from '../common/http.js';
+import type { GatewayDefinition } from './gateway-file.js';
+import type { GatewayEnv, PluginInstance } from './plugins/plugin.js';
 import { loadPublicApiDocument } from './openapi-document.js';
+import { upstreamProxy } from './proxy.js';
 
-export function createGatewayApp(deps: PipelineDeps & { log: Logger }): express.Express {
+export interface StartedPlugin {
+  name: string;
+  instance: PluginInstance<unknown>;
+  settings: unknown;
+}
+
+/** Starts every plugin of the file once, in order; each keeps its own state (key cache, limiter, meter). */
+export const startPlugins = (def: GatewayDefinition, env: GatewayEnv): StartedPlugin[] =>
+  def.plugins.map(({ plugin, settings }) => ({ name: plugin.name, instance: plugin.start(settings, env), settings }));
+
+export function createGatewayApp(def: GatewayDefinition, plugins: StartedPlugin[], upstreams: Record<string, Pool>, env: GatewayEnv): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
-  app.use(requestId);
-  // Only the route table's methods exist; an OPTIONS probe gets the same 404 as any unknown route, not a method list.
-  app.options('/{*path}', notFound);
+  for (const p of plugins) if (p.instance.app) app.use(p.instance.app);
 
   const api = express.Router({ caseSensitive: true, strict: true });
   const openApiJson = JSON.stringify(loadPublicApiDocument());
   api.get('/openapi.json', (_req, res) => void res.type('application/json').send(openApiJson));
-  for (const route of ROUTES) {
-    const method = route.method.toLowerCase() as 'get' | 'put' | 'delete';
-    const body = route.method === 'PUT' ? [express.raw({ type: () => true, limit: '64kb' })] : [];
-    api[method](route.path, ...body, routeHandler(route, deps));
-  }
-  app.use('/v1', api);
 
+  const preflights = new Map<string, Map<string, RequestHandler>>();
+  for (const { route, settings } of def.routes) {
+    const settingsOf = (p: StartedPlugin) => settings[p.name] ?? p.settings;
+    const chain = plugins.flatMap((p) => (p.instance.handler ? [p.instance.handler(route, settingsOf(p))] : []));
+    const upstream = def.upstreams[route.upstream]!;
+    const forward = upstreamProxy(upstreams[route.upstream]!, { internalSecret: env.internalSecret, timeoutMs: upstream.timeoutMs, log: env.log });
+    // Express answers HEAD with the GET route (decisions.md: HEAD is GET without a body).
+    api[route.method.toLowerCase() as 'get' | 'put' | 'delete'](route.path, ...chain, forward);
+    for (const p of plugins) {
+      const preflight = p.instance.preflight?.(route, settingsOf(p));
+      if (preflight) preflights.set(route.path, (preflights.get(route.path) ?? new Map()).set(route.method, preflight));
+    }
+  }
+  const preflight = express.Router({ caseSensitive: true, strict: true });
+  for (const [path, byMethod] of preflights)
+    preflight.options(path, (req, res, next) => (byMethod.get(req.get('access-control-request-method') ?? '') ?? notFound)(req, res, next));
+  app.use('/v1', preflight);
+  // Only the file's methods exist; any other OPTIONS gets the same 404 as an unknown route, not a method list.
+  app.options('/{*path}', notFound);
+  app.use('/v1', api);
   app.use(notFound);
-  app.use(errorHandler(deps.log));
+  app.use(errorHandler(env.log));
   return app;
 }

@@ -5,8 +5,6 @@ import { asDenyCode } from '../policies/codes.js';
 import { INTERNAL_SECRET_HEADER } from '../common/internal-context.js';
 import { CAPABILITIES, type Decision, type DecisionInput } from '../policies/decision.js';
 
-const PDP_TIMEOUT_MS = 2000;
-
 const WINDOW = z.object({ points: z.number().int().positive(), durationS: z.number().int().positive() });
 /** An allow is taken only in full: every field the rest of the pipeline relies on, well-formed. */
 const ALLOW = z.object({
@@ -18,7 +16,7 @@ const ALLOW = z.object({
 
 export type PdpAnswer = Decision | { undecidable: true; detail: string };
 
-export function pdpClient(pdp: Pool, decisionPath: string, internalSecret: string) {
+export function pdpClient(pdp: Pool, decisionPath: string, internalSecret: string, timeoutMs = 2000) {
   return async function decide(input: DecisionInput): Promise<PdpAnswer> {
     try {
       const res = await pdp.request({
@@ -26,8 +24,8 @@ export function pdpClient(pdp: Pool, decisionPath: string, internalSecret: strin
         method: 'POST',
         headers: { 'content-type': 'application/json', [INTERNAL_SECRET_HEADER]: internalSecret },
         body: JSON.stringify(input),
-        headersTimeout: PDP_TIMEOUT_MS,
-        bodyTimeout: PDP_TIMEOUT_MS,
+        headersTimeout: timeoutMs,
+        bodyTimeout: timeoutMs,
       });
       if (res.statusCode !== 200) {
         await res.body.dump();

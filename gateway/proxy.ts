@@ -1,34 +1,55 @@
-// Forwards an authorized call to the backend with the call context, and relays the answer.
-import type { Request, Response } from 'express';
+// Forwards an authorized call to the route's upstream with a signed call context, and relays the answer.
+// An upstream that does not answer is 503 authorization_unavailable ("downstream data plane down", §7.2).
+import type { RequestHandler } from 'express';
 import type { Pool } from 'undici';
-import { CONTEXT_HEADER, INTERNAL_SECRET_HEADER, encodeContext, type CallContext } from '../common/internal-context.js';
+import { sendProblem } from '../common/http.js';
+import type { Logger } from '../common/log.js';
+import { contextSigner } from '../common/internal-context.js';
+import { stateOf } from './plugins/plugin.js';
 
 const FORWARDED_REQUEST_HEADERS = ['content-type', 'if-match', 'if-none-match'];
 const RELAYED_RESPONSE_HEADERS = ['content-type', 'etag', 'location', 'retry-after'];
-const BACKEND_TIMEOUT_MS = 5000;
 
-export function backendProxy(backend: Pool, secret: string) {
-  return async function forward(req: Request, res: Response, context: CallContext): Promise<void> {
-    const headers: Record<string, string> = { [INTERNAL_SECRET_HEADER]: secret, [CONTEXT_HEADER]: encodeContext(context), 'x-request-id': context.requestId };
+export function upstreamProxy(upstream: Pool, opts: { internalSecret: string; timeoutMs: number; log: Logger }): RequestHandler {
+  const sign = contextSigner(opts.internalSecret);
+  return async (req, res) => {
+    const { requestId, claims, allow } = stateOf(res);
+    const context = {
+      requestId,
+      subjectType: allow!.subjectType,
+      subjectId: claims!.sub,
+      tenantId: claims!.tenant_id,
+      clientId: claims!.client_id,
+      actorAccountId: claims!.actor_account_id!,
+      scopes: allow!.effectiveScopes,
+    };
+    const headers: Record<string, string> = { ...sign(context, { method: req.method, path: req.originalUrl }), 'x-request-id': requestId };
     for (const h of FORWARDED_REQUEST_HEADERS) {
       const v = req.get(h);
       if (v !== undefined) headers[h] = v;
     }
-    const upstream = await backend.request({
-      path: req.originalUrl,
-      method: req.method as 'GET' | 'PUT' | 'DELETE',
-      headers,
-      body: req.method === 'PUT' ? (req.body as Buffer) : null,
-      headersTimeout: BACKEND_TIMEOUT_MS,
-      bodyTimeout: BACKEND_TIMEOUT_MS,
-    });
-    const body = Buffer.from(await upstream.body.arrayBuffer());
-    res.status(upstream.statusCode);
-    for (const h of RELAYED_RESPONSE_HEADERS) {
-      const v = upstream.headers[h];
-      if (typeof v === 'string') res.setHeader(h, v);
+    try {
+      const answer = await upstream.request({
+        path: req.originalUrl,
+        method: req.method as 'GET' | 'HEAD' | 'PUT' | 'DELETE',
+        headers,
+        // A body the body-limit plugin read is a Buffer; without that plugin the request streams through.
+        body: req.method !== 'PUT' ? null : Buffer.isBuffer(req.body) ? req.body : req,
+        headersTimeout: opts.timeoutMs,
+        bodyTimeout: opts.timeoutMs,
+      });
+      const body = Buffer.from(await answer.body.arrayBuffer());
+      stateOf(res).forwarded = true;
+      res.status(answer.statusCode);
+      for (const h of RELAYED_RESPONSE_HEADERS) {
+        const v = answer.headers[h];
+        if (typeof v === 'string') res.setHeader(h, v);
+      }
+      res.end(body);
+    } catch (err) {
+      opts.log.warn({ requestId, err: (err as Error).message }, 'upstream unreachable');
+      res.removeHeader('x-ratelimit-remaining');
+      sendProblem(res, 'authorization_unavailable', { message: 'the service is temporarily unavailable' });
     }
-    res.end(body);
   };
 }
-export type BackendProxy = ReturnType<typeof backendProxy>;

@@ -1,43 +1,107 @@
-// Two rate-limit layers, tenant and account (contract §8 rule 1), on the shared limiter store (common/).
-import { RateLimiterRes } from 'rate-limiter-flexible';
-import type { RateLimitPolicy } from '../policies/decision.js';
+// Two rate-limit layers, tenant and account (contract §8 rule 1), as fixed windows charged together: one Lua script
+// checks both and charges both only when both have room, in one Redis round trip, so a request refused by one layer
+// never drains the other, and every gateway sharing the Redis enforces one combined limit.
+// Redis down or absent: the same rule in process (each gateway limits on its own), with no wait on Redis.
+import { Redis } from 'ioredis';
+import type { RateLimitWindow } from '../policies/decision.js';
 import type { Logger } from '../common/log.js';
-import { limiterStore, retryAfterSeconds } from '../common/rate-limit-store.js';
 
 export interface LimitResult {
   allowed: boolean;
-  /** The stricter of the two layers. */
+  /** The stricter of the two layers, after this request. */
   remaining: number;
   retryAfterS: number;
 }
 
-export interface RateLimiter {
-  consume(tenantId: string, accountId: string, policy: RateLimitPolicy): Promise<LimitResult>;
-  close(): Promise<void>;
+export interface Layer {
+  key: string;
+  window: RateLimitWindow;
 }
 
-export function createRateLimiter(opts: { redisUrl?: string | undefined; log: Logger }): RateLimiter {
-  // One limiter per layer and window; a tenant's custom policy simply selects other instances (and keys).
-  const store = limiterStore(opts);
-  return {
-    async consume(tenantId, accountId, policy) {
-      const results = await Promise.allSettled([
-        store.limiter('tenant', policy.tenant).consume(tenantId),
-        store.limiter('account', policy.account).consume(accountId),
-      ]);
-      const res = results.map((r) => {
-        const value = r.status === 'fulfilled' ? r.value : r.reason;
-        if (!(value instanceof RateLimiterRes)) throw value; // a store failure with no insurance left
-        return { rejected: r.status === 'rejected', value };
-      });
-      const rejected = res.filter((r) => r.rejected);
-      const msBeforeNext = rejected.length ? Math.max(...rejected.map((r) => r.value.msBeforeNext)) : 0;
-      return {
-        allowed: rejected.length === 0,
-        remaining: Math.max(0, Math.min(...res.map((r) => r.value.remainingPoints))),
-        retryAfterS: retryAfterSeconds(msBeforeNext),
-      };
-    },
-    close: () => store.close(),
+export interface RateLimiter {
+  consume(tenant: Layer, account: Layer): Promise<LimitResult>;
+}
+
+// Returns {allowed 0|1, remaining, ms until the refusing layer's window ends}.
+const CHARGE_BOTH = `
+local function state(key, ms)
+  local used = tonumber(redis.call('GET', key) or '0')
+  local ttl = redis.call('PTTL', key)
+  if ttl < 0 then ttl = ms end
+  return used, ttl
+end
+local tp, tms, ap, ams = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+local tu, tt = state(KEYS[1], tms)
+local au, at = state(KEYS[2], ams)
+if tu >= tp or au >= ap then
+  local wait = 0
+  if tu >= tp then wait = tt end
+  if au >= ap and at > wait then wait = at end
+  return {0, math.max(0, math.min(tp - tu, ap - au)), wait}
+end
+for i, ms in ipairs({tms, ams}) do
+  if redis.call('INCR', KEYS[i]) == 1 then redis.call('PEXPIRE', KEYS[i], ms) end
+end
+return {1, math.min(tp - tu, ap - au) - 1, 0}
+`;
+
+type ChargeBoth = (tenantKey: string, accountKey: string, tp: number, tms: number, ap: number, ams: number) => Promise<[number, number, number]>;
+
+/** The script's rule over an in-process map; synchronous, hence atomic within this process. */
+function inProcessCharge() {
+  const windows = new Map<string, { used: number; resetAt: number }>();
+  const state = (key: string, ms: number, now: number) => {
+    let w = windows.get(key);
+    if (!w || w.resetAt <= now) windows.set(key, (w = { used: 0, resetAt: now + ms }));
+    return w;
   };
+  return (tenant: Layer, account: Layer): [number, number, number] => {
+    const now = Date.now();
+    const t = state(tenant.key, tenant.window.durationS * 1000, now);
+    const a = state(account.key, account.window.durationS * 1000, now);
+    const tFull = t.used >= tenant.window.points;
+    const aFull = a.used >= account.window.points;
+    const room = Math.min(tenant.window.points - t.used, account.window.points - a.used);
+    if (tFull || aFull) return [0, Math.max(0, room), Math.max(tFull ? t.resetAt - now : 0, aFull ? a.resetAt - now : 0)];
+    t.used++;
+    a.used++;
+    return [1, room - 1, 0];
+  };
+}
+
+export function createRateLimiter(redis: Redis | undefined, log: Logger): RateLimiter {
+  const local = inProcessCharge();
+  redis?.defineCommand('chargeBothLayers', { numberOfKeys: 2, lua: CHARGE_BOTH });
+  const chargeBoth = redis && ((redis as unknown as { chargeBothLayers: ChargeBoth }).chargeBothLayers.bind(redis));
+
+  return {
+    async consume(tenant, account) {
+      const [allowed, remaining, waitMs] = chargeBoth
+        ? await chargeBoth(tenant.key, account.key, tenant.window.points, tenant.window.durationS * 1000, account.window.points, account.window.durationS * 1000)
+          .catch((err: Error) => {
+            log.warn({ err: err.message }, 'redis unavailable; rate limiting in-process');
+            return local(tenant, account);
+          })
+        : local(tenant, account);
+      return { allowed: allowed === 1, remaining, retryAfterS: Math.max(1, Math.ceil(waitMs / 1000)) };
+    },
+  };
+}
+
+const READY_WAIT_MS = 1000;
+
+/**
+ * One ioredis client per gateway, set to fail fast (no offline queue, short timeout) so an outage costs no waiting.
+ * Start waits up to a second for the connection, so a healthy Redis counts from the first request.
+ */
+export async function connectRedis(url: string | undefined, log: Logger): Promise<Redis | undefined> {
+  if (!url) return undefined;
+  const redis = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 200 });
+  redis.on('error', (err) => log.warn({ err: err.message }, 'redis error; limits continue in-process'));
+  await new Promise<void>((resolve) => {
+    const done = () => (clearTimeout(timer), resolve());
+    const timer = setTimeout(done, READY_WAIT_MS);
+    redis.once('ready', done);
+  });
+  return redis;
 }

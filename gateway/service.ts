@@ -1,13 +1,13 @@
+// Starting the gateway: the gateway file is read and validated first (a bad file stops the start with one message),
+// then the plugins start in the file's order and the app listens. Closing flushes the plugins (the usage meter).
+import type { Knex } from 'knex';
 import { backendUrl, pdpUrl, type Config } from '../common/config.js';
 import { listen } from '../common/http.js';
 import type { Logger } from '../common/log.js';
 import type { Running } from '../common/service.js';
-import { DECISION_PATH } from '../policies/decision.js';
-import { createGatewayApp } from './app.js';
-import { tokenVerifier } from './verify-token.js';
-import { pdpClient } from './pdp-client.js';
-import { createRateLimiter } from './rate-limit.js';
-import { backendProxy } from './proxy.js';
+import { createGatewayApp, startPlugins } from './app.js';
+import { DEFAULT_GATEWAY_FILE, loadGatewayFile } from './gateway-file.js';
+import { connectRedis } from './rate-limit.js';
 import { upstreamPool } from './upstream.js';
 
 export interface GatewayTargets {
@@ -17,24 +17,28 @@ export interface GatewayTargets {
   internalSecret: string;
 }
 
-export async function startGateway(config: Config, log: Logger, targets: GatewayTargets): Promise<Running> {
-  const limiter = createRateLimiter({ redisUrl: config.REDIS_URL, log });
+export const gatewayFileOf = (config: Config) => config.GATEWAY_CONFIG ?? DEFAULT_GATEWAY_FILE;
+
+export async function startGateway(config: Config, log: Logger, targets: GatewayTargets, knex: Knex): Promise<Running> {
+  const def = loadGatewayFile(gatewayFileOf(config));
+  const redis = await connectRedis(config.REDIS_URL, log);
   const pdp = upstreamPool(targets.pdpUrl);
-  const backend = upstreamPool(targets.backendUrl);
-  const app = createGatewayApp({
-    verify: tokenVerifier(targets.authUrl),
-    decide: pdpClient(pdp, DECISION_PATH, targets.internalSecret),
-    limiter,
-    forward: backendProxy(backend, targets.internalSecret),
-    log,
-  });
+  const env = { authUrl: targets.authUrl, pdp, internalSecret: targets.internalSecret, redis, knex, log };
+  const upstreams = Object.fromEntries(
+    Object.entries(def.upstreams).map(([name, u]) => [name, upstreamPool(u.url ?? targets.backendUrl)]),
+  );
+  const plugins = startPlugins(def, env);
+  const app = createGatewayApp(def, plugins, upstreams, env);
   const http = await listen(config.GATEWAY_PORT);
   http.server.on('request', app);
+  log.info({ file: def.file, routes: def.routes.length, plugins: plugins.map((p) => p.name) }, 'gateway file loaded');
   return {
     url: `${http.url}/v1`,
     async close() {
       await http.close();
-      await Promise.all([limiter.close(), pdp.close(), backend.close()]);
+      for (const p of plugins) await p.instance.close?.();
+      await Promise.all([pdp.close(), ...Object.values(upstreams).map((u) => u.close())]);
+      redis?.disconnect();
     },
   };
 }

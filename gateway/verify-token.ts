@@ -1,5 +1,6 @@
-// Local access-token verification (contract §5.2): ES256 signature from the issuer's fixed JWKS URL, iss, aud, typ, exp.
-import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload } from 'jose';
+// Local access-token verification (contract §5.2): ES256 signature with a key of the issuer's key set, iss, aud, typ, exp.
+import { errors, jwtVerify, type JWTPayload } from 'jose';
+import { KeySetUnavailable, type IssuerKeySet } from './key-set.js';
 import type { TokenClaims } from '../policies/decision.js';
 
 export type Verification =
@@ -11,30 +12,16 @@ const REQUIRED_CLAIMS = ['sub', 'client_id', 'tenant_id', 'scope', 'profile', 'e
 /** The contract's token lifetime bounds a token's age too, so a token minted far ahead of time is refused. */
 const MAX_TOKEN_AGE_S = 900;
 
-/** jose errors that are faults of the token itself (401). Every other failure means the key set was not had (503). */
-const TOKEN_FAULTS = new Set([
-  'ERR_JWS_INVALID', 'ERR_JWS_SIGNATURE_VERIFICATION_FAILED', 'ERR_JWT_INVALID', 'ERR_JWT_EXPIRED',
-  'ERR_JWT_CLAIM_VALIDATION_FAILED', 'ERR_JOSE_ALG_NOT_ALLOWED', 'ERR_JOSE_NOT_SUPPORTED', 'ERR_JWKS_MULTIPLE_MATCHING_KEYS',
-  'ERR_JWKS_NO_MATCHING_KEY',
-]);
-
 export interface VerifierOptions {
-  /** Least time between two key-set fetches caused by unknown key ids. */
-  cooldownS?: number;
+  /** The issuer's key set (key-set.ts); the token's own headers never name where keys come from. */
+  keyFor: IssuerKeySet;
 }
 
-export function tokenVerifier(authUrl: string, { cooldownS = 10 }: VerifierOptions = {}) {
-  // The key set location is configuration, never taken from the token's `iss`. jose refetches at most once per
-  // cooldown for an unknown kid, so random kids cannot amplify traffic against the issuer.
-  const jwks = createRemoteJWKSet(new URL(`${authUrl}/.well-known/jwks.json`), { timeoutDuration: 2000, cooldownDuration: cooldownS * 1000 });
-  const unavailable = (detail: string, retryAfterS = 1): Verification => ({ ok: false, reason: 'token_verification_unavailable', detail, retryAfterS });
-
+export function tokenVerifier(authUrl: string, { keyFor }: VerifierOptions) {
   return async function verify(token: string): Promise<Verification> {
-    // Read before verifying: during a cooldown jose does not refetch, so an unknown kid then means "not checked yet".
-    const refetchSuppressed = jwks.coolingDown;
     let payload: JWTPayload;
     try {
-      ({ payload } = await jwtVerify(token, jwks, {
+      ({ payload } = await jwtVerify(token, keyFor, {
         issuer: authUrl,
         audience: 'svc-api',
         typ: 'at+jwt',
@@ -43,11 +30,10 @@ export function tokenVerifier(authUrl: string, { cooldownS = 10 }: VerifierOptio
         maxTokenAge: MAX_TOKEN_AGE_S,
       }));
     } catch (err) {
-      const code = err instanceof errors.JOSEError ? err.code : '';
-      // A key the issuer may have just published, while refetching is held back: the bounded re-fetch could not run.
-      if (code === 'ERR_JWKS_NO_MATCHING_KEY' && refetchSuppressed) return unavailable('unknown kid during refetch cooldown', cooldownS);
-      if (TOKEN_FAULTS.has(code)) return { ok: false, reason: 'invalid_token', detail: code };
-      return unavailable(code || String(err));
+      // Only a key set that cannot be had is the platform's fault; everything else (shape, algorithm, unknown key id,
+      // signature, claims) is the token's, so a forged token is never a 503.
+      if (err instanceof KeySetUnavailable) return { ok: false, reason: 'token_verification_unavailable', detail: err.message, retryAfterS: err.retryAfterS };
+      return { ok: false, reason: 'invalid_token', detail: err instanceof errors.JOSEError ? err.code : (err as Error).name };
     }
     const p = payload as Record<string, unknown>;
     // `aud` must equal svc-api (contract §5.2), not merely contain it.

@@ -47,7 +47,7 @@ export async function startSystem(config: Config = loadConfig(), opts: SystemOpt
     pdpUrl: policies.url,
     backendUrl: backend.url,
     internalSecret,
-  });
+  }, db.knex);
 
   return {
     authUrl: issuer.url,

@@ -1,59 +1,95 @@
-// The gateway's token check against a key-set server that can fail or rotate keys (contract §5.2, §7.2): faults of
-// the token are 401 invalid_token; a key set that cannot be had, or a re-fetch that could not run, is 503.
-import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
-import { SignJWT, exportJWK, generateKeyPair, type CryptoKey, type JWK } from 'jose';
+// The gateway's token check against a key-set server the test controls (contract §5.2, §7.2). Keys come only from
+// the configured key set; a key id it does not hold is the token's fault (401), never a 503; 503 only when no key set
+// can be had at all; the last good set keeps serving while the issuer is briefly down.
+import { describe, it, expect, beforeAll, afterAll, beforeEach } from '@jest/globals';
+import { SignJWT, exportJWK, exportSPKI, generateKeyPair, type CryptoKey, type JWK } from 'jose';
 import { listen, type Listening } from '../common/http.js';
+import { createLogger } from '../common/log.js';
+import { issuerKeySet, type KeySetOptions } from '../gateway/key-set.js';
 import { tokenVerifier } from '../gateway/verify-token.js';
 
-interface Key { kid: string; privateKey: CryptoKey; publicJwk: JWK }
-let server: Listening & { server: import('node:http').Server };
+interface Key { kid: string; privateKey: CryptoKey; publicKey: CryptoKey; publicJwk: JWK }
+type Server = Listening & { server: import('node:http').Server; hits: number };
+
+let issuer: Server;
+let attacker: Server;
 let answer: () => { status: number; body: string };
+let attackerKeys: () => string;
+
+async function serve(respond: () => { status: number; body: string }): Promise<Server> {
+  const s = (await listen(0)) as Server;
+  s.hits = 0;
+  s.server.on('request', (_req, res) => {
+    s.hits++;
+    const { status, body } = respond();
+    res.writeHead(status, { 'content-type': 'application/json' });
+    res.end(body);
+  });
+  return s;
+}
 
 async function newKey(kid: string): Promise<Key> {
-  const { privateKey, publicKey } = await generateKeyPair('ES256');
-  return { kid, privateKey, publicJwk: { ...(await exportJWK(publicKey)), kid, alg: 'ES256', use: 'sig' } };
+  const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
+  return { kid, privateKey, publicKey, publicJwk: { ...(await exportJWK(publicKey)), kid, alg: 'ES256', use: 'sig' } };
 }
 const publish = (...keys: Key[]) => {
   answer = () => ({ status: 200, body: JSON.stringify({ keys: keys.map((k) => k.publicJwk) }) });
 };
+const issuerDown = () => {
+  answer = () => ({ status: 502, body: 'bad gateway' });
+};
 
-const now = () => Math.floor(Date.now() / 1000);
+const nowS = () => Math.floor(Date.now() / 1000);
+const claimsFor = (overrides: Record<string, unknown> = {}) => ({
+  sub: 'psn_x', client_id: 'tp_a_b', tenant_id: 'ten_x', scope: 'svc.profile.self.read', profile: 'self', jti: 'j1',
+  iss: issuer.url, aud: 'svc-api', iat: nowS(), exp: nowS() + 900, ...overrides,
+});
 function sign(key: Key, claims: Record<string, unknown> = {}, header: Record<string, unknown> = {}) {
-  return new SignJWT({
-    sub: 'psn_x', client_id: 'tp_a_b', tenant_id: 'ten_x', scope: 'svc.profile.self.read', profile: 'self', jti: 'j1',
-    iss: server.url, aud: 'svc-api', iat: now(), exp: now() + 900, ...claims,
-  }).setProtectedHeader({ alg: 'ES256', typ: 'at+jwt', kid: key.kid, ...header }).sign(key.privateKey);
+  return new SignJWT(claimsFor(claims)).setProtectedHeader({ alg: 'ES256', typ: 'at+jwt', kid: key.kid, ...header }).sign(key.privateKey);
+}
+const b64 = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url');
+
+/** A verifier on the issuer's key set, with a clock the test moves (milliseconds). */
+function verifierWith(opts: Partial<KeySetOptions> = {}) {
+  const clock = { now: Date.now() };
+  const keyFor = issuerKeySet(
+    new URL(`${issuer.url}/.well-known/jwks.json`),
+    { cacheMaxAgeS: 600, maxStaleS: 3600, refetchCooldownS: 10, timeoutMs: 2000, now: () => clock.now, ...opts },
+    createLogger('test', 'silent'),
+  );
+  return { verify: tokenVerifier(issuer.url, { keyFor }), clock };
 }
 
 let keyA: Key;
 beforeAll(async () => {
-  server = await listen(0);
-  server.server.on('request', (_req, res) => {
-    const { status, body } = answer();
-    res.writeHead(status, { 'content-type': 'application/json' });
-    res.end(body);
-  });
+  issuer = await serve(() => answer());
+  attacker = await serve(() => ({ status: 200, body: attackerKeys() }));
   keyA = await newKey('a');
 });
 afterAll(async () => {
-  await server.close();
+  await issuer.close();
+  await attacker.close();
+});
+beforeEach(() => {
+  issuer.hits = 0;
+  attacker.hits = 0;
 });
 
 describe('token verification', () => {
   it('accepts a well-formed token signed by a published key', async () => {
     publish(keyA);
-    const result = await tokenVerifier(server.url)(await sign(keyA));
+    const result = await verifierWith().verify(await sign(keyA));
     expect(result).toMatchObject({ ok: true, claims: { sub: 'psn_x', tenant_id: 'ten_x' } });
   });
 
   it.each([
     ['an aud array that merely contains svc-api', { aud: ['svc-api', 'other'] }],
-    ['an iat in the future', { iat: now() + 3600, exp: now() + 4000 }],
-    ['a token older than the 900 s lifetime', { iat: now() - 1000, exp: now() + 3600 }],
-    ['an expired token', { iat: now() - 1000, exp: now() - 100 }],
+    ['an iat in the future', { iat: nowS() + 3600, exp: nowS() + 4000 }],
+    ['a token older than the 900 s lifetime', { iat: nowS() - 1000, exp: nowS() + 3600 }],
+    ['an expired token', { iat: nowS() - 1000, exp: nowS() - 100 }],
   ])('refuses %s with invalid_token', async (_name, claims) => {
     publish(keyA);
-    expect(await tokenVerifier(server.url)(await sign(keyA, claims))).toMatchObject({ ok: false, reason: 'invalid_token' });
+    expect(await verifierWith().verify(await sign(keyA, claims))).toMatchObject({ ok: false, reason: 'invalid_token' });
   });
 
   it.each([
@@ -61,29 +97,94 @@ describe('token verification', () => {
     ['answers 404', () => ({ status: 404, body: '{}' })],
     ['answers something that is not JSON', () => ({ status: 200, body: 'not json' })],
     ['answers JSON that is not a key set', () => ({ status: 200, body: '{"keys": 1}' })],
-  ])('answers token_verification_unavailable when the key set server %s', async (_name, broken) => {
+  ])('answers token_verification_unavailable with a retry-after when the key set server %s and no set was ever had', async (_name, broken) => {
     answer = broken;
-    const result = await tokenVerifier(server.url)(await sign(keyA));
+    const result = await verifierWith().verify(await sign(keyA));
     expect(result).toMatchObject({ ok: false, reason: 'token_verification_unavailable' });
+    expect((result as { retryAfterS: number }).retryAfterS).toBeGreaterThanOrEqual(1);
   });
+});
 
-  it('answers unavailable for a newly published key while refetching is held back, and accepts it after the cooldown', async () => {
+describe('forged tokens are 401, never 503, and never make the gateway fetch keys from elsewhere', () => {
+  const forgeries: [string, () => Promise<string>][] = [
+    ['alg none', async () => `${b64({ alg: 'none', typ: 'at+jwt', kid: 'a' })}.${b64(claimsFor())}.`],
+    ['HS256 keyed with the issuer public key', async () =>
+      new SignJWT(claimsFor()).setProtectedHeader({ alg: 'HS256', typ: 'at+jwt', kid: 'a' }).sign(new TextEncoder().encode(await exportSPKI(keyA.publicKey)))],
+    ['another key under the issuer kid', async () => sign(await newKey('a'))],
+    ['an unpublished kid', async () => sign(await newKey('unpublished'))],
+    ['an embedded jwk', async () => {
+      const evil = await newKey('a');
+      return sign(evil, {}, { jwk: { kty: evil.publicJwk.kty, crv: evil.publicJwk.crv, x: evil.publicJwk.x, y: evil.publicJwk.y } });
+    }],
+    ['a jku naming a server the attacker runs', async () => sign(await attackerKey('evil-jku'), {}, { jku: `${attacker.url}/jwks.json` })],
+    ['an x5u naming a server the attacker runs', async () => sign(await attackerKey('evil-x5u'), {}, { x5u: `${attacker.url}/cert.pem` })],
+    ['an iss naming a server the attacker runs', async () => sign(await attackerKey('evil-iss'), { iss: attacker.url })],
+  ];
+  /** A key the attacker's server publishes as a key set. */
+  async function attackerKey(kid: string) {
+    const key = await newKey(kid);
+    attackerKeys = () => JSON.stringify({ keys: [key.publicJwk] });
+    return key;
+  }
+
+  it.each(forgeries)('%s', async (_name, forge) => {
     publish(keyA);
-    const verify = tokenVerifier(server.url, { cooldownS: 1 });
+    const { verify } = verifierWith();
+    expect(await verify(await sign(keyA))).toMatchObject({ ok: true }); // the key set is held
+    const token = await forge();
+    expect(await verify(token)).toMatchObject({ ok: false, reason: 'invalid_token' });
+    expect(attacker.hits).toBe(0);
+  });
+});
+
+describe('the key set cache', () => {
+  it('refuses an unknown kid with invalid_token while a re-fetch is held back, and accepts a newly published key once one may run', async () => {
+    publish(keyA);
+    const { verify, clock } = verifierWith({ refetchCooldownS: 10 });
     expect(await verify(await sign(keyA))).toMatchObject({ ok: true });
     const keyB = await newKey('b');
     publish(keyA, keyB);
     const tokenB = await sign(keyB);
-    expect(await verify(tokenB)).toMatchObject({ ok: false, reason: 'token_verification_unavailable', retryAfterS: 1 });
-    await new Promise((r) => setTimeout(r, 1100));
+    expect(await verify(tokenB)).toMatchObject({ ok: false, reason: 'invalid_token' }); // within the cooldown of the first fetch
+    expect(issuer.hits).toBe(1);
+    clock.now += 10_000;
     expect(await verify(tokenB)).toMatchObject({ ok: true });
+    expect(issuer.hits).toBe(2);
   });
 
-  it('refuses an unknown key id with invalid_token once a refetch has shown it is not published', async () => {
+  it('answers a flood of unknown kids with 401 and at most one re-fetch', async () => {
     publish(keyA);
-    const verify = tokenVerifier(server.url, { cooldownS: 1 });
-    const stranger = await newKey('stranger');
-    // First use: nothing fetched yet, so jose fetches and finds no such key.
-    expect(await verify(await sign(stranger))).toMatchObject({ ok: false, reason: 'invalid_token' });
+    const { verify, clock } = verifierWith({ refetchCooldownS: 10 });
+    expect(await verify(await sign(keyA))).toMatchObject({ ok: true });
+    clock.now += 10_000; // a re-fetch is allowed again
+    const strangers = await Promise.all(Array.from({ length: 25 }, (_, i) => newKey(`stranger-${i}`).then((k) => sign(k))));
+    const results = await Promise.all(strangers.map((t) => verify(t)));
+    expect(results.every((r) => !r.ok && r.reason === 'invalid_token')).toBe(true);
+    expect(issuer.hits).toBe(2); // the first fetch and one shared re-fetch
+  });
+
+  it('keeps verifying with the last good key set while the issuer is down, up to maxStaleS, then answers 503', async () => {
+    publish(keyA);
+    const { verify, clock } = verifierWith({ cacheMaxAgeS: 60, maxStaleS: 600, refetchCooldownS: 10 });
+    const token = await sign(keyA);
+    expect(await verify(token)).toMatchObject({ ok: true });
+    issuerDown();
+    clock.now += 120_000; // past cacheMaxAgeS: a refresh is attempted and fails
+    expect(await verify(token)).toMatchObject({ ok: true });
+    expect(await verify(await sign(await newKey('unknown')))).toMatchObject({ ok: false, reason: 'invalid_token' });
+    clock.now += 600_000; // past maxStaleS
+    expect(await verify(token)).toMatchObject({ ok: false, reason: 'token_verification_unavailable' });
+  });
+
+  it('takes a refreshed key set once the issuer is back', async () => {
+    publish(keyA);
+    const { verify, clock } = verifierWith({ cacheMaxAgeS: 60, maxStaleS: 600, refetchCooldownS: 10 });
+    expect(await verify(await sign(keyA))).toMatchObject({ ok: true });
+    const keyC = await newKey('c');
+    publish(keyC); // keyA retired
+    clock.now += 120_000;
+    expect(await verify(await sign(keyA))).toMatchObject({ ok: true }); // the stale set serves while a refresh starts behind it
+    expect(await verify(await sign(keyC))).toMatchObject({ ok: true }); // the unknown kid waits for that same refresh
+    expect(issuer.hits).toBe(2);
   });
 });

@@ -4,7 +4,7 @@
 import { performance } from 'node:perf_hooks';
 import type { Knex } from 'knex';
 import { Pool } from 'undici';
-import { CONTEXT_HEADER, INTERNAL_SECRET_HEADER, encodeContext } from '../../common/internal-context.js';
+import { contextSigner } from '../../common/internal-context.js';
 
 export interface LoopResult {
   name: string;
@@ -71,23 +71,24 @@ async function loop(name: string, s: ExtensionBenchSetup, send: (pool: Pool, con
 
 /** The read and the write measured on one setup: the same record read, each write connection on its own record. */
 function operations(s: ExtensionBenchSetup) {
-  const headers = {
-    [INTERNAL_SECRET_HEADER]: s.internalSecret,
-    'content-type': 'application/json',
-    [CONTEXT_HEADER]: encodeContext({
-      requestId: 'bench-extensions', subjectType: 'service_account', subjectId: 'acc_bench', tenantId: s.tenantId,
-      clientId: s.clientId, actorAccountId: 'acc_bench', scopes: ['svc.person.metadata.read', 'svc.person.metadata.write'],
-    }),
+  // The backend takes only a context the gateway signed for this very request (id, method, path), as in production.
+  const sign = contextSigner(s.internalSecret);
+  const context = {
+    requestId: 'bench-extensions', subjectType: 'service_account' as const, subjectId: 'acc_bench', tenantId: s.tenantId,
+    clientId: s.clientId, actorAccountId: 'acc_bench', scopes: ['svc.person.metadata.read' as const, 'svc.person.metadata.write' as const],
   };
+  const headersFor = (method: string, path: string) => ({
+    'x-request-id': context.requestId, 'content-type': 'application/json', ...sign(context, { method, path }),
+  });
   const path = (n: number) => `/v1/persons/${personId(n)}/extensions/${s.extensionId}`;
   // A write connection replaces its own record, carrying the ETag of its last answer (compare-and-set).
   const etags = new Map<number, string>();
   return {
-    read: (pool: Pool) => pool.request({ method: 'GET', path: path(1), headers }).then(async (r) => (await r.body.dump(), r.statusCode)),
+    read: (pool: Pool) => pool.request({ method: 'GET', path: path(1), headers: headersFor('GET', path(1)) }).then(async (r) => (await r.body.dump(), r.statusCode)),
     write: async (pool: Pool, c: number) => {
       const n = c + 2;
       const r = await pool.request({
-        method: 'PUT', path: path(n), headers: { ...headers, 'if-match': etags.get(n) ?? `"seed-${n}"` },
+        method: 'PUT', path: path(n), headers: { ...headersFor('PUT', path(n)), 'if-match': etags.get(n) ?? `"seed-${n}"` },
         body: JSON.stringify({ schemaVersion: 1, data: { note: `write ${c}` } }),
       });
       const body = await r.body.text();

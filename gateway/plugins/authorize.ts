@@ -1,0 +1,39 @@
+// Plugin `authorize`: one PDP decision per request for the route's capability and resource, never cached
+// (contract §1 rule 4). Undecidable → 503 authorization_unavailable; denied → 403 with the deny code, folded to 404
+// on person resources where the code would reveal whether the person exists (§7.3).
+import { z } from 'zod';
+import { sendProblem } from '../../common/http.js';
+import { FOLDED_ON_PERSON_RESOURCES } from '../../policies/codes.js';
+import { DECISION_PATH } from '../../policies/decision.js';
+import { pdpClient } from '../pdp-client.js';
+import { definePlugin, stateOf } from './plugin.js';
+
+const PERSON_RESOURCES = new Set(['person', 'person_extension']);
+
+export const authorize = definePlugin({
+  name: 'authorize',
+  settings: z.strictObject({ timeoutMs: z.number().int().positive().max(10_000).default(2000) }),
+  after: ['verify-token'],
+  perRoute: false,
+  start(s, env) {
+    const decide = pdpClient(env.pdp, DECISION_PATH, env.internalSecret, s.timeoutMs);
+    return {
+      handler: (route) => async (req, res, next) => {
+        const state = stateOf(res);
+        const personId = req.params.personId as string | undefined;
+        const decision = await decide({ requestId: state.requestId, token: state.claims!, capability: route.capability, resource: { type: route.resource, personId } });
+        if ('undecidable' in decision) {
+          env.log.warn({ requestId: state.requestId, detail: decision.detail }, 'authorization undecidable; failing closed');
+          return sendProblem(res, 'authorization_unavailable');
+        }
+        if (!decision.allow) {
+          env.log.info({ requestId: state.requestId, code: decision.code, check: decision.check }, 'denied');
+          if (PERSON_RESOURCES.has(route.resource) && FOLDED_ON_PERSON_RESOURCES.has(decision.code)) return sendProblem(res, 'not_found');
+          return sendProblem(res, decision.code);
+        }
+        state.allow = decision;
+        next();
+      },
+    };
+  },
+});

@@ -1,0 +1,76 @@
+// Plugin `cors`: browser apps (public clients) calling the API from their registered origins.
+// An origin is allowed when the file lists it, or when the client named by the presented token registered it
+// (clients.allowed_origins). The token is verified later in the chain, before any data is answered, so reading the
+// client id early only decides which origin may read the answer to that very token.
+// Preflight (OPTIONS) is answered per route (app.ts picks the route by the requested method); an origin that is not
+// allowed gets the same 404 as any OPTIONS probe.
+import { decodeJwt } from 'jose';
+import type { Request, Response } from 'express';
+import { z } from 'zod';
+import { sendProblem } from '../../common/http.js';
+import { definePlugin, type GatewayEnv } from './plugin.js';
+
+const EXPOSED = 'etag, location, x-request-id, x-ratelimit-remaining, retry-after';
+const ALLOWED_REQUEST_HEADERS = 'authorization, content-type, if-match, if-none-match, x-request-id';
+const ORIGIN = z.string().regex(/^https?:\/\/[^/\s]+$/, 'an origin like https://app.example.com (scheme, host, port; no path)');
+
+const settings = z.strictObject({
+  origins: z.array(ORIGIN).default([]),
+  /** Also allow the origins the calling client registered (allowedOrigins in the admin API). */
+  clientOrigins: z.boolean().default(true),
+  maxAgeS: z.number().int().min(0).max(86_400).default(600),
+});
+type Settings = z.output<typeof settings>;
+
+/** Origins registered by the client a token names, or by any active client when there is no token (preflight). */
+function registeredOrigin(env: GatewayEnv) {
+  return async (origin: string, clientId: string | undefined): Promise<boolean> => {
+    const clients = env.knex('clients').where({ status: 'active' }).whereRaw('allowed_origins @> ?::jsonb', [JSON.stringify([origin])]);
+    return Boolean(await (clientId ? clients.where({ id: clientId }) : clients).first('id'));
+  };
+}
+
+const tokenClientId = (req: Request): string | undefined => {
+  const token = /^Bearer +(\S+)$/i.exec(req.get('authorization') ?? '')?.[1];
+  try {
+    const clientId = token ? decodeJwt(token).client_id : undefined;
+    return typeof clientId === 'string' ? clientId : undefined;
+  } catch {
+    return undefined;
+  }
+};
+
+export const cors = definePlugin({
+  name: 'cors',
+  settings,
+  after: ['request-id'],
+  perRoute: true,
+  start(_global, env) {
+    const registered = registeredOrigin(env);
+    const allowed = async (s: Settings, origin: string, clientId: string | undefined) =>
+      s.origins.includes(origin) || (s.clientOrigins && (await registered(origin, clientId)));
+    const allowOrigin = (res: Response, origin: string) => {
+      res.setHeader('access-control-allow-origin', origin);
+      res.setHeader('access-control-expose-headers', EXPOSED);
+    };
+    return {
+      handler: (_route, s) => async (req, res, next) => {
+        res.vary('origin');
+        const origin = req.get('origin');
+        if (origin && (await allowed(s, origin, tokenClientId(req)))) allowOrigin(res, origin);
+        next();
+      },
+      preflight: (route, s) => async (req, res) => {
+        res.vary('origin');
+        const origin = req.get('origin');
+        if (!origin || !(await allowed(s, origin, undefined)))
+          return sendProblem(res, 'not_found');
+        allowOrigin(res, origin);
+        res.setHeader('access-control-allow-methods', route.method);
+        res.setHeader('access-control-allow-headers', ALLOWED_REQUEST_HEADERS);
+        res.setHeader('access-control-max-age', String(s.maxAgeS));
+        res.status(204).end();
+      },
+    };
+  },
+});

@@ -1,0 +1,66 @@
+// What a gateway plugin is: a named module with a zod schema for its settings, started once per gateway, giving one
+// Express handler per route it applies to. The gateway file (gateway-file.ts) decides which plugins run, in what order.
+import type { RequestHandler, Response } from 'express';
+import type { Knex } from 'knex';
+import type { Pool } from 'undici';
+import type { Redis } from 'ioredis';
+import type { z } from 'zod';
+import type { Logger } from '../../common/log.js';
+import type { Allow, Capability, ResourceType, TokenClaims } from '../../policies/decision.js';
+
+export interface RouteDefinition {
+  operationId: string;
+  method: 'GET' | 'PUT' | 'DELETE';
+  /** Express path under /v1; the upstream serves the same path. */
+  path: string;
+  capability: Capability;
+  resource: ResourceType;
+  upstream: string;
+}
+
+/** What plugins may use, built once per gateway process. */
+export interface GatewayEnv {
+  authUrl: string;
+  pdp: Pool;
+  internalSecret: string;
+  /** Shared by every limiter; absent = limits are kept in-process. */
+  redis: Redis | undefined;
+  /** Where usage records go. */
+  knex: Knex;
+  log: Logger;
+}
+
+export interface PluginInstance<S> {
+  /** A handler that runs before routing, for every request (request ids). */
+  app?: RequestHandler;
+  /** The handler for one route, with the route's effective settings. */
+  handler?(route: RouteDefinition, settings: S): RequestHandler;
+  /** CORS preflight for one route; only the cors plugin has one. */
+  preflight?(route: RouteDefinition, settings: S): RequestHandler;
+  close?(): Promise<void>;
+}
+
+export interface Plugin<Schema extends z.ZodType = z.ZodType> {
+  name: string;
+  settings: Schema;
+  /** Plugins that must come earlier in the declared order (what this one reads from the request state). */
+  after: readonly string[];
+  /** False when the settings belong to state shared by every route (a key cache), so a route may not change them. */
+  perRoute: boolean;
+  start(settings: z.output<Schema>, env: GatewayEnv): PluginInstance<z.output<Schema>>;
+}
+
+/** A plugin with its schema's types erased, as the registry holds them. */
+export type AnyPlugin = Plugin<z.ZodType>;
+
+export const definePlugin = <Schema extends z.ZodType>(plugin: Plugin<Schema>): AnyPlugin => plugin as unknown as AnyPlugin;
+
+/** What earlier plugins learnt about the request, for later ones. */
+export interface RequestState {
+  requestId: string;
+  claims?: TokenClaims;
+  allow?: Allow;
+  /** Set by the upstream call once the request was forwarded and answered. */
+  forwarded?: boolean;
+}
+export const stateOf = (res: Response): RequestState => res.locals as RequestState;

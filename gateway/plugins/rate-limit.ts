@@ -1,0 +1,39 @@
+// Plugin `rate-limit`: the tenant and account layers (contract §8 rule 1), charged together after the allow.
+// The windows come from the tenant's policy (returned with the PDP's allow) unless the file sets them for a route;
+// a route with its own windows counts in its own buckets. Successful reads carry x-ratelimit-remaining (§4).
+import { z } from 'zod';
+import { sendProblem } from '../../common/http.js';
+import type { RateLimitWindow } from '../../policies/decision.js';
+import { createRateLimiter } from '../rate-limit.js';
+import { definePlugin, stateOf } from './plugin.js';
+
+export const rateLimitWindow = z.strictObject({ points: z.number().int().positive(), durationS: z.number().int().positive() });
+
+const settings = z.strictObject({ tenant: rateLimitWindow.optional(), account: rateLimitWindow.optional() });
+
+const layerKey = (layer: string, bucket: string, w: RateLimitWindow, id: string) => `rl:${layer}:${bucket}:${w.points}:${w.durationS}:${id}`;
+
+export const rateLimit = definePlugin({
+  name: 'rate-limit',
+  settings,
+  after: ['authorize'],
+  perRoute: true,
+  start(_global, env) {
+    const limiter = createRateLimiter(env.redis, env.log);
+    return {
+      handler: (route, s) => async (req, res, next) => {
+        const { claims, allow } = stateOf(res);
+        const tenant = s.tenant ?? allow!.rateLimit.tenant;
+        const account = s.account ?? allow!.rateLimit.account;
+        const bucket = (file?: RateLimitWindow) => (file ? route.operationId : 'api');
+        const limit = await limiter.consume(
+          { key: layerKey('tenant', bucket(s.tenant), tenant, claims!.tenant_id), window: tenant },
+          { key: layerKey('account', bucket(s.account), account, claims!.actor_account_id!), window: account }, // the PDP denies actor_unknown when absent
+        );
+        if (!limit.allowed) return sendProblem(res, 'rate_limited', { headers: { 'retry-after': String(limit.retryAfterS) } });
+        if (req.method === 'GET' || req.method === 'HEAD') res.setHeader('x-ratelimit-remaining', String(limit.remaining));
+        next();
+      },
+    };
+  },
+});

@@ -1,0 +1,51 @@
+// Plugin `verify-token`: the bearer access token, verified locally (contract §5) before anything else looks at it.
+//   no credentials → 401 invalid_token, `www-authenticate: Bearer` without an error (RFC 6750 §3.1)
+//   malformed or failing token → 401 invalid_token, `Bearer error="invalid_token"`
+//   key set unobtainable → 503 token_verification_unavailable with retry-after
+import { z } from 'zod';
+import { sendProblem } from '../../common/http.js';
+import { issuerKeySet } from '../key-set.js';
+import { tokenVerifier } from '../verify-token.js';
+import { definePlugin, stateOf } from './plugin.js';
+
+const BEARER = /^Bearer +([A-Za-z0-9\-_]+\.[A-Za-z0-9\-_]+\.[A-Za-z0-9\-_]+) *$/i; // the scheme is case-insensitive (RFC 7235)
+
+const settings = z.strictObject({
+  /** A key set younger than this is used without asking the issuer. */
+  cacheMaxAgeS: z.number().int().positive().default(600),
+  /** While the issuer cannot be reached, the last good key set keeps serving this long after it was fetched. */
+  maxStaleS: z.number().int().positive().default(3600),
+  /** Least time between two key-set fetches (unknown key ids, refreshes, retries after a failure). */
+  refetchCooldownS: z.number().int().positive().default(10),
+  timeoutMs: z.number().int().positive().max(10_000).default(2000),
+});
+
+export const verifyToken = definePlugin({
+  name: 'verify-token',
+  settings,
+  after: [],
+  perRoute: false,
+  start(s, env) {
+    const keyFor = issuerKeySet(new URL(`${env.authUrl}/.well-known/jwks.json`), s, env.log);
+    const verify = tokenVerifier(env.authUrl, { keyFor });
+    return {
+      handler: () => async (req, res, next) => {
+        const authorization = req.get('authorization');
+        if (!authorization) {
+          res.setHeader('www-authenticate', 'Bearer');
+          return sendProblem(res, 'invalid_token', { message: 'the bearer access token is missing' });
+        }
+        const bearer = BEARER.exec(authorization);
+        if (!bearer) return sendProblem(res, 'invalid_token', { message: 'the bearer access token is malformed' });
+        const verified = await verify(bearer[1]!);
+        if (!verified.ok) {
+          env.log.info({ requestId: stateOf(res).requestId, reason: verified.reason, detail: verified.detail }, 'token rejected');
+          if (verified.reason === 'invalid_token') return sendProblem(res, 'invalid_token', { message: 'the access token is not valid' });
+          return sendProblem(res, 'token_verification_unavailable', { headers: { 'retry-after': String(verified.retryAfterS) } });
+        }
+        stateOf(res).claims = verified.claims;
+        next();
+      },
+    };
+  },
+});

@@ -1,0 +1,266 @@
+// The gateway started from gateway files next to a running system: editing the file and restarting changes what it
+// does (a new route, a route's rate-limit window, a CORS origin list); two instances sharing Redis enforce one limit;
+// metering, the flood guard, 401 challenges, HEAD and Node's own parser answers.
+import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Browser } from 'playwright-core';
+import type { System } from '../infra/system.js';
+import type { Running } from '../common/service.js';
+import { listen, type Listening } from '../common/http.js';
+import { createLogger } from '../common/log.js';
+import { DEFAULT_GATEWAY_FILE, GatewayFileError } from '../gateway/gateway-file.js';
+import { startGateway } from '../gateway/service.js';
+import { startTestSystem } from './support/system.js';
+import { adminClient, setupTenant, type AdminClient, type TenantSetup } from './support/admin.js';
+import { launchBrowser } from './support/browser.js';
+import { obtainTokens } from './support/oauth.js';
+
+const INTERNAL_SECRET = 'gateway-plugins-test-secret-0123456789';
+/** Two gateways share one limit only through Redis; the machine's Redis unless REDIS_URL names another. */
+const SHARED_REDIS = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const shipped = readFileSync(DEFAULT_GATEWAY_FILE, 'utf8');
+const dir = mkdtempSync(join(tmpdir(), 'gateway-plugins-'));
+
+let system: System;
+let browser: Browser;
+let admin: AdminClient;
+const running = new Set<Running>();
+
+beforeAll(async () => {
+  [system, browser] = await Promise.all([startTestSystem({ INTERNAL_SECRET }), launchBrowser()]);
+  admin = adminClient(system);
+});
+afterAll(async () => {
+  for (const g of running) await g.close();
+  await browser?.close();
+  await system?.close();
+});
+
+let fileCount = 0;
+/** Writes `text` as a gateway file and starts a gateway from it against the system's issuer, PDP and backend. */
+async function gatewayFrom(text: string, env: { REDIS_URL?: string } = {}): Promise<Running> {
+  const file = join(dir, `gateway-${++fileCount}.yaml`);
+  writeFileSync(file, text);
+  const config = { ...system.config, GATEWAY_CONFIG: file, GATEWAY_PORT: 0, ...env };
+  const targets = { authUrl: system.authUrl, pdpUrl: system.pdpUrl, backendUrl: system.backendUrl, internalSecret: INTERNAL_SECRET };
+  const gateway = await startGateway(config, createLogger('gateway', 'silent'), targets, system.db.knex);
+  running.add(gateway);
+  return gateway;
+}
+async function stop(gateway: Running) {
+  running.delete(gateway);
+  await gateway.close();
+}
+/** The shipped file with `from` replaced by `to` (which must be found). */
+const edited = (from: string, to: string, text = shipped) => {
+  expect(text).toContain(from);
+  return text.replace(from, to);
+};
+const GET_ME = '  - { operationId: getMe, method: GET, path: /me, capability: svc.profile.self.read, resource: self, upstream: backend }';
+const withMeLimit = (points: number) =>
+  edited(GET_ME, `${GET_ME.slice(0, -2)}, plugins: { rate-limit: { account: { points: ${points}, durationS: 60 } } } }`);
+
+async function tenantWithToken(scope = 'svc.profile.self.read svc.tenant.info.read'): Promise<TenantSetup & { token: string }> {
+  const tenant = await setupTenant(admin);
+  const { access_token } = await obtainTokens(browser, { authUrl: system.authUrl, ...tenant }, tenant, scope);
+  return { ...tenant, token: access_token };
+}
+const call = (base: string, path: string, token?: string, init: RequestInit & { headers?: Record<string, string> } = {}) =>
+  fetch(`${base}${path}`, { ...init, headers: { ...(token && { authorization: `Bearer ${token}` }), ...init.headers } });
+const statuses = async (n: number, request: (i: number) => Promise<Response>) => {
+  const out: number[] = [];
+  for (let i = 0; i < n; i++) out.push((await request(i)).status);
+  return out;
+};
+
+describe('starting from a file', () => {
+  it('refuses a bad file with the file, the line and the setting, and listens on nothing', async () => {
+    const bad = edited('{ maxBytes: 65536 }', '{ maxBytes: 65536, maxbytes: 1 }');
+    const line = bad.split('\n').findIndex((l) => l.includes('maxbytes: 1')) + 1;
+    const error = await gatewayFrom(bad).catch((err: unknown) => err);
+    expect(error).toBeInstanceOf(GatewayFileError);
+    expect((error as Error).message).toMatch(new RegExp(`gateway-\\d+\\.yaml:${line}: plugins\\[6\\]\\.config\\.maxbytes: unknown setting`));
+  });
+
+  it('serves a route added to the file after a restart, forwarding it to its upstream with a signed context', async () => {
+    const seen: Record<string, string | undefined>[] = [];
+    const upstream: Listening & { server: import('node:http').Server } = await listen(0);
+    upstream.server.on('request', (req, res) => {
+      seen.push({ path: req.url, context: req.headers['x-svc-context'] as string, mac: req.headers['x-svc-context-mac'] as string });
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"green"}');
+    });
+    const tenant = await tenantWithToken();
+    try {
+      const before = await gatewayFrom(shipped);
+      expect((await call(before.url, '/status', tenant.token)).status).toBe(404);
+      await stop(before);
+
+      const added = `${edited('upstreams:\n', `upstreams:\n  status:\n    url: ${upstream.url}\n`)}` +
+        '  - { operationId: getStatus, method: GET, path: /status, capability: svc.profile.self.read, resource: self, upstream: status }\n';
+      const after = await gatewayFrom(added);
+      const res = await call(after.url, '/status', tenant.token);
+      expect(res.status).toBe(200);
+      expect(await res.json()).toEqual({ status: 'green' });
+      expect(seen).toEqual([{ path: '/v1/status', context: expect.any(String), mac: expect.any(String) }]);
+      expect((await call(after.url, '/status')).status).toBe(401); // the new route has token verification too
+    } finally {
+      await upstream.close();
+    }
+  });
+
+  it('applies a changed rate-limit window of a route after a restart', async () => {
+    const tenant = await tenantWithToken();
+    const two = await gatewayFrom(withMeLimit(2));
+    expect(await statuses(3, () => call(two.url, '/me', tenant.token))).toEqual([200, 200, 429]);
+    await stop(two);
+    const four = await gatewayFrom(withMeLimit(4));
+    expect(await statuses(5, () => call(four.url, '/me', tenant.token))).toEqual([200, 200, 200, 200, 429]);
+    expect((await call(four.url, '/tenant', tenant.token)).status).toBe(200); // other routes keep the tenant's policy
+  });
+
+  it('applies a changed CORS origin list after a restart', async () => {
+    const origin = 'https://app.example.com';
+    const preflight = (base: string) =>
+      call(base, '/me', undefined, { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'GET', 'access-control-request-headers': 'authorization' } });
+    const before = await gatewayFrom(shipped);
+    const refused = await preflight(before.url);
+    expect(refused.status).toBe(404);
+    expect(refused.headers.get('access-control-allow-origin')).toBeNull();
+    await stop(before);
+
+    const after = await gatewayFrom(edited('config: { origins: [], clientOrigins: true', `config: { origins: ["${origin}"], clientOrigins: true`));
+    const allowed = await preflight(after.url);
+    expect(allowed.status).toBe(204);
+    expect(allowed.headers.get('access-control-allow-origin')).toBe(origin);
+    expect(allowed.headers.get('access-control-allow-methods')).toBe('GET');
+    expect(allowed.headers.get('access-control-allow-headers')).toContain('authorization');
+    const tenant = await tenantWithToken();
+    const res = await call(after.url, '/me', tenant.token, { headers: { origin } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('access-control-allow-origin')).toBe(origin);
+    expect(res.headers.get('access-control-expose-headers')?.split(', ')).toEqual(['etag', 'location', 'x-request-id', 'x-ratelimit-remaining', 'retry-after']);
+  });
+});
+
+describe('CORS from the client registration', () => {
+  it('lets only the origins the token\'s client registered read the answer, and answers their preflight', async () => {
+    const tenant = await tenantWithToken();
+    const registered = `https://registered-${tenant.tenantId.toLowerCase()}.example`;
+    await system.db.knex('clients').where({ id: tenant.clientId }).update({ allowed_origins: JSON.stringify([registered]) });
+    const gateway = await gatewayFrom(shipped);
+    const mine = await call(gateway.url, '/me', tenant.token, { headers: { origin: registered } });
+    expect(mine.status).toBe(200);
+    expect(mine.headers.get('access-control-allow-origin')).toBe(registered);
+    const other = await call(gateway.url, '/me', tenant.token, { headers: { origin: 'https://elsewhere.example' } });
+    expect(other.status).toBe(200);
+    expect(other.headers.get('access-control-allow-origin')).toBeNull();
+    const preflight = await call(gateway.url, '/tenant', undefined, { method: 'OPTIONS', headers: { origin: registered, 'access-control-request-method': 'GET' } });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get('access-control-allow-origin')).toBe(registered);
+    const wrongMethod = await call(gateway.url, '/tenant', undefined, { method: 'OPTIONS', headers: { origin: registered, 'access-control-request-method': 'DELETE' } });
+    expect(wrongMethod.status).toBe(404);
+  });
+});
+
+describe('rate limiting across gateways', () => {
+  it('enforces one combined limit for two gateway instances sharing Redis', async () => {
+    const tenant = await tenantWithToken();
+    const text = withMeLimit(4);
+    const [a, b] = await Promise.all([gatewayFrom(text, { REDIS_URL: SHARED_REDIS }), gatewayFrom(text, { REDIS_URL: SHARED_REDIS })]);
+    const results = await statuses(6, (i) => call((i % 2 ? b : a).url, '/me', tenant.token));
+    expect(results).toEqual([200, 200, 200, 200, 429, 429]);
+  });
+});
+
+describe('flood guard ahead of the PDP', () => {
+  it('answers 429 without asking the PDP once a valid token has been denied often, and never counts allowed calls', async () => {
+    const tenant = await tenantWithToken('svc.profile.self.read');
+    const gateway = await gatewayFrom(edited('config: { points: 60, durationS: 60 }', 'config: { points: 2, durationS: 60 }'));
+    expect(await statuses(4, () => call(gateway.url, '/me', tenant.token))).toEqual([200, 200, 200, 200]);
+    const decisions = () => system.db.knex('decision_logs').where({ tenant_id: tenant.tenantId }).count<{ n: string }[]>({ n: '*' }).then(([r]) => Number(r!.n));
+    expect(await statuses(2, () => call(gateway.url, '/tenant', tenant.token))).toEqual([403, 403]);
+    const asked = await decisions();
+    const flooded = await call(gateway.url, '/tenant', tenant.token);
+    expect(flooded.status).toBe(429);
+    expect((await flooded.json()).error).toBe('rate_limited');
+    expect(Number(flooded.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(await decisions()).toBe(asked);
+  });
+});
+
+describe('metering', () => {
+  it('records each forwarded request once per (tenant, request id), and flushes when the gateway closes', async () => {
+    const tenant = await tenantWithToken('svc.profile.self.read');
+    const gateway = await gatewayFrom(shipped);
+    const retried = { 'x-request-id': `retry-${tenant.tenantId}` };
+    expect((await call(gateway.url, '/me', tenant.token, { headers: retried })).status).toBe(200);
+    expect((await call(gateway.url, '/me', tenant.token, { headers: retried })).status).toBe(200); // a client retry
+    const other = await call(gateway.url, '/me', tenant.token);
+    expect((await call(gateway.url, '/tenant', tenant.token)).status).toBe(403); // denied: not forwarded, not metered
+    await stop(gateway);
+    const rows = await system.db.knex('usage_records').where({ tenant_id: tenant.tenantId }).orderBy('request_id').select('request_id', 'client_id', 'account_id', 'operation_id', 'status');
+    expect(rows).toEqual(
+      [retried['x-request-id'], other.headers.get('x-request-id')!].sort().map((request_id) => ({
+        request_id, client_id: tenant.clientId, account_id: tenant.accountId, operation_id: 'getMe', status: 200,
+      })),
+    );
+  });
+});
+
+describe('answers at the edge', () => {
+  let gateway: Running;
+  let tenant: TenantSetup & { token: string };
+  beforeAll(async () => {
+    gateway = await gatewayFrom(shipped);
+    tenant = await tenantWithToken();
+  });
+
+  it('challenges a request without credentials with a bare Bearer, and a bad token with error="invalid_token"', async () => {
+    const none = await call(gateway.url, '/me');
+    expect(none.status).toBe(401);
+    expect(none.headers.get('www-authenticate')).toBe('Bearer');
+    expect(await none.json()).toMatchObject({ error: 'invalid_token', message: expect.stringContaining('missing') });
+    const malformed = await call(gateway.url, '/me', undefined, { headers: { authorization: 'Bearer not-a-jwt' } });
+    expect(malformed.headers.get('www-authenticate')).toBe('Bearer error="invalid_token"');
+    expect(await malformed.json()).toMatchObject({ error: 'invalid_token', message: expect.stringContaining('malformed') });
+    const failing = await call(gateway.url, '/me', `${tenant.token.slice(0, -4)}AAAA`);
+    expect(failing.headers.get('www-authenticate')).toBe('Bearer error="invalid_token"');
+    expect(await failing.json()).toMatchObject({ error: 'invalid_token', message: 'the access token is not valid' });
+  });
+
+  it('answers HEAD as GET without a body', async () => {
+    const head = await call(gateway.url, '/me', tenant.token, { method: 'HEAD' });
+    expect(head.status).toBe(200);
+    expect(await head.text()).toBe('');
+    expect(head.headers.get('x-request-id')).toBeTruthy();
+    expect(Number(head.headers.get('x-ratelimit-remaining'))).toBeGreaterThanOrEqual(0);
+    const unauthenticated = await call(gateway.url, '/me', undefined, { method: 'HEAD' });
+    expect(unauthenticated.status).toBe(401);
+    expect(unauthenticated.headers.get('www-authenticate')).toBe('Bearer');
+  });
+
+  /** Sends raw bytes and returns the raw answer (Node's parser refuses these before any handler). */
+  const raw = (bytes: string) =>
+    new Promise<string>((resolve, reject) => {
+      const { hostname, port } = new URL(gateway.url);
+      const socket = connect(Number(port), hostname, () => socket.end(bytes));
+      let answer = '';
+      socket.on('data', (d) => (answer += d));
+      socket.on('end', () => resolve(answer));
+      socket.on('error', reject);
+    });
+
+  it.each([
+    ['oversized headers', `GET /v1/me HTTP/1.1\r\nhost: x\r\nx-big: ${'a'.repeat(20_000)}\r\n\r\n`, 431, 'payload_too_large'],
+    ['a malformed request line', 'GARBAGE\r\n\r\n', 400, 'not_found'],
+  ])('answers %s with a Problem carrying x-request-id', async (_name, bytes, status, error) => {
+    const answer = await raw(bytes);
+    expect(answer).toMatch(new RegExp(`^HTTP/1\\.1 ${status} `));
+    const id = /\r\nx-request-id: ([0-9a-f-]{36})\r\n/.exec(answer)?.[1];
+    expect(id).toBeDefined();
+    expect(JSON.parse(answer.split('\r\n\r\n')[1]!)).toEqual({ error, requestId: id });
+  });
+});

@@ -2,9 +2,9 @@
 import { openServiceDatabase, requireInternalSecret, runService } from '../common/service.js';
 import { startBackend } from './service.js';
 
-await runService('backend', async (config, log) => {
+await runService('backend', async (config, log, telemetry) => {
   const secret = requireInternalSecret(config);
   const db = await openServiceDatabase(config);
-  const running = await startBackend(config, log, db.knex, secret);
+  const running = await startBackend(config, log, db.knex, secret, telemetry);
   return { url: running.url, close: async () => (await running.close(), await db.close()) };
 });

@@ -1,12 +1,11 @@
 import type { Knex } from 'knex';
 import type { Config } from '../common/config.js';
-import { listen } from '../common/http.js';
 import type { Logger } from '../common/log.js';
-import type { Running } from '../common/service.js';
+import { serve, type Running } from '../common/service.js';
+import type { Telemetry } from '../common/telemetry.js';
 import { createBackendApp } from './app.js';
 
-export async function startBackend(config: Config, log: Logger, knex: Knex, internalSecret: string): Promise<Running> {
-  const http = await listen(config.BACKEND_PORT);
-  http.server.on('request', createBackendApp({ knex, internalSecret, log }));
-  return http;
+export async function startBackend(config: Config, log: Logger, knex: Knex, internalSecret: string, telemetry: Telemetry): Promise<Running> {
+  telemetry.addReadinessCheck('backend: database', () => knex.raw('select 1'));
+  return serve('backend', config.BACKEND_PORT, config, telemetry, createBackendApp({ knex, internalSecret, log }));
 }

@@ -2,14 +2,37 @@
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { createLogger, type Logger } from './log.js';
 import { openDatabase, migrate, type Database } from './db.js';
-import { ListenError } from './http.js';
+import type { RequestListener } from 'node:http';
+import { ListenError, listen, type Listening } from './http.js';
+import { startManagement } from './management.js';
+import { createTelemetry, type ServiceName, type Telemetry } from './telemetry.js';
 
 export interface Running {
   url: string;
   close(): Promise<void>;
 }
 
-export async function runService(name: string, start: (config: Config, log: Logger) => Promise<Running>): Promise<void> {
+/** Listens for one service on LISTEN_HOST: every request counted and timed (telemetry), then answered by `app`. */
+export async function serve(name: ServiceName, port: number, config: Config, telemetry: Telemetry, app: RequestListener): Promise<Listening> {
+  const http = await listen(port, config.LISTEN_HOST);
+  http.server.on('request', telemetry.observe(name));
+  http.server.on('request', app);
+  return http;
+}
+
+/**
+ * What a process does on SIGTERM/SIGINT: report unready at once (load balancers stop sending), let requests in flight
+ * finish and flush background batches (each `close`), then exit.
+ */
+export function closeOnSignal(telemetry: Telemetry, close: () => Promise<void>): void {
+  for (const signal of ['SIGINT', 'SIGTERM'] as const)
+    process.once(signal, () => {
+      telemetry.drain();
+      void close().then(() => process.exit(0), () => process.exit(1));
+    });
+}
+
+export async function runService(name: ServiceName, start: (config: Config, log: Logger, telemetry: Telemetry) => Promise<Running>): Promise<void> {
   let config: Config;
   try {
     config = loadConfig();
@@ -19,10 +42,11 @@ export async function runService(name: string, start: (config: Config, log: Logg
     process.exit(2);
   }
   const log = createLogger(name, config.LOG_LEVEL);
-  const running = await start(config, log).catch(exitOnStartError(name));
-  log.info({ url: running.url }, `${name} listening`);
-  for (const signal of ['SIGINT', 'SIGTERM'] as const)
-    process.once(signal, () => void running.close().then(() => process.exit(0)));
+  const telemetry = createTelemetry();
+  const management = await startManagement(config.MANAGEMENT_PORT, config.LISTEN_HOST, telemetry).catch(exitOnStartError(name));
+  const running = await start(config, log, telemetry).catch(exitOnStartError(name));
+  log.info({ url: running.url, management: management.url }, `${name} listening`);
+  closeOnSignal(telemetry, async () => (await running.close(), await management.close()));
 }
 
 /**

@@ -19,8 +19,8 @@ if (command === 'validate') {
     process.exit(1);
   }
 } else {
-  await runService('gateway', async (config, log) => {
+  await runService('gateway', async (config, log, telemetry) => {
     const db = await openServiceDatabase(config);
-    return startGateway(config, log, gatewayTargetsFrom(config, requireInternalSecret(config)), db.knex);
+    return startGateway(config, log, gatewayTargetsFrom(config, requireInternalSecret(config)), db.knex, telemetry);
   });
 }

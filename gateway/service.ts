@@ -2,9 +2,9 @@
 // then the plugins start in the file's order and the app listens. Closing flushes the plugins (the usage meter).
 import type { Knex } from 'knex';
 import { backendUrl, pdpUrl, type Config } from '../common/config.js';
-import { listen } from '../common/http.js';
 import type { Logger } from '../common/log.js';
-import type { Running } from '../common/service.js';
+import { serve, type Running } from '../common/service.js';
+import type { Telemetry } from '../common/telemetry.js';
 import { createGatewayApp, startPlugins } from './app.js';
 import { DEFAULT_GATEWAY_FILE, loadGatewayFile } from './gateway-file.js';
 import { connectRedis } from './rate-limit.js';
@@ -19,7 +19,7 @@ export interface GatewayTargets {
 
 export const gatewayFileOf = (config: Config) => config.GATEWAY_CONFIG ?? DEFAULT_GATEWAY_FILE;
 
-export async function startGateway(config: Config, log: Logger, targets: GatewayTargets, knex: Knex): Promise<Running> {
+export async function startGateway(config: Config, log: Logger, targets: GatewayTargets, knex: Knex, telemetry: Telemetry): Promise<Running> {
   const def = loadGatewayFile(gatewayFileOf(config));
   const redis = await connectRedis(config.REDIS_URL, log);
   const pdp = upstreamPool(targets.pdpUrl);
@@ -29,8 +29,15 @@ export async function startGateway(config: Config, log: Logger, targets: Gateway
   );
   const plugins = startPlugins(def, env);
   const app = createGatewayApp(def, plugins, upstreams, env);
-  const http = await listen(config.GATEWAY_PORT);
-  http.server.on('request', app);
+  const jwksUrl = `${targets.authUrl}/.well-known/jwks.json`;
+  telemetry.addReadinessCheck('gateway: issuer key set', async () => {
+    const res = await fetch(jwksUrl, { signal: AbortSignal.timeout(1000) });
+    await res.body?.cancel();
+    if (!res.ok) throw new Error(`${jwksUrl} answered ${res.status}`);
+  });
+  telemetry.addReadinessCheck('gateway: database', () => knex.raw('select 1'));
+  if (redis) telemetry.addReadinessCheck('gateway: redis', () => redis.ping());
+  const http = await serve('gateway', config.GATEWAY_PORT, config, telemetry, app);
   log.info({ file: def.file, routes: def.routes.length, plugins: plugins.map((p) => p.name) }, 'gateway file loaded');
   return {
     url: `${http.url}/v1`,

@@ -2,7 +2,7 @@
 // DATABASE_URL / REDIS_URL are set, demo data seeded, URLs and demo credentials printed.
 import { ConfigError, loadConfig } from '../common/config.js';
 import { startSystem } from './system.js';
-import { exitOnStartError } from '../common/service.js';
+import { closeOnSignal, exitOnStartError } from '../common/service.js';
 import { DEMO, seedDemo } from './seed.js';
 
 let config;
@@ -22,6 +22,7 @@ Third-party integration platform is up.
   gateway (base_url)  ${system.baseUrl}
   PDP + admin API     ${system.pdpUrl}/admin/v1
   backend (internal)  ${system.backendUrl}
+  management          ${system.managementUrl}/metrics  /livez  /readyz
   database            ${config.DATABASE_URL ? 'PostgreSQL (DATABASE_URL)' : `embedded PGlite in ${config.PGLITE_DATA_DIR}`}
   rate limiting       ${config.REDIS_URL ? 'Redis (REDIS_URL)' : 'in-process'}
 
@@ -38,5 +39,4 @@ Next:
   call the API with it:   curl -H "Authorization: Bearer $(npm run -s demo-token)" ${system.baseUrl}/me
 `);
 
-for (const signal of ['SIGINT', 'SIGTERM'] as const)
-  process.once(signal, () => void system.close().then(() => process.exit(0)));
+closeOnSignal(system.telemetry, () => system.close());

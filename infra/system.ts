@@ -5,6 +5,8 @@ import { createLogger } from '../common/log.js';
 import { migrate, openDatabase, type Database } from '../common/db.js';
 import { randomSecret } from '../common/secrets.js';
 import type { Running } from '../common/service.js';
+import { startManagement } from '../common/management.js';
+import { createTelemetry, type Telemetry } from '../common/telemetry.js';
 import { startIssuer } from '../issuer/service.js';
 import { startPolicies } from '../policies/service.js';
 import { startBackend } from '../backend/service.js';
@@ -19,6 +21,9 @@ export interface System {
   db: Database;
   config: Config;
   services: Record<'issuer' | 'policies' | 'backend' | 'gateway', Running>;
+  telemetry: Telemetry;
+  /** The process's /metrics, /livez, /readyz (none with ephemeral ports). */
+  managementUrl: string | undefined;
   close(): Promise<void>;
 }
 
@@ -35,19 +40,22 @@ export async function startSystem(config: Config = loadConfig(), opts: SystemOpt
   await migrate(db.knex);
   const adminToken = config.ADMIN_TOKEN ?? randomSecret();
   const internalSecret = config.INTERNAL_SECRET ?? randomSecret();
+  const telemetry = createTelemetry();
   const ports = opts.ephemeralPorts
     ? { ...config, ISSUER_PORT: 0, PDP_PORT: 0, BACKEND_PORT: 0, GATEWAY_PORT: 0 }
     : config;
 
-  const issuer = await startIssuer(config, log('issuer'), db.knex, opts.ephemeralPorts);
-  const policies = await startPolicies(ports, log('policies'), db.knex, adminToken, internalSecret);
-  const backend = await startBackend(ports, log('backend'), db.knex, internalSecret);
+  const issuer = await startIssuer(config, log('issuer'), db.knex, telemetry, opts.ephemeralPorts);
+  const policies = await startPolicies(ports, log('policies'), db.knex, adminToken, internalSecret, telemetry);
+  const backend = await startBackend(ports, log('backend'), db.knex, internalSecret, telemetry);
   const gateway = await startGateway(ports, log('gateway'), {
     authUrl: issuer.url,
     pdpUrl: policies.url,
     backendUrl: backend.url,
     internalSecret,
-  }, db.knex);
+  }, db.knex, telemetry);
+  // One management listener for the process (not for tests, which run many systems side by side).
+  const management = opts.ephemeralPorts ? undefined : await startManagement(config.MANAGEMENT_PORT, config.LISTEN_HOST, telemetry);
 
   return {
     authUrl: issuer.url,
@@ -58,8 +66,11 @@ export async function startSystem(config: Config = loadConfig(), opts: SystemOpt
     db,
     config: { ...config, AUTH_URL: issuer.url },
     services: { issuer, policies, backend, gateway },
+    telemetry,
+    managementUrl: management?.url,
     async close() {
       for (const s of [gateway, backend, policies, issuer]) await s.close();
+      await management?.close();
       if (!opts.db) await db.close();
     },
   };

@@ -3,8 +3,8 @@
 import { openServiceDatabase, runService } from '../common/service.js';
 import { startIssuer } from './service.js';
 
-await runService('issuer', async (config, log) => {
+await runService('issuer', async (config, log, telemetry) => {
   const db = await openServiceDatabase(config);
-  const running = await startIssuer(config, log, db.knex);
+  const running = await startIssuer(config, log, db.knex, telemetry);
   return { url: running.url, close: async () => (await running.close(), await db.close()) };
 });

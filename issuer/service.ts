@@ -1,8 +1,9 @@
+import type { RequestListener } from 'node:http';
 import type { Knex } from 'knex';
 import type { Config } from '../common/config.js';
-import { listen } from '../common/http.js';
 import type { Logger } from '../common/log.js';
-import type { Running } from '../common/service.js';
+import { serve, type Running } from '../common/service.js';
+import type { Telemetry } from '../common/telemetry.js';
 import { createIssuerApp } from './app.js';
 import { startPurging } from './purge.js';
 import { limiterStore } from '../common/rate-limit-store.js';
@@ -11,12 +12,14 @@ import { limiterStore } from '../common/rate-limit-store.js';
  * Starts the issuer. With `ephemeralPort` it listens on any free port and takes that URL as its issuer (AUTH_URL),
  * which is how tests run several systems side by side.
  */
-export async function startIssuer(config: Config, log: Logger, knex: Knex, ephemeralPort = false): Promise<Running> {
-  const http = await listen(ephemeralPort ? 0 : config.ISSUER_PORT);
+export async function startIssuer(config: Config, log: Logger, knex: Knex, telemetry: Telemetry, ephemeralPort = false): Promise<Running> {
+  // The app needs the issuer's own URL, which an ephemeral port decides: it is attached once listening.
+  let app: RequestListener | undefined;
+  const http = await serve('issuer', ephemeralPort ? 0 : config.ISSUER_PORT, config, telemetry, (req, res) => app!(req, res));
   const effective = ephemeralPort ? { ...config, AUTH_URL: http.url } : config;
   const limiters = limiterStore({ redisUrl: config.REDIS_URL, log });
-  const { app } = await createIssuerApp({ knex, config: effective, log, limiters });
-  http.server.on('request', app);
+  ({ app } = await createIssuerApp({ knex, config: effective, log, limiters }));
+  telemetry.addReadinessCheck('issuer: database', () => knex.raw('select 1'));
   const stopPurging = startPurging(knex, log, config.ISSUER_PURGE_INTERVAL_S);
   return { url: effective.AUTH_URL, close: async () => (await http.close(), await stopPurging(), await limiters.close()) };
 }

@@ -1,4 +1,5 @@
 // Policies service: the decision endpoint the gateway calls on every request, and the admin API.
+import type { Telemetry } from '../common/telemetry.js';
 import express from 'express';
 import type { Knex } from 'knex';
 import { z } from 'zod';
@@ -39,9 +40,11 @@ export interface PoliciesDeps {
   internalSecret: string;
   log: Logger;
   decisionLog: DecisionLog;
+  /** Counts decisions by outcome and deny code. */
+  telemetry: Pick<Telemetry, 'decisions'>;
 }
 
-export function createPoliciesApp({ knex, adminToken, internalSecret, log, decisionLog }: PoliciesDeps): express.Express {
+export function createPoliciesApp({ knex, adminToken, internalSecret, log, decisionLog, telemetry }: PoliciesDeps): express.Express {
   const store = knexPolicyStore(knex);
   const app = express();
   app.disable('x-powered-by');
@@ -62,6 +65,7 @@ export function createPoliciesApp({ knex, adminToken, internalSecret, log, decis
       code: decision.allow ? null : decision.code, check_name: decision.allow ? 'allow' : decision.check,
     };
     decisionLog.record(logged);
+    telemetry.decisions.inc({ outcome: decision.allow ? 'allow' : 'deny', code: logged.code ?? '' });
     log.debug(logged, 'decision');
     res.json(decision);
   });

@@ -3,11 +3,11 @@ import { openServiceDatabase, requireInternalSecret, runService } from '../commo
 import { randomSecret } from '../common/secrets.js';
 import { startPolicies } from './service.js';
 
-await runService('policies', async (config, log) => {
+await runService('policies', async (config, log, telemetry) => {
   const internalSecret = requireInternalSecret(config);
   const adminToken = config.ADMIN_TOKEN ?? randomSecret();
   if (!config.ADMIN_TOKEN) console.log(`ADMIN_TOKEN (generated for this run): ${adminToken}`);
   const db = await openServiceDatabase(config);
-  const running = await startPolicies(config, log, db.knex, adminToken, internalSecret);
+  const running = await startPolicies(config, log, db.knex, adminToken, internalSecret, telemetry);
   return { url: running.url, close: async () => (await running.close(), await db.close()) };
 });

@@ -12,6 +12,7 @@ import type { Running } from '../common/service.js';
 import { listen, type Listening } from '../common/http.js';
 import { createLogger } from '../common/log.js';
 import { DEFAULT_GATEWAY_FILE, GatewayFileError } from '../gateway/gateway-file.js';
+import { createTelemetry } from '../common/telemetry.js';
 import { startGateway } from '../gateway/service.js';
 import { startTestSystem } from './support/system.js';
 import { adminClient, setupTenant, type AdminClient, type TenantSetup } from './support/admin.js';
@@ -46,7 +47,7 @@ async function gatewayFrom(text: string, env: { REDIS_URL?: string } = {}): Prom
   writeFileSync(file, text);
   const config = { ...system.config, GATEWAY_CONFIG: file, GATEWAY_PORT: 0, ...env };
   const targets = { authUrl: system.authUrl, pdpUrl: system.pdpUrl, backendUrl: system.backendUrl, internalSecret: INTERNAL_SECRET };
-  const gateway = await startGateway(config, createLogger('gateway', 'silent'), targets, system.db.knex);
+  const gateway = await startGateway(config, createLogger('gateway', 'silent'), targets, system.db.knex, createTelemetry());
   running.add(gateway);
   return gateway;
 }

@@ -7,6 +7,7 @@ import { Agent, request } from 'undici';
 import { listen, type Listening } from '../common/http.js';
 import { startManagement } from '../common/management.js';
 import { createTelemetry } from '../common/telemetry.js';
+import { startTestSystem } from './support/system.js';
 
 const open: Listening[] = [];
 afterEach(async () => {
@@ -58,7 +59,7 @@ describe('management listener', () => {
     telemetry.addReadinessCheck('database', async () => {
       if (!databaseUp) throw new Error('connection refused');
     });
-    const management = await startManagement(0, telemetry);
+    const management = await startManagement(0, '127.0.0.1', telemetry);
     open.push(management);
     const get = async (path: string) => {
       const res = await fetch(`${management.url}${path}`);
@@ -77,16 +78,18 @@ describe('management listener', () => {
 
   it('exports request counts and latencies by route template and status, never by raw path', async () => {
     const telemetry = createTelemetry();
-    const app = express.Router();
-    app.use(telemetry.http('backend'));
+    const app = express();
     app.get('/v1/persons/:personId', (_req, res) => void res.status(404).json({}));
-    const api = await serve(app);
+    const api = await listen(0);
+    open.push(api);
+    api.server.on('request', telemetry.observe('backend'));
+    api.server.on('request', app);
     await fetch(`${api.url}/v1/persons/psn_01hzzzzzzzzzzzzzzzzzzzzzzz`);
     await fetch(`${api.url}/v1/persons/psn_01hyyyyyyyyyyyyyyyyyyyyyyy`);
     await fetch(`${api.url}/nowhere`);
     telemetry.decisions.inc({ outcome: 'deny', code: 'capability_not_granted' });
 
-    const management = await startManagement(0, telemetry);
+    const management = await startManagement(0, '127.0.0.1', telemetry);
     open.push(management);
     const text = await (await fetch(`${management.url}/metrics`)).text();
     expect(text).toContain('http_requests_total{service="backend",method="GET",route="/v1/persons/:personId",status="404"} 2');
@@ -95,5 +98,27 @@ describe('management listener', () => {
     expect(text).toContain('pdp_decisions_total{outcome="deny",code="capability_not_granted"} 1');
     expect(text).toContain('process_cpu_user_seconds_total');
     expect(text).not.toContain('psn_01h');
+  });
+});
+
+describe('a whole system', () => {
+  it('is ready when every service reaches its dependencies, counts API traffic by route, and turns unready when draining', async () => {
+    const system = await startTestSystem();
+    try {
+      const readiness = await system.telemetry.readiness();
+      expect(readiness.ready).toBe(true);
+      expect(Object.keys(readiness.checks).sort()).toEqual([
+        'backend: database', 'gateway: database', 'gateway: issuer key set', ...(process.env.REDIS_URL ? ['gateway: redis'] : []),
+        'issuer: database', 'policies: database',
+      ].sort());
+      await fetch(`${system.baseUrl}/me`, { headers: { authorization: 'Bearer not.a.token' } });
+      const text = await system.telemetry.registry.metrics();
+      expect(text).toContain('http_requests_total{service="gateway",method="GET",route="/v1/me",status="401"} 1');
+      expect(text).toMatch(/http_requests_total\{service="issuer",method="GET",route="unmatched",status="200"\} \d/); // the key set fetch
+      system.telemetry.drain();
+      expect((await system.telemetry.readiness()).checks.shutdown).toBe('draining');
+    } finally {
+      await system.close();
+    }
   });
 });

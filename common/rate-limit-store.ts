@@ -1,6 +1,7 @@
-// Fixed-window limiters from rate-limiter-flexible, one per (name, window): Redis when configured, with an in-process
-// insurance limiter so a Redis outage neither stalls nor opens the gate; in-process only without Redis. Shared by the
-// gateway's API layers and the issuer's token endpoint limit.
+// Redis for limits, and fixed-window limiters from rate-limiter-flexible, one per (name, window): Redis when configured,
+// with an in-process insurance limiter so a Redis outage neither stalls nor opens the gate; in-process only without
+// Redis. Used by the issuer's token endpoint limit and the gateway's flood guard (the gateway's two API layers are
+// one Lua script on the same client: gateway/rate-limit.ts).
 import { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { Logger } from './log.js';
@@ -13,16 +14,29 @@ export interface Window {
 export interface LimiterStore {
   /** The limiter for `name` with this window; the same instance (and keys) for the same arguments. */
   limiter(name: string, window: Window): RateLimiterAbstract;
-  close(): Promise<void>;
 }
 
-export function limiterStore(opts: { redisUrl?: string | undefined; log: Logger }): LimiterStore {
-  // Fail fast instead of queueing while Redis is away, so the insurance limiter takes over at once.
-  const redis = opts.redisUrl
-    ? new Redis(opts.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 200, lazyConnect: false })
-    : undefined;
-  redis?.on('error', (err) => opts.log.warn({ err: err.message }, 'redis error; rate limiting continues in-process'));
+const READY_WAIT_MS = 1000;
 
+/**
+ * One ioredis client per service, set to fail fast (no offline queue, short timeout) so an outage costs no waiting and
+ * the in-process fallback takes over at once. Start waits up to a second for the connection, so a healthy Redis
+ * counts from the first request. The caller disconnects it.
+ */
+export async function connectRedis(url: string | undefined, log: Logger): Promise<Redis | undefined> {
+  if (!url) return undefined;
+  const redis = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 200 });
+  redis.on('error', (err) => log.warn({ err: err.message }, 'redis error; limits continue in-process'));
+  await new Promise<void>((resolve) => {
+    const done = () => (clearTimeout(timer), resolve());
+    const timer = setTimeout(done, READY_WAIT_MS);
+    redis.once('ready', done);
+  });
+  return redis;
+}
+
+/** Limiters on `redis` (from connectRedis), or in-process only when it is undefined. */
+export function limiterStore(redis: Redis | undefined): LimiterStore {
   const limiters = new Map<string, RateLimiterAbstract>();
   return {
     limiter(name, w) {
@@ -36,9 +50,6 @@ export function limiterStore(opts: { redisUrl?: string | undefined; log: Logger 
         limiters.set(keyPrefix, l);
       }
       return l;
-    },
-    async close() {
-      redis?.disconnect();
     },
   };
 }

@@ -5,6 +5,7 @@
 import { Redis } from 'ioredis';
 import type { RateLimitWindow } from '../policies/decision.js';
 import type { Logger } from '../common/log.js';
+import { retryAfterSeconds } from '../common/rate-limit-store.js';
 
 export interface LimitResult {
   allowed: boolean;
@@ -83,25 +84,7 @@ export function createRateLimiter(redis: Redis | undefined, log: Logger): RateLi
             return local(tenant, account);
           })
         : local(tenant, account);
-      return { allowed: allowed === 1, remaining, retryAfterS: Math.max(1, Math.ceil(waitMs / 1000)) };
+      return { allowed: allowed === 1, remaining, retryAfterS: retryAfterSeconds(waitMs) };
     },
   };
-}
-
-const READY_WAIT_MS = 1000;
-
-/**
- * One ioredis client per gateway, set to fail fast (no offline queue, short timeout) so an outage costs no waiting.
- * Start waits up to a second for the connection, so a healthy Redis counts from the first request.
- */
-export async function connectRedis(url: string | undefined, log: Logger): Promise<Redis | undefined> {
-  if (!url) return undefined;
-  const redis = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 200 });
-  redis.on('error', (err) => log.warn({ err: err.message }, 'redis error; limits continue in-process'));
-  await new Promise<void>((resolve) => {
-    const done = () => (clearTimeout(timer), resolve());
-    const timer = setTimeout(done, READY_WAIT_MS);
-    redis.once('ready', done);
-  });
-  return redis;
 }

@@ -7,7 +7,7 @@ import { serve, type Running } from '../common/service.js';
 import type { Telemetry } from '../common/telemetry.js';
 import { createGatewayApp, startPlugins } from './app.js';
 import { DEFAULT_GATEWAY_FILE, loadGatewayFile } from './gateway-file.js';
-import { connectRedis } from './rate-limit.js';
+import { connectRedis } from '../common/rate-limit-store.js';
 import { upstreamPool } from './upstream.js';
 
 export interface GatewayTargets {

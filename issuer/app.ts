@@ -41,7 +41,7 @@ export async function createIssuerApp(deps: IssuerDeps): Promise<{ app: express.
     '/oauth2/token',
     readTokenBody,
     tokenResponseCors(knex),
-    tokenRateLimit(deps.limiters ?? limiterStore({ log }), limits, config.AUTH_URL),
+    tokenRateLimit(deps.limiters ?? limiterStore(undefined), limits, config.AUTH_URL),
     ...tokenRequestFilter({ issuer: config.AUTH_URL, clientCredentials: config.ISSUER_ENABLE_CLIENT_CREDENTIALS }),
   );
   app.use(provider.callback());

@@ -6,7 +6,7 @@ import { serve, type Running } from '../common/service.js';
 import type { Telemetry } from '../common/telemetry.js';
 import { createIssuerApp } from './app.js';
 import { startPurging } from './purge.js';
-import { limiterStore } from '../common/rate-limit-store.js';
+import { connectRedis, limiterStore } from '../common/rate-limit-store.js';
 
 /**
  * Starts the issuer. With `ephemeralPort` it listens on any free port and takes that URL as its issuer (AUTH_URL),
@@ -17,9 +17,9 @@ export async function startIssuer(config: Config, log: Logger, knex: Knex, telem
   let app: RequestListener | undefined;
   const http = await serve('issuer', ephemeralPort ? 0 : config.ISSUER_PORT, config, telemetry, (req, res) => app!(req, res));
   const effective = ephemeralPort ? { ...config, AUTH_URL: http.url } : config;
-  const limiters = limiterStore({ redisUrl: config.REDIS_URL, log });
-  ({ app } = await createIssuerApp({ knex, config: effective, log, limiters }));
+  const redis = await connectRedis(config.REDIS_URL, log);
+  ({ app } = await createIssuerApp({ knex, config: effective, log, limiters: limiterStore(redis) }));
   telemetry.addReadinessCheck('issuer: database', () => knex.raw('select 1'));
   const stopPurging = startPurging(knex, log, config.ISSUER_PURGE_INTERVAL_S);
-  return { url: effective.AUTH_URL, close: async () => (await http.close(), await stopPurging(), await limiters.close()) };
+  return { url: effective.AUTH_URL, close: async () => (await http.close(), await stopPurging(), redis?.disconnect()) };
 }

@@ -4,7 +4,8 @@ import { describe, it, expect, afterAll } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { createLogger } from '../common/log.js';
-import { connectRedis, createRateLimiter } from '../gateway/rate-limit.js';
+import { connectRedis } from '../common/rate-limit-store.js';
+import { createRateLimiter } from '../gateway/rate-limit.js';
 
 const log = createLogger('test', 'silent');
 const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';

@@ -9,6 +9,7 @@ import type { Request, Response } from 'express';
 import { z } from 'zod';
 import { sendProblem } from '../../common/http.js';
 import { definePlugin, type GatewayEnv } from './plugin.js';
+import { bearerToken } from './verify-token.js';
 
 const EXPOSED = 'etag, location, x-request-id, x-ratelimit-remaining, retry-after';
 const ALLOWED_REQUEST_HEADERS = 'authorization, content-type, if-match, if-none-match, x-request-id';
@@ -31,7 +32,7 @@ function registeredOrigin(env: GatewayEnv) {
 }
 
 const tokenClientId = (req: Request): string | undefined => {
-  const token = /^Bearer +(\S+)$/i.exec(req.get('authorization') ?? '')?.[1];
+  const token = bearerToken(req.get('authorization'));
   try {
     const clientId = token ? decodeJwt(token).client_id : undefined;
     return typeof clientId === 'string' ? clientId : undefined;

@@ -3,8 +3,8 @@
 // 429 rate_limited once it has been denied `points` times in `durationS`, without a PDP call; allowed traffic is
 // never charged, so no answer changes for normal callers.
 import { z } from 'zod';
-import { RateLimiterMemory, RateLimiterRedis, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { sendProblem } from '../../common/http.js';
+import { limiterStore, retryAfterSeconds } from '../../common/rate-limit-store.js';
 import { definePlugin, stateOf } from './plugin.js';
 
 const DENIED_STATUSES = new Set([403, 404]);
@@ -18,18 +18,14 @@ export const floodGuard = definePlugin({
   after: ['verify-token'],
   perRoute: false,
   start(s, env) {
-    const keyPrefix = 'rl:denied';
-    const memory = new RateLimiterMemory({ keyPrefix, points: s.points, duration: s.durationS });
-    const denials: RateLimiterAbstract = env.redis
-      ? new RateLimiterRedis({ storeClient: env.redis, keyPrefix, points: s.points, duration: s.durationS, rejectIfRedisNotReady: true, insuranceLimiter: memory })
-      : memory;
+    const denials = limiterStore(env.redis).limiter('denied', s);
     return {
       handler: () => async (_req, res, next) => {
         const { claims } = stateOf(res);
         const key = `${claims!.client_id}:${claims!.sub}`;
         const seen = await denials.get(key).catch(() => null); // a store failure never blocks a caller
         if (seen && seen.consumedPoints >= s.points)
-          return sendProblem(res, 'rate_limited', { headers: { 'retry-after': String(Math.max(1, Math.ceil(seen.msBeforeNext / 1000))) } });
+          return sendProblem(res, 'rate_limited', { headers: { 'retry-after': String(retryAfterSeconds(seen.msBeforeNext)) } });
         res.once('finish', () => {
           if (!stateOf(res).allow && DENIED_STATUSES.has(res.statusCode)) void denials.penalty(key, 1).catch(() => undefined);
         });

@@ -10,6 +10,10 @@ import { definePlugin, stateOf } from './plugin.js';
 
 const BEARER = /^Bearer +([A-Za-z0-9\-_]+\.[A-Za-z0-9\-_]+\.[A-Za-z0-9\-_]+) *$/i; // the scheme is case-insensitive (RFC 7235)
 
+/** The compact JWS a well-formed `Authorization: Bearer` header carries, or undefined. */
+export const bearerToken = (authorization: string | undefined): string | undefined =>
+  authorization === undefined ? undefined : BEARER.exec(authorization)?.[1];
+
 const settings = z.strictObject({
   /** A key set younger than this is used without asking the issuer. */
   cacheMaxAgeS: z.number().int().positive().default(600),
@@ -35,9 +39,9 @@ export const verifyToken = definePlugin({
           res.setHeader('www-authenticate', 'Bearer');
           return sendProblem(res, 'invalid_token', { message: 'the bearer access token is missing' });
         }
-        const bearer = BEARER.exec(authorization);
-        if (!bearer) return sendProblem(res, 'invalid_token', { message: 'the bearer access token is malformed' });
-        const verified = await verify(bearer[1]!);
+        const token = bearerToken(authorization);
+        if (!token) return sendProblem(res, 'invalid_token', { message: 'the bearer access token is malformed' });
+        const verified = await verify(token);
         if (!verified.ok) {
           env.log.info({ requestId: stateOf(res).requestId, reason: verified.reason, detail: verified.detail }, 'token rejected');
           if (verified.reason === 'invalid_token') return sendProblem(res, 'invalid_token', { message: 'the access token is not valid' });

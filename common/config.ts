@@ -20,7 +20,7 @@ export const SETTINGS = {
     doc: 'Shared secret the gateway presents to the PDP and the backend (>= 32 chars). Required when they run as separate processes; npm start generates one.',
   },
   LISTEN_HOST: { schema: z.string().trim().min(1).default('127.0.0.1'), doc: 'Address every service listens on. 127.0.0.1 keeps them on this machine; 0.0.0.0 in a container.' },
-  MANAGEMENT_PORT: { schema: port.default(9464), doc: 'Port of the management listener (one per process): /metrics, /livez, /readyz.' },
+  MANAGEMENT_PORT: { schema: port.optional(), doc: 'Port of the management listener (one per process): /metrics, /livez, /readyz. Unset = none, so a run that sets only the documented service ports never collides on it; containers set 9464.' },
   DATABASE_URL: { schema: optionalUrl, doc: 'PostgreSQL URL. Unset = embedded PostgreSQL (PGlite).' },
   PGLITE_DATA_DIR: { schema: optionalUrl, doc: 'Directory for the embedded database. Unset = .data/pglite (npm start) or in-memory (tests).' },
   GATEWAY_CONFIG: { schema: optionalUrl, doc: 'Path of the gateway file (upstreams, routes, plugins). Unset = gateway/gateway.yaml.' },

@@ -43,10 +43,10 @@ export async function runService(name: ServiceName, start: (config: Config, log:
   }
   const log = createLogger(name, config.LOG_LEVEL);
   const telemetry = createTelemetry();
-  const management = await startManagement(config.MANAGEMENT_PORT, config.LISTEN_HOST, telemetry).catch(exitOnStartError(name));
+  const management = config.MANAGEMENT_PORT === undefined ? undefined : await startManagement(config.MANAGEMENT_PORT, config.LISTEN_HOST, telemetry).catch(exitOnStartError(name));
   const running = await start(config, log, telemetry).catch(exitOnStartError(name));
-  log.info({ url: running.url, management: management.url }, `${name} listening`);
-  closeOnSignal(telemetry, async () => (await running.close(), await management.close()));
+  log.info({ url: running.url, management: management?.url }, `${name} listening`);
+  closeOnSignal(telemetry, async () => (await running.close(), await management?.close()));
 }
 
 /**

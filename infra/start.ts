@@ -22,7 +22,7 @@ Third-party integration platform is up.
   gateway (base_url)  ${system.baseUrl}
   PDP + admin API     ${system.pdpUrl}/admin/v1
   backend (internal)  ${system.backendUrl}
-  management          ${system.managementUrl}/metrics  /livez  /readyz
+  management          ${system.managementUrl ? `${system.managementUrl}/metrics  /livez  /readyz` : 'off (set MANAGEMENT_PORT for /metrics, /livez, /readyz)'}
   database            ${config.DATABASE_URL ? 'PostgreSQL (DATABASE_URL)' : `embedded PGlite in ${config.PGLITE_DATA_DIR}`}
   rate limiting       ${config.REDIS_URL ? 'Redis (REDIS_URL)' : 'in-process'}
 

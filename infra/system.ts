@@ -54,8 +54,8 @@ export async function startSystem(config: Config = loadConfig(), opts: SystemOpt
     backendUrl: backend.url,
     internalSecret,
   }, db.knex, telemetry);
-  // One management listener for the process (not for tests, which run many systems side by side).
-  const management = opts.ephemeralPorts ? undefined : await startManagement(config.MANAGEMENT_PORT, config.LISTEN_HOST, telemetry);
+  // One management listener for the process when MANAGEMENT_PORT asks for it (never for tests, which run many systems).
+  const management = opts.ephemeralPorts || config.MANAGEMENT_PORT === undefined ? undefined : await startManagement(config.MANAGEMENT_PORT, config.LISTEN_HOST, telemetry);
 
   return {
     authUrl: issuer.url,

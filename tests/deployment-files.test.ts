@@ -22,7 +22,8 @@ const read = (path: string) => readFileSync(new URL(`../${path}`, import.meta.ur
 const exists = (path: string) => existsSync(new URL(`../${path}`, import.meta.url));
 const SERVICES = { issuer: 'ISSUER_PORT', policies: 'PDP_PORT', backend: 'BACKEND_PORT', gateway: 'GATEWAY_PORT' } as const;
 const defaults = loadConfig({});
-const MANAGEMENT_PORT = defaults.MANAGEMENT_PORT;
+/** The management port the manifests configure (the code has no default: unset = no listener). */
+const MANAGEMENT_PORT = 9464;
 const settingNames = new Set(Object.keys(SETTINGS));
 
 const KINDS: Record<string, new (data: any) => { validate(): void }> = {
@@ -76,6 +77,7 @@ describe('Kubernetes manifests', () => {
       ...[...ofKind('Deployment'), ...ofKind('Job')].flatMap((o) => o.spec.template.spec.containers.flatMap((c: any) => (c.env ?? []).map((e: any) => e.name))),
     ];
     for (const name of set) expect({ name, read: settingNames.has(name) }).toEqual({ name, read: true });
+    expect(ofKind('ConfigMap')[0]!.data.MANAGEMENT_PORT).toBe(String(MANAGEMENT_PORT));
     const [job] = ofKind('Job');
     expect(exists(job!.spec.template.spec.containers[0].command.at(-1))).toBe(true);
   });

@@ -1,7 +1,7 @@
 // Backend: the domain service behind the gateway. It answers only calls carrying a context the gateway signed for them.
 import express, { type Response } from 'express';
 import type { Knex } from 'knex';
-import { errorHandler, notFound, requestId, requestIdOf, sendProblem } from '../common/http.js';
+import { errorHandler, notFound, requestId, requestIdOf, sendProblem, noteCaller } from '../common/http.js';
 import type { Logger } from '../common/log.js';
 import { CONTEXT_HEADER, CONTEXT_MAC_HEADER, contextVerifier, type CallContext } from '../common/internal-context.js';
 import { knexRepository } from './repository.js';
@@ -30,6 +30,7 @@ export function createBackendApp({ knex, internalSecret, log }: BackendDeps): ex
     );
     if (!context) return sendProblem(res, 'forbidden', { message: 'internal service' });
     res.locals.context = context;
+    noteCaller(res, { tenant: context.tenantId, client: context.clientId });
     next();
   });
 

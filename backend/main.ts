@@ -4,7 +4,7 @@ import { startBackend } from './service.js';
 
 await runService('backend', async (config, log, telemetry) => {
   const secret = requireInternalSecret(config);
-  const db = await openServiceDatabase(config);
+  const db = await openServiceDatabase(config, telemetry);
   const running = await startBackend(config, log, db.knex, secret, telemetry);
   return { url: running.url, close: async () => (await running.close(), await db.close()) };
 });

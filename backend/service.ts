@@ -7,5 +7,5 @@ import { createBackendApp } from './app.js';
 
 export async function startBackend(config: Config, log: Logger, knex: Knex, internalSecret: string, telemetry: Telemetry): Promise<Running> {
   telemetry.addReadinessCheck('backend: database', () => knex.raw('select 1'));
-  return serve('backend', config.BACKEND_PORT, config, telemetry, createBackendApp({ knex, internalSecret, log }));
+  return serve('backend', config.BACKEND_PORT, config, telemetry, log, createBackendApp({ knex, internalSecret, log }));
 }

@@ -1,5 +1,5 @@
 // The product's whole configuration: one table of settings with documented defaults, validated once at start.
-// README's configuration table mirrors SETTINGS; a bad value stops the process with a message naming the variable.
+// README's configuration table is generated from SETTINGS (infra/config-reference.ts); a bad value stops the process with a message naming the variable.
 import { z } from 'zod';
 
 const port = z.coerce.number().int().min(0).max(65535);
@@ -11,7 +11,7 @@ export const SETTINGS = {
   ISSUER_PORT: { schema: port.default(3000), doc: 'Issuer listen port.' },
   AUTH_URL: { schema: url.default('http://127.0.0.1:3000'), doc: 'Public URL of the issuer; also the `iss` claim.' },
   GATEWAY_PORT: { schema: port.default(8080), doc: 'Gateway listen port (base_url = http://host:port/v1).' },
-  PDP_PORT: { schema: port.default(8181), doc: 'Policy decision point and admin API port.' },
+  PDP_PORT: { schema: port.default(8181), doc: 'Policy decision point and admin API port (the admin API under /admin/v1).' },
   PDP_URL: { schema: url.optional(), doc: 'Where the gateway reaches the PDP. Unset = http://127.0.0.1:PDP_PORT.' },
   BACKEND_PORT: { schema: port.default(8090), doc: 'Backend port; internal, only the gateway may call it.' },
   BACKEND_URL: { schema: url.optional(), doc: 'Where the gateway reaches the backend. Unset = http://127.0.0.1:BACKEND_PORT.' },
@@ -24,7 +24,8 @@ export const SETTINGS = {
   DATABASE_URL: { schema: optionalUrl, doc: 'PostgreSQL URL. Unset = embedded PostgreSQL (PGlite).' },
   PGLITE_DATA_DIR: { schema: optionalUrl, doc: 'Directory for the embedded database. Unset = .data/pglite (npm start) or in-memory (tests).' },
   GATEWAY_CONFIG: { schema: optionalUrl, doc: 'Path of the gateway file (upstreams, routes, plugins). Unset = gateway/gateway.yaml.' },
-  REDIS_URL: { schema: optionalUrl, doc: 'Redis URL for rate limiting. Unset = in-process limiter.' },
+  REDIS_URL: { schema: optionalUrl, doc: 'Redis URL for rate limiting (gateway layers, flood guard, token endpoint), shared by every instance. Unset = in-process limiters (each process counts alone).' },
+  REDIS_CLUSTER: { schema: bool.default(false), doc: 'REDIS_URL names one node of a Redis Cluster; the other nodes and the slots are discovered from it.' },
   ADMIN_TOKEN: { schema: z.string().min(16).optional(), doc: 'Operator token for the admin API. Unset = generated and printed at start.' },
   ISSUER_JWKS: { schema: z.string().optional(), doc: 'JSON JWKS of private EC P-256 keys; the first signs, all are published.' },
   ISSUER_JWKS_FILE: { schema: optionalUrl, doc: 'Path of a file holding ISSUER_JWKS. Unset (both) = a key generated once and kept in the database.' },
@@ -34,7 +35,7 @@ export const SETTINGS = {
   TOKEN_RATE_LIMIT_PER_CLIENT: { schema: z.coerce.number().int().min(1).default(600), doc: 'Tokens issued per client per TOKEN_RATE_LIMIT_WINDOW_S at the token endpoint.' },
   TOKEN_RATE_LIMIT_PER_ADDRESS: { schema: z.coerce.number().int().min(1).default(120), doc: 'Failed token requests per source address per TOKEN_RATE_LIMIT_WINDOW_S.' },
   TOKEN_RATE_LIMIT_WINDOW_S: { schema: z.coerce.number().int().min(1).max(86_400).default(60), doc: 'Window of the token endpoint limits, in seconds.' },
-  LOG_LEVEL: { schema: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'), doc: 'Log level.' },
+  LOG_LEVEL: { schema: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'), doc: 'pino log level; JSON lines on stdout, one per request at info.' },
 } as const;
 
 type Settings = typeof SETTINGS;

@@ -3,6 +3,8 @@
 import knexFactory, { type Knex } from 'knex';
 import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { createHash } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import { migrationSource } from '../infra/migrations/index.js';
@@ -99,9 +101,24 @@ async function openPglite(dataDir: string | undefined): Promise<PGlite> {
   }
 }
 
+/**
+ * Applies the pending migrations. Processes starting together on a fresh database race: knex creates its own
+ * bookkeeping tables without a lock (the losers fail with "already exists") and holds its lock row while migrating
+ * (the others fail with MigrationLocked). Those failures wait and retry, and then find the work done.
+ */
 export async function migrate(knex: Knex): Promise<void> {
-  await knex.migrate.latest({ migrationSource });
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return void (await knex.migrate.latest({ migrationSource }));
+    } catch (err) {
+      const { code, name } = err as { code?: string; name?: string };
+      const lostRace = name === 'MigrationLocked' || code === '42P07' || code === '23505'; // duplicate table; pg_type row
+      if (!lostRace || attempt === MIGRATE_ATTEMPTS) throw err;
+      await sleep(250 * attempt);
+    }
+  }
 }
+const MIGRATE_ATTEMPTS = 12;
 
 /**
  * False for text PostgreSQL cannot hold (a NUL character). Lookups by such a value can only miss, so callers treat it
@@ -113,23 +130,43 @@ export const storableText = (value: string) => !value.includes('\u0000');
 export const isUniqueViolation = (err: unknown) => (err as { code?: string } | null)?.code === '23505';
 
 interface PgConnection {
-  query(q: { name: string; text: string; values: unknown[] }): Promise<{ rows: Record<string, unknown>[] }>;
+  query(q: { name: string; text: string; values: unknown[] }): Promise<PreparedResult>;
 }
 interface PooledClient {
   acquireConnection(): Promise<PgConnection>;
   releaseConnection(c: PgConnection): Promise<void>;
 }
+export interface PreparedResult<R = Record<string, unknown>> {
+  rows: R[];
+  /** Rows the statement inserted, updated, deleted or returned. */
+  rowCount: number | null;
+}
 
 /**
- * Runs a named prepared statement on a connection of knex's pool: PostgreSQL parses and plans it once per
- * connection instead of on every call. For the hottest read queries; knex itself has no prepared statements.
+ * Runs a named prepared statement on a connection of knex's pool: PostgreSQL parses it once per connection instead of
+ * on every call, and after five executions keeps one plan when its generic plan is no dearer than a custom one (true
+ * of point lookups; the decision query needed more, see migration 004). For hot queries; knex has no prepared
+ * statements of its own.
  */
-export async function preparedQuery(knex: Knex, name: string, text: string, values: unknown[]): Promise<Record<string, unknown>[]> {
+export async function preparedQuery<R = Record<string, unknown>>(knex: Knex, name: string, text: string, values: unknown[]): Promise<PreparedResult<R>> {
   const client = knex.client as unknown as PooledClient;
   const connection = await client.acquireConnection();
   try {
-    return (await connection.query({ name, text, values })).rows;
+    return (await connection.query({ name, text, values })) as PreparedResult<R>;
   } finally {
     await client.releaseConnection(connection);
   }
+}
+
+const statementNames = new Map<string, string>();
+/**
+ * A query built with knex, run as a prepared statement named after its SQL text. Only for queries whose text does not
+ * depend on their values (no `whereIn` over lists of varying length): every distinct text is one more statement each
+ * pooled connection keeps.
+ */
+export function runPrepared<R = Record<string, unknown>>(knex: Knex, query: Knex.QueryBuilder): Promise<PreparedResult<R>> {
+  const { sql, bindings } = query.toSQL().toNative();
+  let name = statementNames.get(sql);
+  if (!name) statementNames.set(sql, (name = `q_${createHash('sha1').update(sql).digest('hex').slice(0, 24)}`));
+  return preparedQuery<R>(knex, name, sql, bindings as unknown[]);
 }

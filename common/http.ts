@@ -1,5 +1,6 @@
 // HTTP plumbing every service shares: listening, request ids, Problem responses, JSON body errors.
 import http from 'node:http';
+import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { randomUUID } from 'node:crypto';
@@ -15,19 +16,37 @@ export interface Listening {
 }
 
 const SHUTDOWN_DEADLINE_MS = 10_000;
+/**
+ * When the process stops on a signal, how long a keep-alive connection that is idle at that moment stays open: a
+ * request a client already sent on it (its bytes not yet read) is then answered instead of cut. Closing a listener
+ * for any other reason (tests, a restart in process) closes idle connections at once.
+ */
+const SIGNAL_IDLE_GRACE_MS = 1000;
+let stoppingOnSignal = false;
+/** Called once the process is stopping on SIGTERM/SIGINT (closeOnSignal): closing listeners use the idle grace. */
+export const markStoppingOnSignal = (): void => void (stoppingOnSignal = true);
 
 /**
- * Stops accepting connections and waits for the requests in flight; keep-alive connections are closed as soon as
- * they fall idle, so clients reconnect elsewhere instead of sending into a closing server. What is still open at the
- * deadline is cut.
+ * Stops accepting connections at once and waits for the requests in flight. Every answer from then on carries
+ * `connection: close`, so clients reconnect elsewhere instead of sending into a closing server; connections idle at
+ * the start are closed after the grace (none without a signal), and any that fall idle later as they do. What is
+ * still open at the deadline is cut.
  */
 async function drain(server: http.Server, deadlineMs: number): Promise<void> {
-  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-  const idleSweep = setInterval(() => server.closeIdleConnections(), 25);
+  server.prependListener('request', (_req: http.IncomingMessage, res: http.ServerResponse) => res.setHeader('connection', 'close'));
+  // net.Server's close stops accepting without http.Server's immediate close of idle keep-alive connections.
+  const closed = new Promise<void>((resolve) => net.Server.prototype.close.call(server, () => resolve()));
+  let idleSweep: NodeJS.Timeout | undefined;
+  const sweepIdle = () => {
+    server.closeIdleConnections();
+    idleSweep = setInterval(() => server.closeIdleConnections(), 25);
+  };
+  const grace = stoppingOnSignal ? setTimeout(sweepIdle, Math.min(SIGNAL_IDLE_GRACE_MS, deadlineMs)) : (sweepIdle(), undefined);
   const deadline = setTimeout(() => server.closeAllConnections(), deadlineMs);
   try {
     await closed;
   } finally {
+    clearTimeout(grace);
     clearInterval(idleSweep);
     clearTimeout(deadline);
   }
@@ -81,6 +100,8 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
 }
 /** PostgreSQL SQLSTATEs for text the caller sent that cannot be stored: 22021 bad byte sequence, 22P05 untranslatable. */
 const CLIENT_DATA_ERRORS = new Set(['22021', '22P05']);
+/** A database error caused by text the caller sent that PostgreSQL cannot store (a NUL character, bad encoding). */
+export const isClientDataError = (err: unknown): boolean => CLIENT_DATA_ERRORS.has((err as { code?: string } | undefined)?.code ?? '');
 const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{8,128}$/;
 
 /**
@@ -97,6 +118,21 @@ export const requestIdHandler = ({ trustClient }: { trustClient: boolean }): Req
 export const requestId = requestIdHandler({ trustClient: true });
 
 export const requestIdOf = (res: Response): string => res.locals.requestId as string;
+
+/** Whom a request acts for, as its request log line reports it (never a credential: ids only). */
+export interface Caller {
+  tenant?: string | undefined;
+  client?: string | undefined;
+}
+
+/** Records what a service learnt about the caller (token claims, signed context, admin key, interaction). */
+export function noteCaller(res: http.ServerResponse, caller: Caller): void {
+  const withLocals = res as http.ServerResponse & { locals?: Record<string, unknown> };
+  const locals = (withLocals.locals ??= {});
+  locals.caller = { ...(locals.caller as Caller | undefined), ...caller };
+}
+
+export const callerOf = (res: http.ServerResponse): Caller => ((res as { locals?: { caller?: Caller } }).locals?.caller ?? {});
 
 export interface ProblemOptions {
   message?: string;
@@ -134,7 +170,7 @@ export function errorHandler(log: Logger, unexpected: ApiErrorCode = 'authorizat
     // A path segment that is not valid percent-encoding names nothing that can exist.
     if (err instanceof URIError || (e?.status === 400 && e?.type === undefined)) return sendProblem(res, 'not_found');
     // Input PostgreSQL cannot store as text (a NUL character, bad encoding): the caller's fault, never worth a retry.
-    if (CLIENT_DATA_ERRORS.has((err as { code?: string }).code ?? '')) return sendProblem(res, 'schema_invalid', { message: 'input contains characters that cannot be stored' });
+    if (isClientDataError(err)) return sendProblem(res, 'schema_invalid', { message: 'input contains characters that cannot be stored' });
     log.error({ err, requestId: res.locals.requestId, path: req.path }, 'unhandled error');
     sendProblem(res, unexpected, { status: 503, message: 'temporarily unavailable' });
   };

@@ -2,9 +2,10 @@
 // with an in-process insurance limiter so a Redis outage neither stalls nor opens the gate; in-process only without
 // Redis. Used by the issuer's token endpoint limit and the gateway's flood guard (the gateway's two API layers are
 // one Lua script on the same client: gateway/rate-limit.ts).
-import { Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { Logger } from './log.js';
+import type { Telemetry } from './telemetry.js';
 
 export interface Window {
   points: number;
@@ -18,15 +19,26 @@ export interface LimiterStore {
 
 const READY_WAIT_MS = 1000;
 
+/** One Redis server, or a Redis Cluster (REDIS_CLUSTER): the same commands; multi-key scripts keep their keys in one slot. */
+export type RedisClient = Redis | Cluster;
+
 /**
  * One ioredis client per service, set to fail fast (no offline queue, short timeout) so an outage costs no waiting and
- * the in-process fallback takes over at once. Start waits up to a second for the connection, so a healthy Redis
- * counts from the first request. The caller disconnects it.
+ * the in-process fallback takes over at once. Commands issued in the same event-loop turn (by concurrent requests)
+ * go out in one socket write (auto-pipelining; each still runs on its own, in order). Start waits up to a second for
+ * the connection, so a healthy Redis counts from the first request. With `cluster`, `url` names one node of a Redis Cluster and the client finds the
+ * others and follows the slots. The caller disconnects it.
  */
-export async function connectRedis(url: string | undefined, log: Logger): Promise<Redis | undefined> {
+export async function connectRedis(url: string | undefined, log: Logger, telemetry?: Pick<Telemetry, 'redisErrors'>, cluster = false): Promise<RedisClient | undefined> {
   if (!url) return undefined;
-  const redis = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 200 });
-  redis.on('error', (err) => log.warn({ err: err.message }, 'redis error; limits continue in-process'));
+  const node = { maxRetriesPerRequest: 1, commandTimeout: 200 };
+  const redis: RedisClient = cluster
+    ? new Cluster([url], { enableOfflineQueue: false, enableAutoPipelining: true, redisOptions: { ...node, ...credentialsOf(url) } })
+    : new Redis(url, { enableOfflineQueue: false, enableAutoPipelining: true, ...node });
+  redis.on('error', (err) => {
+    telemetry?.redisErrors.inc();
+    log.warn({ err: err.message }, 'redis error; limits continue in-process');
+  });
   await new Promise<void>((resolve) => {
     const done = () => (clearTimeout(timer), resolve());
     const timer = setTimeout(done, READY_WAIT_MS);
@@ -35,8 +47,14 @@ export async function connectRedis(url: string | undefined, log: Logger): Promis
   return redis;
 }
 
+/** A cluster's nodes take the seed URL's user and password (ioredis reads them from the URL only for a single node). */
+function credentialsOf(url: string): { username?: string; password?: string } {
+  const { username, password } = new URL(url);
+  return { ...(username && { username: decodeURIComponent(username) }), ...(password && { password: decodeURIComponent(password) }) };
+}
+
 /** Limiters on `redis` (from connectRedis), or in-process only when it is undefined. */
-export function limiterStore(redis: Redis | undefined): LimiterStore {
+export function limiterStore(redis: RedisClient | undefined): LimiterStore {
   const limiters = new Map<string, RateLimiterAbstract>();
   return {
     limiter(name, w) {

@@ -3,7 +3,7 @@ import { ConfigError, loadConfig, type Config } from './config.js';
 import { createLogger, type Logger } from './log.js';
 import { openDatabase, migrate, type Database } from './db.js';
 import type { RequestListener } from 'node:http';
-import { ListenError, listen, type Listening } from './http.js';
+import { ListenError, listen, markStoppingOnSignal, type Listening } from './http.js';
 import { startManagement } from './management.js';
 import { createTelemetry, type ServiceName, type Telemetry } from './telemetry.js';
 
@@ -12,23 +12,28 @@ export interface Running {
   close(): Promise<void>;
 }
 
-/** Listens for one service on LISTEN_HOST: every request counted and timed (telemetry), then answered by `app`. */
-export async function serve(name: ServiceName, port: number, config: Config, telemetry: Telemetry, app: RequestListener): Promise<Listening> {
+/** Listens for one service on LISTEN_HOST: every request counted, timed and logged (telemetry), then answered by `app`. */
+export async function serve(name: ServiceName, port: number, config: Config, telemetry: Telemetry, log: Logger, app: RequestListener): Promise<Listening> {
   const http = await listen(port, config.LISTEN_HOST);
-  http.server.on('request', telemetry.observe(name));
+  http.server.on('request', telemetry.observe(name, log));
   http.server.on('request', app);
   return http;
 }
 
 /**
  * What a process does on SIGTERM/SIGINT: report unready at once (load balancers stop sending), let requests in flight
- * finish and flush background batches (each `close`), then exit.
+ * finish, flush background batches and close pools (each `close`), say so, then exit.
  */
-export function closeOnSignal(telemetry: Telemetry, close: () => Promise<void>): void {
+export function closeOnSignal(telemetry: Telemetry, log: Logger, close: () => Promise<void>): void {
   for (const signal of ['SIGINT', 'SIGTERM'] as const)
     process.once(signal, () => {
+      log.info({ signal }, 'shutting down: unready, draining requests in flight');
       telemetry.drain();
-      void close().then(() => process.exit(0), () => process.exit(1));
+      markStoppingOnSignal();
+      void close().then(
+        () => (log.info('stopped: requests drained, batches flushed, pools closed'), process.exit(0)),
+        (err: unknown) => (log.error({ err }, 'shutdown failed'), process.exit(1)),
+      );
     });
 }
 
@@ -45,8 +50,9 @@ export async function runService(name: ServiceName, start: (config: Config, log:
   const telemetry = createTelemetry();
   const management = config.MANAGEMENT_PORT === undefined ? undefined : await startManagement(config.MANAGEMENT_PORT, config.LISTEN_HOST, telemetry).catch(exitOnStartError(name));
   const running = await start(config, log, telemetry).catch(exitOnStartError(name));
+  telemetry.started();
   log.info({ url: running.url, management: management?.url }, `${name} listening`);
-  closeOnSignal(telemetry, async () => (await running.close(), await management?.close()));
+  closeOnSignal(telemetry, log, async () => (await running.close(), await management?.close()));
 }
 
 /**
@@ -60,8 +66,9 @@ export const exitOnStartError = (name: string) => (err: unknown): never => {
 };
 
 /** A service's own database handle, migrated (knex's migration lock makes concurrent starts safe). */
-export async function openServiceDatabase(config: Config): Promise<Database> {
+export async function openServiceDatabase(config: Config, telemetry: Telemetry): Promise<Database> {
   const db = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.PGLITE_DATA_DIR });
+  telemetry.watchDatabase(db.knex);
   await migrate(db.knex);
   return db;
 }

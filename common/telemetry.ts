@@ -2,7 +2,10 @@
 // management listener (common/management.ts), never on an API port, so the public gateway port exposes no internals
 // (as Kong's status listener and Envoy's admin port keep them apart).
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { Knex } from 'knex';
+import { callerOf, REQUEST_ID_HEADER } from './http.js';
+import type { Logger } from './log.js';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 export type ServiceName = 'issuer' | 'policies' | 'gateway' | 'backend';
 type Check = () => Promise<unknown>;
@@ -15,13 +18,31 @@ export interface Readiness {
 export interface Telemetry {
   registry: Registry;
   /**
-   * A server 'request' listener that counts and times every request of `service` by method, route template and
+   * A server 'request' listener that counts, times and logs every request of `service` by method, route template and
    * status. Registered before the app's own listener, it sees the route the app's router matched once it answers.
+   * The log line (info) carries requestId, tenant, client, method, route, status and durationMs: never the raw URL,
+   * whose query may hold an authorization code, nor any header.
    */
-  observe(service: ServiceName): (req: IncomingMessage, res: ServerResponse) => void;
+  observe(service: ServiceName, log: Logger): (req: IncomingMessage, res: ServerResponse) => void;
   decisions: Counter<'outcome' | 'code'>;
+  /** Requests refused by a limit: layer tenant | account (gateway API layers), flood_guard, token_endpoint. */
+  rateLimited: Counter<'layer'>;
+  /** Tokens the issuer issued, by grant type (authorization_code, refresh_token, client_credentials). */
+  tokensIssued: Counter<'grant_type'>;
+  /** Token families ended because a used refresh token or authorization code was presented again. */
+  familyKills: Counter<'reused'>;
+  /** Database pool failures: a connection that could not be made (create) or had in time (acquire). */
+  databasePoolErrors: Counter<'event'>;
+  /** Errors reported by a Redis client (connection lost, refused, timed out). */
+  redisErrors: Counter;
+  /** Counts the pool failures of this database handle (once per handle, however many services share it). */
+  watchDatabase(knex: Knex): void;
+  /** Registers a batch whose unwritten rows are exported as `batch_backlog{batch}` at each scrape. */
+  addBacklog(batch: string, pending: () => number): void;
   /** Registers a dependency that must answer for the process to be ready (database, Redis, key set). */
   addReadinessCheck(name: string, check: Check): void;
+  /** The service listens and its dependencies are registered: until then the process reports unready. */
+  started(): void;
   /** From now on the process reports unready (shutdown has begun), so load balancers stop sending to it. */
   drain(): void;
   readiness(): Promise<Readiness>;
@@ -39,11 +60,20 @@ export function createTelemetry(): Telemetry {
     labelNames: ['service', 'method', 'route', 'status'], buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5], registers,
   });
   const checks = new Map<string, Check>();
+  const databasePoolErrors = new Counter({ name: 'database_pool_errors_total', help: 'Database connections that could not be created or acquired, by pool event (create, acquire).', labelNames: ['event'], registers });
+  const backlogs = new Map<string, () => number>();
+  new Gauge({
+    name: 'batch_backlog', help: 'Rows recorded but not yet written, by batch (metering, decision_log).', labelNames: ['batch'], registers,
+    collect() {
+      for (const [batch, pending] of backlogs) this.set({ batch }, pending());
+    },
+  });
+  let started = false;
   let draining = false;
 
   return {
     registry,
-    observe: (service) => (req, res) => {
+    observe: (service, log) => (req, res) => {
       const end = duration.startTimer();
       res.once('finish', () => {
         // The matched route's template (never the raw path: ids would make every person a new series).
@@ -51,11 +81,26 @@ export function createTelemetry(): Telemetry {
         const route = routed.route?.path ? `${routed.baseUrl ?? ''}${String(routed.route.path)}` : 'unmatched';
         const labels = { service, method: req.method ?? 'GET', route, status: String(res.statusCode) };
         requests.inc(labels);
-        end(labels);
+        const seconds = end(labels);
+        const { tenant = null, client = null } = callerOf(res);
+        const requestId = res.getHeader(REQUEST_ID_HEADER) ?? null;
+        log.info({ requestId, tenant, client, method: labels.method, route, status: res.statusCode, durationMs: Math.round(seconds * 1e4) / 10 }, 'request');
       });
     },
     decisions: new Counter({ name: 'pdp_decisions_total', help: 'PDP decisions by outcome (allow, deny) and deny code.', labelNames: ['outcome', 'code'], registers }),
+    rateLimited: new Counter({ name: 'rate_limit_rejections_total', help: 'Requests refused with 429, by limit layer (tenant, account, flood_guard, token_endpoint).', labelNames: ['layer'], registers }),
+    tokensIssued: new Counter({ name: 'tokens_issued_total', help: 'Tokens issued by the token endpoint, by grant type.', labelNames: ['grant_type'], registers }),
+    familyKills: new Counter({ name: 'token_family_kills_total', help: 'Token families ended on reuse detection, by what was reused (refresh_token, authorization_code).', labelNames: ['reused'], registers }),
+    databasePoolErrors,
+    redisErrors: new Counter({ name: 'redis_errors_total', help: 'Errors reported by Redis clients.', registers }),
+    addBacklog: (batch, pending) => void backlogs.set(batch, pending),
+    watchDatabase(knex) {
+      const pool = (knex.client as { pool?: { on(event: string, listener: () => void): void } }).pool;
+      pool?.on('createFail', () => databasePoolErrors.inc({ event: 'create' }));
+      pool?.on('acquireFail', () => databasePoolErrors.inc({ event: 'acquire' }));
+    },
     addReadinessCheck: (name, check) => void checks.set(name, check),
+    started: () => void (started = true),
     drain: () => void (draining = true),
     async readiness() {
       const results = await Promise.all([...checks].map(async ([name, check]) => {
@@ -67,8 +112,9 @@ export function createTelemetry(): Telemetry {
         }
       }));
       const outcome: Record<string, string> = Object.fromEntries(results);
+      if (!started) outcome.startup = 'starting';
       if (draining) outcome.shutdown = 'draining';
-      return { ready: !draining && results.every(([, r]) => r === 'ok'), checks: outcome };
+      return { ready: started && !draining && results.every(([, r]) => r === 'ok'), checks: outcome };
     },
   };
 }

@@ -45,9 +45,10 @@ export function createGatewayApp(def: GatewayDefinition, plugins: StartedPlugin[
   const preflight = express.Router({ caseSensitive: true, strict: true });
   for (const [path, byMethod] of preflights)
     preflight.options(path, (req, res, next) => (byMethod.get(req.get('access-control-request-method') ?? '') ?? notFound)(req, res, next));
-  app.use('/v1', preflight);
   // Only the file's methods exist; any other OPTIONS gets the same 404 as an unknown route, not a method list.
-  app.options('/{*path}', notFound);
+  const options = express.Router().use('/v1', preflight).use(notFound);
+  // Other methods skip the preflight routes (matching a path against each costs on every API call).
+  app.use((req, res, next) => (req.method === 'OPTIONS' ? options(req, res, next) : next()));
   app.use('/v1', api);
   app.use(notFound);
   app.use(errorHandler(env.log));

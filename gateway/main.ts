@@ -20,7 +20,8 @@ if (command === 'validate') {
   }
 } else {
   await runService('gateway', async (config, log, telemetry) => {
-    const db = await openServiceDatabase(config);
-    return startGateway(config, log, gatewayTargetsFrom(config, requireInternalSecret(config)), db.knex, telemetry);
+    const db = await openServiceDatabase(config, telemetry);
+    const running = await startGateway(config, log, gatewayTargetsFrom(config, requireInternalSecret(config)), db.knex, telemetry);
+    return { url: running.url, close: async () => (await running.close(), await db.close()) };
   });
 }

@@ -3,6 +3,7 @@ import type { Pool } from 'undici';
 import { z } from 'zod';
 import { asDenyCode } from '../policies/codes.js';
 import { INTERNAL_SECRET_HEADER } from '../common/internal-context.js';
+import { REQUEST_ID_HEADER } from '../common/http.js';
 import { CAPABILITIES, type Decision, type DecisionInput } from '../policies/decision.js';
 
 const WINDOW = z.object({ points: z.number().int().positive(), durationS: z.number().int().positive() });
@@ -22,7 +23,8 @@ export function pdpClient(pdp: Pool, decisionPath: string, internalSecret: strin
       const res = await pdp.request({
         path: decisionPath,
         method: 'POST',
-        headers: { 'content-type': 'application/json', [INTERNAL_SECRET_HEADER]: internalSecret },
+        // The caller's request id, so the PDP's request log line and decision log name the same request.
+        headers: { 'content-type': 'application/json', [INTERNAL_SECRET_HEADER]: internalSecret, [REQUEST_ID_HEADER]: input.requestId },
         body: JSON.stringify(input),
         headersTimeout: timeoutMs,
         bodyTimeout: timeoutMs,

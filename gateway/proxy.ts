@@ -13,7 +13,7 @@ const RELAYED_RESPONSE_HEADERS = ['content-type', 'etag', 'location', 'retry-aft
 export function upstreamProxy(upstream: Pool, opts: { internalSecret: string; timeoutMs: number; log: Logger }): RequestHandler {
   const sign = contextSigner(opts.internalSecret);
   return async (req, res) => {
-    const { requestId, claims, allow } = stateOf(res);
+    const { requestId, claims, allow, remaining } = stateOf(res);
     const context = {
       requestId,
       subjectType: allow!.subjectType,
@@ -41,6 +41,9 @@ export function upstreamProxy(upstream: Pool, opts: { internalSecret: string; ti
       const body = Buffer.from(await answer.body.arrayBuffer());
       stateOf(res).forwarded = true;
       res.status(answer.statusCode);
+      // Only successful reads carry it (§4): on a 404 it would tell a record the caller may not see (the PDP's 404,
+      // without it) from an absent one of its own (the backend's).
+      if (answer.statusCode < 300 && remaining !== undefined) res.setHeader('x-ratelimit-remaining', String(remaining));
       for (const h of RELAYED_RESPONSE_HEADERS) {
         const v = answer.headers[h];
         if (typeof v === 'string') res.setHeader(h, v);
@@ -48,7 +51,6 @@ export function upstreamProxy(upstream: Pool, opts: { internalSecret: string; ti
       res.end(body);
     } catch (err) {
       opts.log.warn({ requestId, err: (err as Error).message }, 'upstream unreachable');
-      res.removeHeader('x-ratelimit-remaining');
       sendProblem(res, 'authorization_unavailable', { message: 'the service is temporarily unavailable' });
     }
   };

@@ -2,16 +2,18 @@
 // checks both and charges both only when both have room, in one Redis round trip, so a request refused by one layer
 // never drains the other, and every gateway sharing the Redis enforces one combined limit.
 // Redis down or absent: the same rule in process (each gateway limits on its own), with no wait on Redis.
-import { Redis } from 'ioredis';
 import type { RateLimitWindow } from '../policies/decision.js';
 import type { Logger } from '../common/log.js';
-import { retryAfterSeconds } from '../common/rate-limit-store.js';
+import type { Telemetry } from '../common/telemetry.js';
+import { retryAfterSeconds, type RedisClient } from '../common/rate-limit-store.js';
 
 export interface LimitResult {
   allowed: boolean;
   /** The stricter of the two layers, after this request. */
   remaining: number;
   retryAfterS: number;
+  /** The layer that refused (tenant when both did); only when not allowed. */
+  refusedBy?: 'tenant' | 'account';
 }
 
 export interface Layer {
@@ -23,7 +25,7 @@ export interface RateLimiter {
   consume(tenant: Layer, account: Layer): Promise<LimitResult>;
 }
 
-// Returns {allowed 0|1, remaining, ms until the refusing layer's window ends}.
+// Returns {allowed 0|1, remaining, ms until the refusing layer's window ends, refusing layer: 1 tenant, 2 account}.
 const CHARGE_BOTH = `
 local function state(key, ms)
   local used = tonumber(redis.call('GET', key) or '0')
@@ -38,7 +40,9 @@ if tu >= tp or au >= ap then
   local wait = 0
   if tu >= tp then wait = tt end
   if au >= ap and at > wait then wait = at end
-  return {0, math.max(0, math.min(tp - tu, ap - au)), wait}
+  local refused = 2
+  if tu >= tp then refused = 1 end
+  return {0, math.max(0, math.min(tp - tu, ap - au)), wait, refused}
 end
 for i, ms in ipairs({tms, ams}) do
   if redis.call('INCR', KEYS[i]) == 1 then redis.call('PEXPIRE', KEYS[i], ms) end
@@ -46,7 +50,8 @@ end
 return {1, math.min(tp - tu, ap - au) - 1, 0}
 `;
 
-type ChargeBoth = (tenantKey: string, accountKey: string, tp: number, tms: number, ap: number, ams: number) => Promise<[number, number, number]>;
+type Charged = [allowed: number, remaining: number, waitMs: number, refused?: number];
+type ChargeBoth = (tenantKey: string, accountKey: string, tp: number, tms: number, ap: number, ams: number) => Promise<Charged>;
 
 /** The script's rule over an in-process map; synchronous, hence atomic within this process. */
 function inProcessCharge() {
@@ -56,35 +61,36 @@ function inProcessCharge() {
     if (!w || w.resetAt <= now) windows.set(key, (w = { used: 0, resetAt: now + ms }));
     return w;
   };
-  return (tenant: Layer, account: Layer): [number, number, number] => {
+  return (tenant: Layer, account: Layer): Charged => {
     const now = Date.now();
     const t = state(tenant.key, tenant.window.durationS * 1000, now);
     const a = state(account.key, account.window.durationS * 1000, now);
     const tFull = t.used >= tenant.window.points;
     const aFull = a.used >= account.window.points;
     const room = Math.min(tenant.window.points - t.used, account.window.points - a.used);
-    if (tFull || aFull) return [0, Math.max(0, room), Math.max(tFull ? t.resetAt - now : 0, aFull ? a.resetAt - now : 0)];
+    if (tFull || aFull) return [0, Math.max(0, room), Math.max(tFull ? t.resetAt - now : 0, aFull ? a.resetAt - now : 0), tFull ? 1 : 2];
     t.used++;
     a.used++;
     return [1, room - 1, 0];
   };
 }
 
-export function createRateLimiter(redis: Redis | undefined, log: Logger): RateLimiter {
+export function createRateLimiter(redis: RedisClient | undefined, log: Logger, telemetry?: Pick<Telemetry, 'redisErrors'>): RateLimiter {
   const local = inProcessCharge();
   redis?.defineCommand('chargeBothLayers', { numberOfKeys: 2, lua: CHARGE_BOTH });
   const chargeBoth = redis && ((redis as unknown as { chargeBothLayers: ChargeBoth }).chargeBothLayers.bind(redis));
 
   return {
     async consume(tenant, account) {
-      const [allowed, remaining, waitMs] = chargeBoth
+      const [allowed, remaining, waitMs, refused] = chargeBoth
         ? await chargeBoth(tenant.key, account.key, tenant.window.points, tenant.window.durationS * 1000, account.window.points, account.window.durationS * 1000)
           .catch((err: Error) => {
+            telemetry?.redisErrors.inc();
             log.warn({ err: err.message }, 'redis unavailable; rate limiting in-process');
             return local(tenant, account);
           })
         : local(tenant, account);
-      return { allowed: allowed === 1, remaining, retryAfterS: retryAfterSeconds(waitMs) };
+      return { allowed: allowed === 1, remaining, retryAfterS: retryAfterSeconds(waitMs), ...(allowed === 1 ? {} : { refusedBy: refused === 1 ? 'tenant' : 'account' }) };
     },
   };
 }

@@ -21,9 +21,9 @@ export const gatewayFileOf = (config: Config) => config.GATEWAY_CONFIG ?? DEFAUL
 
 export async function startGateway(config: Config, log: Logger, targets: GatewayTargets, knex: Knex, telemetry: Telemetry): Promise<Running> {
   const def = loadGatewayFile(gatewayFileOf(config));
-  const redis = await connectRedis(config.REDIS_URL, log);
+  const redis = await connectRedis(config.REDIS_URL, log, telemetry, config.REDIS_CLUSTER);
   const pdp = upstreamPool(targets.pdpUrl);
-  const env = { authUrl: targets.authUrl, pdp, internalSecret: targets.internalSecret, redis, knex, log };
+  const env = { authUrl: targets.authUrl, pdp, internalSecret: targets.internalSecret, redis, knex, log, telemetry };
   const upstreams = Object.fromEntries(
     Object.entries(def.upstreams).map(([name, u]) => [name, upstreamPool(u.url ?? targets.backendUrl)]),
   );
@@ -37,7 +37,7 @@ export async function startGateway(config: Config, log: Logger, targets: Gateway
   });
   telemetry.addReadinessCheck('gateway: database', () => knex.raw('select 1'));
   if (redis) telemetry.addReadinessCheck('gateway: redis', () => redis.ping());
-  const http = await serve('gateway', config.GATEWAY_PORT, config, telemetry, app);
+  const http = await serve('gateway', config.GATEWAY_PORT, config, telemetry, log, app);
   log.info({ file: def.file, routes: def.routes.length, plugins: plugins.map((p) => p.name) }, 'gateway file loaded');
   return {
     url: `${http.url}/v1`,

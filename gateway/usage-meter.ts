@@ -22,15 +22,19 @@ const MAX_PENDING_BATCHES = 20;
 
 export function usageMeter(knex: Knex, opts: UsageMeterOptions, log: Logger) {
   let batch: UsageRecord[] = [];
+  let writing = 0;
   const flushing = new Set<Promise<void>>();
 
   async function write(rows: UsageRecord[]): Promise<void> {
+    writing += rows.length;
     try {
       await knex('usage_records').insert(rows).onConflict(['tenant_id', 'request_id']).ignore();
     } catch (err) {
       const pending = [...rows, ...batch];
       batch = pending.slice(-opts.batchSize * MAX_PENDING_BATCHES);
       log.error({ err: (err as Error).message, dropped: pending.length - batch.length }, 'usage records not written; retrying with the next batch');
+    } finally {
+      writing -= rows.length;
     }
   }
   function flush(): Promise<void> {
@@ -44,6 +48,8 @@ export function usageMeter(knex: Knex, opts: UsageMeterOptions, log: Logger) {
   const timer = setInterval(() => void flush(), opts.flushIntervalMs).unref();
 
   return {
+    /** Rows recorded and not yet stored (waiting for the next flush or being written). */
+    pending: (): number => batch.length + writing,
     record(row: UsageRecord): void {
       batch.push(row);
       if (batch.length >= opts.batchSize) void flush();

@@ -2,6 +2,7 @@
 // DATABASE_URL / REDIS_URL are set, demo data seeded, URLs and demo credentials printed.
 import { ConfigError, loadConfig } from '../common/config.js';
 import { startSystem } from './system.js';
+import { createLogger } from '../common/log.js';
 import { closeOnSignal, exitOnStartError } from '../common/service.js';
 import { DEMO, seedDemo } from './seed.js';
 
@@ -21,6 +22,7 @@ Third-party integration platform is up.
   issuer  (auth_url)  ${system.authUrl}    discovery: ${system.authUrl}/.well-known/openid-configuration
   gateway (base_url)  ${system.baseUrl}
   PDP + admin API     ${system.pdpUrl}/admin/v1
+  admin console       ${system.pdpUrl}/admin/console   (sign in with ADMIN_TOKEN or a tenant admin key)
   backend (internal)  ${system.backendUrl}
   management          ${system.managementUrl ? `${system.managementUrl}/metrics  /livez  /readyz` : 'off (set MANAGEMENT_PORT for /metrics, /livez, /readyz)'}
   database            ${config.DATABASE_URL ? 'PostgreSQL (DATABASE_URL)' : `embedded PGlite in ${config.PGLITE_DATA_DIR}`}
@@ -39,4 +41,4 @@ Next:
   call the API with it:   curl -H "Authorization: Bearer $(npm run -s demo-token)" ${system.baseUrl}/me
 `);
 
-closeOnSignal(system.telemetry, () => system.close());
+closeOnSignal(system.telemetry, createLogger('system', config.LOG_LEVEL), () => system.close());

@@ -1,6 +1,7 @@
 // The whole system in one process: one database handle shared by the four services (required for embedded
 // PGlite, which is a single backend), each service still on its own port as in production.
 import { loadConfig, type Config } from '../common/config.js';
+import type { DestinationStream } from 'pino';
 import { createLogger } from '../common/log.js';
 import { migrate, openDatabase, type Database } from '../common/db.js';
 import { randomSecret } from '../common/secrets.js';
@@ -32,15 +33,18 @@ export interface SystemOptions {
   ephemeralPorts?: boolean;
   /** Use this database instead of opening one from DATABASE_URL / PGLITE_DATA_DIR. */
   db?: Database;
+  /** Where the services' log lines go instead of stdout. */
+  logDestination?: DestinationStream;
 }
 
 export async function startSystem(config: Config = loadConfig(), opts: SystemOptions = {}): Promise<System> {
-  const log = (name: string) => createLogger(name, config.LOG_LEVEL);
+  const log = (name: string) => createLogger(name, config.LOG_LEVEL, opts.logDestination);
   const db = opts.db ?? (await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.PGLITE_DATA_DIR }));
   await migrate(db.knex);
+  const telemetry = createTelemetry();
+  telemetry.watchDatabase(db.knex);
   const adminToken = config.ADMIN_TOKEN ?? randomSecret();
   const internalSecret = config.INTERNAL_SECRET ?? randomSecret();
-  const telemetry = createTelemetry();
   const ports = opts.ephemeralPorts
     ? { ...config, ISSUER_PORT: 0, PDP_PORT: 0, BACKEND_PORT: 0, GATEWAY_PORT: 0 }
     : config;
@@ -54,6 +58,7 @@ export async function startSystem(config: Config = loadConfig(), opts: SystemOpt
     backendUrl: backend.url,
     internalSecret,
   }, db.knex, telemetry);
+  telemetry.started();
   // One management listener for the process when MANAGEMENT_PORT asks for it (never for tests, which run many systems).
   const management = opts.ephemeralPorts || config.MANAGEMENT_PORT === undefined ? undefined : await startManagement(config.MANAGEMENT_PORT, config.LISTEN_HOST, telemetry);
 

@@ -3,7 +3,8 @@
 import type { Knex } from 'knex';
 import type { Account, FindAccount } from 'oidc-provider';
 import { hashSecret, verifySecret } from '../common/secrets.js';
-import { storableText } from '../common/db.js';
+import { runPrepared, storableText } from '../common/db.js';
+import type { RequestReads } from './request-reads.js';
 
 let dummyHash: Promise<string> | undefined;
 /** Hash checked when the username is unknown, so a wrong username costs as long as a wrong password. */
@@ -23,11 +24,11 @@ export async function checkLogin(knex: Knex, tenantId: string, username: string,
 }
 
 export async function hasRelationship(knex: Knex, tenantId: string, personId: string): Promise<boolean> {
-  const rel = await knex('tenant_person_relationships')
+  const { rows } = await runPrepared(knex, knex('tenant_person_relationships')
     .where({ tenant_id: tenantId, person_id: personId })
     .whereNull('ended_at')
-    .first('person_id');
-  return Boolean(rel);
+    .first('person_id'));
+  return rows.length > 0;
 }
 
 export interface LoginAccount {
@@ -44,8 +45,8 @@ export async function loginAccountOf(knex: Knex, personId: string, tenantId: str
 }
 
 export async function tenantOfClient(knex: Knex, clientId: string): Promise<string | undefined> {
-  const row = await knex('clients').where('id', clientId).first('tenant_id');
-  return row?.tenant_id as string | undefined;
+  const { rows } = await runPrepared(knex, knex('clients').where('id', clientId).first('tenant_id'));
+  return rows[0]?.tenant_id as string | undefined;
 }
 
 export interface SessionActor {
@@ -58,10 +59,10 @@ export interface SessionActor {
 
 /** The account behind a consented authorization (sessions.id = grant id), as it is now. */
 export async function actorOfGrant(knex: Knex, grantId: string): Promise<SessionActor | undefined> {
-  const row = await knex('sessions as s')
+  const { rows: [row] } = await runPrepared<{ id: string; person_id: string; epoch: number | string; status: string; revoked_at: Date | null }>(knex, knex('sessions as s')
     .join('accounts as a', 'a.id', 's.account_id')
     .where('s.id', grantId)
-    .first('a.id', 'a.person_id', 'a.epoch', 'a.status', 's.revoked_at');
+    .first('a.id', 'a.person_id', 'a.epoch', 'a.status', 's.revoked_at'));
   if (!row) return undefined;
   return {
     accountId: row.id,
@@ -77,12 +78,12 @@ export async function actorOfGrant(knex: Knex, grantId: string): Promise<Session
  * (→ invalid_grant at the token endpoint, a new login at authorization) when the person's login account is
  * disabled, the session was revoked, or the person no longer has a relationship with the client's tenant.
  */
-export function accountFinder(knex: Knex): FindAccount {
+export function accountFinder(knex: Knex, reads: RequestReads): FindAccount {
   return async (ctx, sub, token) => {
     const clientId = ctx.oidc.client?.clientId;
-    const tenantId = clientId ? await tenantOfClient(knex, clientId) : undefined;
+    const tenantId = clientId ? await reads.tenantOfClient(ctx, clientId) : undefined;
     if (token?.grantId) {
-      const actor = await actorOfGrant(knex, token.grantId);
+      const actor = await reads.actorOfGrant(ctx, token.grantId);
       if (!actor || actor.revoked || !actor.accountActive || actor.personId !== sub) return undefined;
     } else {
       const account = await loginAccountOf(knex, sub, tenantId);

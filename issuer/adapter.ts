@@ -4,11 +4,15 @@
 import type { Knex } from 'knex';
 import { errors, type Adapter, type AdapterPayload } from 'oidc-provider';
 import { findClientMetadata, type ClientOptions } from './clients.js';
-import { storableText } from '../common/db.js';
+import { runPrepared, storableText } from '../common/db.js';
 import { killFamily, revokeSession } from '../common/sessions.js';
 
-/** Models whose second use is a replay (contract §3 "Token lifecycle"). */
-const SINGLE_USE = new Set(['AuthorizationCode', 'RefreshToken']);
+/** Models whose second use is a replay (contract §3 "Token lifecycle"), named as operators know them. */
+const SINGLE_USE = new Map<string, Reused>([['AuthorizationCode', 'authorization_code'], ['RefreshToken', 'refresh_token']]);
+type Reused = 'authorization_code' | 'refresh_token';
+
+/** Told of each family killed because a single-use token was used again (the metric token_family_kills_total). */
+export type OnReplay = (reused: Reused) => void;
 
 interface Row {
   payload: AdapterPayload;
@@ -23,16 +27,29 @@ class PayloadAdapter implements Adapter {
   constructor(
     private readonly knex: Knex,
     private readonly model: string,
+    private readonly onReplay: OnReplay,
   ) {}
+
+  private async killFamilyOf(grantId: string | null | undefined): Promise<void> {
+    if (!grantId) return;
+    await killFamily(this.knex, grantId);
+    this.onReplay(SINGLE_USE.get(this.model)!);
+  }
 
   private rows() {
     return this.knex('oidc_payloads').where('model', this.model);
   }
 
+  /** The row `query` finds; find, consume and upsert run on every token request, so they are prepared statements. */
+  private async first(query: Knex.QueryBuilder): Promise<Row | undefined> {
+    const { rows } = await runPrepared(this.knex, query.first('payload', 'consumed_at', 'expires_at', 'grant_id'));
+    return rows[0] as Row | undefined;
+  }
+
   async upsert(id: string, payload: AdapterPayload, expiresIn?: number): Promise<void> {
     // A Grant is its own family, so one `grant_id` match finds every row of a family, the Grant included.
     const grantId = payload.grantId ?? (this.model === 'Grant' ? id : null);
-    await this.knex('oidc_payloads')
+    await runPrepared(this.knex, this.knex('oidc_payloads')
       .insert({
         model: this.model,
         id,
@@ -42,17 +59,17 @@ class PayloadAdapter implements Adapter {
         expires_at: expiresIn ? new Date(Date.now() + expiresIn * 1000) : null,
       })
       .onConflict(['model', 'id'])
-      .merge(['payload', 'grant_id', 'uid', 'expires_at']);
+      .merge(['payload', 'grant_id', 'uid', 'expires_at']));
   }
 
   async find(id: string): Promise<AdapterPayload | undefined> {
     if (!storableText(id)) return undefined; // ids come from requests (codes, tokens, cookies)
-    const row: Row | undefined = await this.rows().where('id', id).first('payload', 'consumed_at', 'expires_at', 'grant_id');
+    const row = await this.first(this.rows().where('id', id));
     if (!row) return undefined;
     if (row.consumed_at && SINGLE_USE.has(this.model)) {
       // A used code or refresh token presented again is a replay. Killing the family here, before oidc-provider's
       // own checks, means a replay that also fails another check (e.g. a wider scope) still ends the family.
-      if (row.grant_id) await killFamily(this.knex, row.grant_id);
+      await this.killFamilyOf(row.grant_id);
       return undefined;
     }
     return this.toPayload(row);
@@ -60,7 +77,7 @@ class PayloadAdapter implements Adapter {
 
   async findByUid(uid: string): Promise<AdapterPayload | undefined> {
     if (!storableText(uid)) return undefined;
-    const row: Row | undefined = await this.rows().where('uid', uid).first('payload', 'consumed_at', 'expires_at', 'grant_id');
+    const row = await this.first(this.rows().where('uid', uid));
     return row ? this.toPayload(row) : undefined;
   }
 
@@ -69,12 +86,12 @@ class PayloadAdapter implements Adapter {
   }
 
   async consume(id: string): Promise<void> {
-    const updated = await this.rows().where('id', id).whereNull('consumed_at').update({ consumed_at: this.knex.fn.now() });
-    if (updated > 0 || !SINGLE_USE.has(this.model)) return;
+    const { rowCount } = await runPrepared(this.knex, this.rows().where('id', id).whereNull('consumed_at').update({ consumed_at: this.knex.fn.now() }));
+    if (rowCount! > 0 || !SINGLE_USE.has(this.model)) return;
     // Lost the race against a concurrent redemption (or the row is gone): both requests used the same token, so
     // the family dies and this request fails, instead of two live chains.
     const row = await this.rows().where('id', id).first('grant_id');
-    if (row?.grant_id) await killFamily(this.knex, row.grant_id);
+    await this.killFamilyOf(row?.grant_id);
     throw new errors.InvalidGrant(`${this.model === 'RefreshToken' ? 'refresh token' : 'authorization code'} already used`);
   }
 
@@ -120,6 +137,6 @@ class ClientAdapter implements Adapter {
 }
 
 /** The `adapter` option: one adapter per model name. */
-export function createAdapterFactory(knex: Knex, clientOpts: ClientOptions): (model: string) => Adapter {
-  return (model) => (model === 'Client' ? new ClientAdapter(knex, clientOpts) : new PayloadAdapter(knex, model));
+export function createAdapterFactory(knex: Knex, clientOpts: ClientOptions, onReplay: OnReplay = () => undefined): (model: string) => Adapter {
+  return (model) => (model === 'Client' ? new ClientAdapter(knex, clientOpts) : new PayloadAdapter(knex, model, onReplay));
 }

@@ -5,7 +5,7 @@ import type { Knex } from 'knex';
 import type Provider from 'oidc-provider';
 import type { Config } from '../common/config.js';
 import type { Logger } from '../common/log.js';
-import { requestId } from '../common/http.js';
+import { noteCaller, requestId } from '../common/http.js';
 import { interactionRoutes } from './interactions.js';
 import { loadSigningKeys } from './keys.js';
 import { createProvider } from './provider.js';
@@ -13,6 +13,7 @@ import { readTokenBody, tokenRequestFilter } from './token-request-filter.js';
 import { tokenRateLimit } from './token-rate-limit.js';
 import { tokenPreflight, tokenResponseCors } from './token-cors.js';
 import { limiterStore, type LimiterStore } from '../common/rate-limit-store.js';
+import type { Telemetry } from '../common/telemetry.js';
 
 export interface IssuerDeps {
   knex: Knex;
@@ -20,13 +21,21 @@ export interface IssuerDeps {
   log: Logger;
   /** Where the token endpoint's limits count; unset = in-process (startIssuer passes the Redis-backed store). */
   limiters?: LimiterStore;
+  telemetry: Pick<Telemetry, 'tokensIssued' | 'familyKills' | 'rateLimited'>;
 }
 
 export async function createIssuerApp(deps: IssuerDeps): Promise<{ app: express.Express; provider: Provider }> {
-  const { knex, config, log } = deps;
+  const { knex, config, log, telemetry } = deps;
   const keys = await loadSigningKeys(knex, config);
-  const provider = createProvider({ knex, config, keys });
+  const provider = createProvider({ knex, config, keys, onReplay: (reused) => telemetry.familyKills.inc({ reused }) });
   provider.on('server_error', (_ctx, err) => log.error({ err }, 'oidc-provider server error'));
+  // The request log's client for oidc-provider's routes: the client it authenticated or looked up, when any.
+  provider.use(async (ctx, next) => {
+    await next();
+    const client = ctx.oidc?.client?.clientId;
+    if (client) noteCaller(ctx.res, { client });
+  });
+  provider.on('grant.success', (ctx) => telemetry.tokensIssued.inc({ grant_type: String(ctx.oidc.params?.grant_type) }));
 
   const app = express();
   app.disable('x-powered-by');
@@ -41,7 +50,7 @@ export async function createIssuerApp(deps: IssuerDeps): Promise<{ app: express.
     '/oauth2/token',
     readTokenBody,
     tokenResponseCors(knex),
-    tokenRateLimit(deps.limiters ?? limiterStore(undefined), limits, config.AUTH_URL),
+    tokenRateLimit(deps.limiters ?? limiterStore(undefined), limits, config.AUTH_URL, () => telemetry.rateLimited.inc({ layer: 'token_endpoint' })),
     ...tokenRequestFilter({ issuer: config.AUTH_URL, clientCredentials: config.ISSUER_ENABLE_CLIENT_CREDENTIALS }),
   );
   app.use(provider.callback());

@@ -3,6 +3,7 @@
 import type { Knex } from 'knex';
 import type { ClientMetadata } from 'oidc-provider';
 import { verifySecret } from '../common/secrets.js';
+import { runPrepared } from '../common/db.js';
 
 /**
  * Stands in for client_secret in the metadata of confidential clients: oidc-provider needs a value to accept the
@@ -19,10 +20,10 @@ export interface ClientOptions {
  * (→ invalid_client). A suspended tenant is refused at issuance too (contract §3 "denied at issuance").
  */
 export async function findClientMetadata(knex: Knex, clientId: string, opts: ClientOptions): Promise<ClientMetadata | undefined> {
-  const row = await knex('clients as c')
+  const { rows: [row] } = await runPrepared<{ id: string; name: string; type: string; redirect_uris: string[] }>(knex, knex('clients as c')
     .join('tenants as t', 't.id', 'c.tenant_id')
     .where({ 'c.id': clientId, 'c.kind': 'third_party', 'c.status': 'active', 't.status': 'active' })
-    .first('c.id', 'c.name', 'c.type', 'c.redirect_uris');
+    .first('c.id', 'c.name', 'c.type', 'c.redirect_uris'));
   if (!row) return undefined;
   const confidential = row.type === 'confidential';
   const grantTypes = ['authorization_code', 'refresh_token'];

@@ -5,6 +5,7 @@ import express, { type ErrorRequestHandler, type Request, type Response, type Ro
 import type { Knex } from 'knex';
 import { errors, type Provider } from 'oidc-provider';
 import type { Logger } from '../common/log.js';
+import { noteCaller } from '../common/http.js';
 import { checkLogin, loginAccountOf, tenantOfClient } from './accounts.js';
 import { API_RESOURCE, allowedCapabilities, describeCapabilities } from './scope-policy.js';
 import { consentPage, errorPage, loginPage, sendPage } from './pages.js';
@@ -32,6 +33,7 @@ export function interactionRoutes({ provider, knex, log }: Deps): Router {
     if (!client) throw new errors.SessionNotFound('client no longer available');
     const tenantId = await tenantOfClient(knex, clientId);
     if (!tenantId) throw new errors.SessionNotFound('client no longer available');
+    noteCaller(res, { tenant: tenantId, client: clientId });
     return { details, client, clientId, tenantId, appName: client.clientName ?? clientId, redirectOrigin: originOf(details) };
   }
 

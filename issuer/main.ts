@@ -4,7 +4,7 @@ import { openServiceDatabase, runService } from '../common/service.js';
 import { startIssuer } from './service.js';
 
 await runService('issuer', async (config, log, telemetry) => {
-  const db = await openServiceDatabase(config);
+  const db = await openServiceDatabase(config, telemetry);
   const running = await startIssuer(config, log, db.knex, telemetry);
   return { url: running.url, close: async () => (await running.close(), await db.close()) };
 });

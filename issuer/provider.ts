@@ -5,7 +5,8 @@ import type { Knex } from 'knex';
 import Provider, { errors, type Configuration, type KoaContextWithOIDC, type ErrorOut } from 'oidc-provider';
 import type { Config } from '../common/config.js';
 import { accountFinder } from './accounts.js';
-import { createAdapterFactory } from './adapter.js';
+import { requestReads } from './request-reads.js';
+import { createAdapterFactory, type OnReplay } from './adapter.js';
 import { clientSecretMatches } from './clients.js';
 import { trimDiscovery } from './discovery.js';
 import { stripUnlistedCors } from './token-cors.js';
@@ -25,10 +26,12 @@ export interface ProviderDeps {
   knex: Knex;
   config: Config;
   keys: SigningKeys;
+  onReplay?: OnReplay;
 }
 
-export function createProvider({ knex, config, keys }: ProviderDeps): Provider {
+export function createProvider({ knex, config, keys, onReplay }: ProviderDeps): Provider {
   const clientCredentials = config.ISSUER_ENABLE_CLIENT_CREDENTIALS;
+  const reads = requestReads(knex);
 
   /** The scopes a request is about: its `scope` parameter, else (token route) those of the code or refresh token. */
   function requestedScopes(ctx: KoaContextWithOIDC): string[] {
@@ -46,7 +49,7 @@ export function createProvider({ knex, config, keys }: ProviderDeps): Provider {
   async function grantableScopes(ctx: KoaContextWithOIDC, clientId: string): Promise<string[]> {
     const requested = requestedScopes(ctx);
     if (requested.includes('openid')) throw new errors.InvalidScope('openid is not supported: request API capabilities only', 'openid');
-    const allowed = isClientCredentials(ctx) ? await workloadCapabilities(clientId) : await allowedCapabilities(knex, clientId);
+    const allowed = isClientCredentials(ctx) ? await workloadCapabilities(clientId) : await reads.allowedCapabilities(ctx, clientId);
     if (!requested.some((s) => (allowed as string[]).includes(s)))
       throw new errors.InvalidScope('requested scope is not allowed for this client', requested.join(' '));
     return allowed;
@@ -60,7 +63,7 @@ export function createProvider({ knex, config, keys }: ProviderDeps): Provider {
   }
 
   const configuration: Configuration = {
-    adapter: createAdapterFactory(knex, { clientCredentials }),
+    adapter: createAdapterFactory(knex, { clientCredentials }, onReplay),
     jwks: { keys: keys.keys as NonNullable<Configuration['jwks']>['keys'] },
     cookies: { keys: cookieKeysFrom(keys.keys) },
     routes: { authorization: '/oauth2/authorize', token: '/oauth2/token', jwks: '/.well-known/jwks.json' },
@@ -112,9 +115,9 @@ export function createProvider({ knex, config, keys }: ProviderDeps): Provider {
         },
       },
     },
-    extraTokenClaims: platformClaims(knex),
+    extraTokenClaims: platformClaims(knex, reads),
     formats: { customizers: { jwt: setSubjectClaims } },
-    findAccount: accountFinder(knex),
+    findAccount: accountFinder(knex, reads),
     interactions: { url: async (_ctx, interaction) => `/interaction/${interaction.uid}` },
     renderError,
     ttl: {

@@ -1,6 +1,7 @@
 // Which capabilities a client may receive in a token: the tenant's grant to the client ∩ the tenant plan's ceiling
 // ∩ the capabilities open on this deployment (contract §1 rule 3, minus the per-request parts the PDP checks).
 import type { Knex } from 'knex';
+import { runPrepared } from '../common/db.js';
 import { CAPABILITIES, type Capability } from '../policies/decision.js';
 
 /** The single resource server this issuer mints tokens for; an indicator must be an absolute URI. */
@@ -11,7 +12,7 @@ const ORDER = new Map<string, number>(CAPABILITIES.map((c, i) => [c, i]));
 const byCatalogueOrder = (a: string, b: string) => (ORDER.get(a) ?? 99) - (ORDER.get(b) ?? 99);
 
 export async function allowedCapabilities(knex: Knex, clientId: string): Promise<Capability[]> {
-  const rows: { id: string }[] = await knex('tenant_grants as g')
+  const { rows } = await runPrepared(knex, knex('tenant_grants as g')
     .join('clients as cl', function () {
       this.on('cl.id', '=', 'g.client_id').andOn('cl.tenant_id', '=', 'g.tenant_id');
     })
@@ -22,8 +23,8 @@ export async function allowedCapabilities(knex: Knex, clientId: string): Promise
     .where('g.client_id', clientId)
     .andWhere('c.enabled', true)
     .andWhereRaw('cp.level <= tp.level')
-    .select('c.id');
-  return rows.map((r) => r.id).filter((id): id is Capability => ORDER.has(id)).sort(byCatalogueOrder);
+    .select('c.id'));
+  return rows.map((r) => r.id as string).filter((id): id is Capability => ORDER.has(id)).sort(byCatalogueOrder);
 }
 
 export interface CapabilityInfo {

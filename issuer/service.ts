@@ -15,10 +15,10 @@ import { connectRedis, limiterStore } from '../common/rate-limit-store.js';
 export async function startIssuer(config: Config, log: Logger, knex: Knex, telemetry: Telemetry, ephemeralPort = false): Promise<Running> {
   // The app needs the issuer's own URL, which an ephemeral port decides: it is attached once listening.
   let app: RequestListener | undefined;
-  const http = await serve('issuer', ephemeralPort ? 0 : config.ISSUER_PORT, config, telemetry, (req, res) => app!(req, res));
+  const http = await serve('issuer', ephemeralPort ? 0 : config.ISSUER_PORT, config, telemetry, log, (req, res) => app!(req, res));
   const effective = ephemeralPort ? { ...config, AUTH_URL: http.url } : config;
-  const redis = await connectRedis(config.REDIS_URL, log);
-  ({ app } = await createIssuerApp({ knex, config: effective, log, limiters: limiterStore(redis) }));
+  const redis = await connectRedis(config.REDIS_URL, log, telemetry, config.REDIS_CLUSTER);
+  ({ app } = await createIssuerApp({ knex, config: effective, log, limiters: limiterStore(redis), telemetry }));
   telemetry.addReadinessCheck('issuer: database', () => knex.raw('select 1'));
   const stopPurging = startPurging(knex, log, config.ISSUER_PURGE_INTERVAL_S);
   return { url: effective.AUTH_URL, close: async () => (await http.close(), await stopPurging(), redis?.disconnect()) };

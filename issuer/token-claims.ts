@@ -2,8 +2,9 @@
 // issuance so a token carries the account's current epoch and nothing is issued for a disabled account.
 import type { Knex } from 'knex';
 import { errors, type AccessToken, type ClientCredentials, type JWTStructured, type KoaContextWithOIDC } from 'oidc-provider';
-import { actorOfGrant, tenantOfClient } from './accounts.js';
+import type { RequestReads } from './request-reads.js';
 import { activeServiceAccountOf } from './service-accounts.js';
+import { noteCaller } from '../common/http.js';
 
 interface IssuedToken {
   kind: string;
@@ -19,16 +20,18 @@ export const isClientCredentials = (ctx: KoaContextWithOIDC) =>
  * claims, so they can never override iss, sub, aud, scope, client_id, exp or jti (`sub` is set by the customizer).
  * `self` tokens act as the person's login account behind the grant; `workload` tokens as the client's service account.
  */
-export function platformClaims(knex: Knex) {
-  return async (_ctx: KoaContextWithOIDC, token: IssuedToken): Promise<Record<string, unknown>> => {
+export function platformClaims(knex: Knex, reads: RequestReads) {
+  return async (ctx: KoaContextWithOIDC, token: IssuedToken): Promise<Record<string, unknown>> => {
     if (token.kind === 'ClientCredentials' && token.clientId) {
       const account = await activeServiceAccountOf(knex, token.clientId);
       if (!account) throw new errors.InvalidGrant('this client has no active service account');
+      noteCaller(ctx.res, { tenant: account.tenantId });
       return { profile: 'workload', tenant_id: account.tenantId, actor_account_id: account.id, actor_epoch: account.epoch };
     }
     if (token.kind !== 'AccessToken' || !token.grantId || !token.clientId) throw new errors.InvalidGrant('cannot issue this token');
-    const [actor, tenantId] = await Promise.all([actorOfGrant(knex, token.grantId), tenantOfClient(knex, token.clientId)]);
+    const [actor, tenantId] = await Promise.all([reads.actorOfGrant(ctx, token.grantId), reads.tenantOfClient(ctx, token.clientId)]);
     if (!actor || !tenantId) throw new errors.InvalidGrant('authorization no longer valid');
+    noteCaller(ctx.res, { tenant: tenantId });
     return { profile: 'self', tenant_id: tenantId, actor_account_id: actor.accountId, actor_epoch: actor.epoch };
   };
 }

@@ -17,7 +17,7 @@ export interface TokenRateLimits {
  * Runs after the body is read (express.text) and before everything else on the token route. `scope` names the
  * counters (the issuer URL), so issuers sharing a Redis count together only when they are the same issuer.
  */
-export function tokenRateLimit(store: LimiterStore, limits: TokenRateLimits, scope: string): RequestHandler {
+export function tokenRateLimit(store: LimiterStore, limits: TokenRateLimits, scope: string, onRefused: () => void): RequestHandler {
   const perClient = store.limiter(`token-client:${scope}`, limits.perClient);
   const perAddress = store.limiter(`token-address:${scope}`, limits.perAddress);
   const spent = async (limiter: typeof perClient, key: string) => {
@@ -29,7 +29,10 @@ export function tokenRateLimit(store: LimiterStore, limits: TokenRateLimits, sco
     const address = req.socket.remoteAddress ?? 'unknown';
     const clientId = namedClient(req);
     const waitMs = (await spent(perAddress, address)) ?? (clientId ? await spent(perClient, clientId) : undefined);
-    if (waitMs !== undefined) return sendTokenRateLimited(res, retryAfterSeconds(waitMs));
+    if (waitMs !== undefined) {
+      onRefused();
+      return sendTokenRateLimited(res, retryAfterSeconds(waitMs));
+    }
     res.on('finish', () => {
       const [limiter, key] = res.statusCode === 200 && clientId ? [perClient, clientId] : [perAddress, address];
       // Over the limit is reported on the next request; a store failure here must not touch this answer.

@@ -3,9 +3,9 @@ import type { Telemetry } from '../common/telemetry.js';
 import express from 'express';
 import type { Knex } from 'knex';
 import { z } from 'zod';
-import { errorHandler, notFound, requestId, sendProblem } from '../common/http.js';
+import { errorHandler, noteCaller, notFound, requestId, sendProblem } from '../common/http.js';
 import { INTERNAL_SECRET_HEADER } from '../common/internal-context.js';
-import { sameSecret } from '../common/secrets.js';
+import { secretChecker } from '../common/secrets.js';
 import type { Logger } from '../common/log.js';
 import { CAPABILITIES, DECISION_PATH, RESOURCE_TYPES, type DecisionInput } from './decision.js';
 import { evaluate } from './evaluate.js';
@@ -22,6 +22,8 @@ import { adminKeysRouter } from './admin/admin-keys.js';
 import { capabilitiesRouter } from './admin/capabilities.js';
 import { clientSecretsRouter } from './admin/client-secrets.js';
 import { observabilityRouter } from './admin/observability.js';
+import { CONSOLE_PATH } from './console/pages.js';
+import { consoleRouter } from './console/router.js';
 
 const DecisionRequest = z.object({
   requestId: z.string().min(1).max(128),
@@ -46,6 +48,7 @@ export interface PoliciesDeps {
 
 export function createPoliciesApp({ knex, adminToken, internalSecret, log, decisionLog, telemetry }: PoliciesDeps): express.Express {
   const store = knexPolicyStore(knex);
+  const isInternalSecret = secretChecker(internalSecret);
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -53,11 +56,12 @@ export function createPoliciesApp({ knex, adminToken, internalSecret, log, decis
 
   app.post(DECISION_PATH, express.json({ limit: '16kb' }), async (req, res) => {
     const secret = req.get(INTERNAL_SECRET_HEADER);
-    if (!secret || !sameSecret(secret, internalSecret)) return sendProblem(res, 'forbidden', { message: 'internal service' });
+    if (!secret || !isInternalSecret(secret)) return sendProblem(res, 'forbidden', { message: 'internal service' });
     const parsed = DecisionRequest.safeParse(req.body);
     // Only the gateway calls this; a malformed request is its bug, and it fails closed on any non-200.
     if (!parsed.success) return sendProblem(res, 'schema_invalid', { message: 'malformed decision request' });
     const input: DecisionInput = parsed.data;
+    noteCaller(res, { tenant: input.token.tenant_id, client: input.token.client_id });
     const decision = evaluate(input, await store.facts(input));
     const logged = {
       request_id: input.requestId, tenant_id: input.token.tenant_id, client_id: input.token.client_id,
@@ -77,6 +81,7 @@ export function createPoliciesApp({ knex, adminToken, internalSecret, log, decis
     grantsRouter(knex), accountsRouter(knex), capabilitiesRouter(knex), observabilityRouter(knex), extensionsRouter(knex),
   );
   app.use('/admin/v1', admin);
+  app.use(CONSOLE_PATH, consoleRouter({ knex, adminToken, log }));
 
   app.use(notFound);
   app.use(errorHandler(log));

@@ -23,11 +23,14 @@ export interface DecisionLog {
   record(row: DecisionLogRow): void;
   /** Writes what is pending; resolves when it is stored (or dropped after a failure). */
   flush(): Promise<void>;
+  /** Rows recorded and not yet stored (waiting for the next flush or being written). */
+  pending(): number;
   close(): Promise<void>;
 }
 
 export function batchedDecisionLog(knex: Knex, log: Logger): DecisionLog {
   let pending: DecisionLogRow[] = [];
+  let inFlight = 0;
   let writing: Promise<void> = Promise.resolve();
   const timer = setInterval(() => void flush(), FLUSH_EVERY_MS);
   timer.unref();
@@ -36,10 +39,13 @@ export function batchedDecisionLog(knex: Knex, log: Logger): DecisionLog {
     writing = writing.then(async () => {
       while (pending.length) {
         const batch = pending.splice(0, MAX_BATCH);
+        inFlight = batch.length;
         try {
           await knex('decision_logs').insert(batch);
         } catch (err) {
           log.warn({ err, rows: batch.length }, 'decision log write failed; rows dropped');
+        } finally {
+          inFlight = 0;
         }
       }
     });
@@ -52,6 +58,7 @@ export function batchedDecisionLog(knex: Knex, log: Logger): DecisionLog {
       if (pending.length >= MAX_BATCH) void flush();
     },
     flush,
+    pending: () => pending.length + inFlight,
     async close() {
       clearInterval(timer);
       await flush();

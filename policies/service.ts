@@ -8,8 +8,9 @@ import { batchedDecisionLog } from './decision-log.js';
 
 export async function startPolicies(config: Config, log: Logger, knex: Knex, adminToken: string, internalSecret: string, telemetry: Telemetry): Promise<Running> {
   const decisionLog = batchedDecisionLog(knex, log);
+  telemetry.addBacklog('decision_log', decisionLog.pending);
   telemetry.addReadinessCheck('policies: database', () => knex.raw('select 1'));
-  const http = await serve('policies', config.PDP_PORT, config, telemetry, createPoliciesApp({ knex, adminToken, internalSecret, log, decisionLog, telemetry }));
+  const http = await serve('policies', config.PDP_PORT, config, telemetry, log, createPoliciesApp({ knex, adminToken, internalSecret, log, decisionLog, telemetry }));
   return {
     url: http.url,
     async close() {

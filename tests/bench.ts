@@ -1,111 +1,180 @@
-// `npm run bench`: throughput and latency of the API path and of its parts, each against a baseline (a bare
-// node:http JSON answer) measured in the same run, so figures compare across noisy machines as ratios.
-// Uses DATABASE_URL / REDIS_URL when set, embedded defaults otherwise. Loopback only; bounded in time.
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import autocannon from 'autocannon';
-import { loadConfig } from '../common/config.js';
-import { INTERNAL_SECRET_HEADER, contextSigner } from '../common/internal-context.js';
+// `npm run bench`: throughput, latency and CPU per request of the API path and of its parts, each against baselines
+// measured in the same run, so figures compare across noisy machines as ratios. The headline shape runs each service
+// in its own process, as deployed; the four services in one process (`npm start`) are measured too. The load
+// generator, the baselines, PostgreSQL and Redis are processes of their own; PostgreSQL and Redis are private to the
+// run (bench-stores.ts), so all their CPU is this run's. Never part of `npm test`.
+//   BENCH_DURATION_S (5)  BENCH_CONNECTIONS (10)  BENCH_WARMUP_S (1)  BENCH_SHAPES (deployed,all-in-one)
+//   BENCH_EXTENSION_RECORDS (1000000; 0 skips the 1,000 vs 1,000,000 records comparison)
+//   BENCH_ONLY (scenario ids, e.g. R1,B2)  BENCH_CPU_PROF (a directory: the services write V8 CPU profiles there)
+//   BENCH_PG_TOP (n: print the n statements PostgreSQL spent most time on over the whole run)
+import knexFactory from 'knex';
+import { randomBytes } from 'node:crypto';
 import { DECISION_PATH } from '../policies/decision.js';
-import { startTestSystem } from './support/system.js';
-import { adminClient, setupTenant } from './support/admin.js';
-import { launchBrowser } from './support/browser.js';
-import { obtainTokens } from './support/oauth.js';
-import { registerExtension } from './support/extensions.js';
-import { benchExtensionRecords, compareSizes, type ExtensionBenchSetup } from './support/bench-extensions.js';
-import type { System } from '../infra/system.js';
+import { INTERNAL_SECRET_HEADER } from '../common/internal-context.js';
+import { cpuPerRequest, cpuSnapshot, type Measured } from './support/bench-cpu.js';
+import { startLoader } from './support/bench-load.js';
+import { readyMessage, spawnChild, startAllInOne, startDeployed, type Child, type Shape, type ShapeEnv } from './support/bench-processes.js';
+import { printShape, ratiosOf, writeResults, type Measurement, type ShapeResult } from './support/bench-report.js';
+import type { ScenarioSpec } from './support/bench-scenarios.js';
+import { prepare, type BenchData } from './support/bench-setup.js';
+import { startPrivatePostgres, startPrivateRedis, storeCounters } from './support/bench-stores.js';
+import { freePort } from './support/processes.js';
+import { benchExtensionRecords, compareSizes, extensionSystems, type LoopResult } from './support/bench-extensions.js';
 
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
-/** Records stored for the second extension measurement (the first is at 1,000). */
+const WARMUP_S = Number(process.env.BENCH_WARMUP_S ?? 1);
+const SHAPES = (process.env.BENCH_SHAPES ?? 'deployed,all-in-one').split(',');
 const EXTENSION_RECORDS = Number(process.env.BENCH_EXTENSION_RECORDS ?? 1_000_000);
+/** Scenario ids to measure (for profiling one path); unset = all. */
+const ONLY = process.env.BENCH_ONLY?.split(',');
 
-interface Target {
-  name: string;
-  url: string;
-  method?: 'GET' | 'POST';
-  headers?: Record<string, string>;
-  /** Headers made afresh for each request (a signed call context is bound to one request and expires). */
-  perRequestHeaders?: () => Record<string, string>;
-  body?: string;
+const SHAPE_INDEPENDENT = new Set(['B0', 'T0', 'K6R', 'K6W']);
+
+interface Scenario {
+  id: string;
+  label: string;
+  origin: string;
+  spec: ScenarioSpec;
 }
 
-async function measure(t: Target) {
-  const r = await autocannon({
-    url: t.url, method: t.method ?? 'GET', headers: t.headers, body: t.body,
-    connections: CONNECTIONS, duration: DURATION_S,
-    // The load runs in a worker thread, except where headers are made per request: a function cannot be sent to a
-    // worker, so that target's load shares the event loop with the services (its figure is a floor).
-    ...(t.perRequestHeaders
-      ? { requests: [{ setupRequest: (req: autocannon.Request) => ({ ...req, headers: { ...req.headers, ...t.perRequestHeaders!() } }) }] }
-      : { workers: 1 }),
-  });
-  if (r.non2xx || r.errors) throw new Error(`${t.name}: ${r.non2xx} non-2xx, ${r.errors} errors`);
-  return { name: t.name, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99 };
+const pg = await startPrivatePostgres();
+const redis = await startPrivateRedis();
+const stores: Measured[] = [{ name: 'postgres', pid: pg.pid, tree: true }, { name: 'redis', pid: redis.pid }];
+const counters = await storeCounters(pg, redis);
+const loader = await startLoader();
+const children: Child[] = [loader.child];
+const stopAll: (() => Promise<void>)[] = [];
+
+async function startBaseline(role: 'bare' | 'proxy' | 'oidc', env: Record<string, string> = {}) {
+  const child = spawnChild(role === 'bare' ? 'B0' : role === 'proxy' ? 'B2' : 'oidc-provider', 'tests/support/bench-baselines.ts', { PORT: String(await freePort()), ...env }, [role]);
+  children.push(child);
+  stopAll.push(() => child.stop());
+  return { child, ...(await readyMessage<{ url: string; tokens?: string[]; clientId: string }>(child)) };
 }
 
-const baseline = http.createServer((_req, res) => {
-  res.setHeader('content-type', 'application/json');
-  res.end('{"ok":true}');
-});
-await new Promise<void>((resolve) => baseline.listen(0, '127.0.0.1', resolve));
-const system = await startTestSystem({ INTERNAL_SECRET: 'bench-internal-secret-0123456789abcdef' });
-// A second system on its own database holds the large extension, so both sizes can be measured in alternation.
-const largeSystem = await startTestSystem({ INTERNAL_SECRET: 'bench-internal-secret-0123456789abcdef' });
+/** A database of its own on the private server for each shape. */
+async function databaseFor(shape: string): Promise<string> {
+  const name = `bench_${shape.replace(/\W/g, '_')}`;
+  const admin = knexFactory({ client: 'pg', connection: pg.url, pool: { min: 0, max: 1 } });
+  await admin.raw(`create database ${name}`).finally(() => admin.destroy());
+  return pg.url.replace(/\/bench$/, `/${name}`);
+}
 
-async function extensionSetup(s: System): Promise<ExtensionBenchSetup> {
-  const admin = adminClient(s);
-  const { tenantId, clientId } = await setupTenant(admin);
+/** `key` names the loader's connections, whose state (refresh chains, ETags) carries over from warm-up to run. */
+async function measure(key: string, s: Scenario, processes: Measured[], rate?: number): Promise<Measurement> {
+  const request = { key, origin: s.origin, spec: s.spec, connections: CONNECTIONS };
+  if (!rate && WARMUP_S > 0) await loader.run({ ...request, durationS: WARMUP_S });
+  const measured = [...processes, { name: 'loader', pid: loader.child.pid }];
+  const [before, countedBefore] = [cpuSnapshot(measured), await counters.read()];
+  const result = await loader.run({ ...request, durationS: DURATION_S, ...(rate && { rate }) });
+  const cpu = cpuPerRequest(before, cpuSnapshot(measured), result.requests);
+  const counted = await counters.read();
+  // Per request; the two readings' own statement and command are taken off.
+  const perRequest = (n: number) => Math.round((Math.max(0, n - 1) / result.requests) * 100) / 100;
   return {
-    knex: s.db.knex, backendUrl: s.backendUrl, internalSecret: 'bench-internal-secret-0123456789abcdef', tenantId, clientId,
-    extensionId: await registerExtension(admin, clientId), connections: CONNECTIONS, durationS: DURATION_S,
+    id: s.id, label: s.label, ...result,
+    // The total is the system's: every process but the load generator.
+    cpuUs: { ...cpu, total: cpu.total! - cpu.loader! },
+    roundTrips: { postgres: perRequest(counted.postgres - countedBefore.postgres), redis: perRequest(counted.redis - countedBefore.redis) },
+  };
+}
+
+function scenarios(shape: Shape, data: BenchData, b0: string, b2: string, oidc: { url: string; tokens?: string[]; clientId: string }, secret: string): Scenario[] {
+  const bearer = data.accessToken;
+  const record = (i: number) => `/v1/persons/${data.personIds[i]}/extensions/${data.extensionId}`;
+  const context = {
+    requestId: '', subjectType: 'person' as const, subjectId: data.tenant.personId, tenantId: data.tenant.tenantId,
+    clientId: data.tenant.clientId, actorAccountId: data.tenant.accountId, scopes: ['svc.profile.self.read' as const],
+  };
+  const get = (path: string, headers: Record<string, string> = { authorization: `Bearer ${bearer}` }): ScenarioSpec => ({ kind: 'fixed', request: { method: 'GET', path, headers } });
+  return [
+    { id: 'B0', label: 'bare node:http JSON', origin: b0, spec: get('/', {}) },
+    { id: 'B1', label: 'backend GET /v1/me direct (signed context)', origin: shape.backendUrl, spec: { kind: 'signed', path: '/v1/me', secret, context } },
+    { id: 'B2', label: 'bare proxy (gateway HTTP stack) -> backend', origin: b2, spec: get('/v1/me', {}) },
+    { id: 'PDP', label: 'PDP decision alone', origin: shape.pdpUrl, spec: { kind: 'fixed', request: {
+      method: 'POST', path: DECISION_PATH, headers: { 'content-type': 'application/json', [INTERNAL_SECRET_HEADER]: secret },
+      body: JSON.stringify({ requestId: 'bench-pdp', token: data.claims, capability: 'svc.profile.self.read', resource: { type: 'self' } }),
+    } } },
+    { id: 'R1', label: 'GET /v1/me through the gateway', origin: shape.gatewayUrl, spec: get('/v1/me') },
+    { id: 'R2', label: 'GET one extension record through the gateway', origin: shape.gatewayUrl, spec: get(record(0)) },
+    { id: 'W1', label: 'PUT If-Match, own record per connection', origin: shape.gatewayUrl, spec: { kind: 'own-record-put', bearer, paths: data.personIds.map((_, i) => record(i)), etags: data.recordEtags } },
+    { id: 'K6R', label: 'k6 read mix (api-read.k6.ts)', origin: shape.gatewayUrl, spec: { kind: 'read-mix', bearer, personId: data.personIds[0]!, extensionId: data.extensionId } },
+    { id: 'K6W', label: 'k6 write mix (api-write.k6.ts: GET, PUT If-Match)', origin: shape.gatewayUrl, spec: { kind: 'write-mix', bearer, personIds: data.personIds.slice(0, 3), extensionId: data.extensionId } },
+    { id: 'T1', label: 'refresh grants, issuer (k6 tokens.k6.ts)', origin: shape.authUrl, spec: { kind: 'refresh', path: '/oauth2/token', tokens: data.refreshTokens, clientId: data.tenant.clientId } },
+    { id: 'T0', label: 'refresh grants, oidc-provider in-memory', origin: oidc.url, spec: { kind: 'refresh', path: '/token', tokens: oidc.tokens!, clientId: oidc.clientId } },
+  ];
+}
+
+async function benchShape(name: string, env: ShapeEnv, b0: string, oidc: Awaited<ReturnType<typeof startBaseline>>, firstShape: Measurement[] = []): Promise<ShapeResult> {
+  const shape = name === 'deployed' ? await startDeployed(env) : await startAllInOne(env);
+  stopAll.push(() => shape.stop());
+  const data = await prepare(shape, env.ADMIN_TOKEN, CONNECTIONS);
+  const b2 = await startBaseline('proxy', {
+    BACKEND_URL: shape.backendUrl, INTERNAL_SECRET: env.INTERNAL_SECRET,
+    BENCH_PROXY_STATE: JSON.stringify({
+      claims: data.claims,
+      allow: { allow: true, subjectType: 'person', effectiveScopes: ['svc.profile.self.read'], rateLimit: { tenant: { points: 1, durationS: 1 }, account: { points: 1, durationS: 1 } } },
+    }),
+  });
+  const processes: Measured[] = [...shape.processes, ...children.filter((c) => c !== loader.child && c.name !== 'B2'), b2.child, ...stores];
+  const measurements: Measurement[] = [];
+  // The baselines that do not depend on the shape (B0, oidc-provider) and the k6 mixes are measured with the first.
+  const first = name === SHAPES[0];
+  const list = scenarios(shape, data, b0, b2.url, oidc, env.INTERNAL_SECRET)
+    .filter((s) => (!ONLY || ['R1', 'B1', ...ONLY].includes(s.id)) && (first || !SHAPE_INDEPENDENT.has(s.id)));
+  // oidc-provider's refresh chains (T0) serve every shape; everything else belongs to this shape's data.
+  const keyOf = (s: Scenario) => (s.id === 'T0' ? s.id : `${name}:${s.id}`);
+  for (const s of list) {
+    measurements.push(await measure(keyOf(s), s, processes));
+    console.error(`bench ${name}: ${s.id} ${measurements.at(-1)!.rps} req/s`);
+  }
+  const r1 = measurements.find((m) => m.id === 'R1')!;
+  const rate = Math.max(1, Math.round(r1.rps / 2));
+  const byId = Object.fromEntries(list.map((s) => [s.id, s]));
+  const r1Half = await measure(keyOf(byId.R1!), { ...byId.R1!, id: 'R1@½', label: `R1 at ${rate} req/s (half its peak)` }, processes, rate);
+  const b1Half = await measure(keyOf(byId.B1!), { ...byId.B1!, id: 'B1@½', label: `B1 at ${rate} req/s` }, processes, rate);
+  measurements.push(r1Half, b1Half);
+  await b2.child.stop();
+  await shape.stop();
+  return {
+    // Ratios to a shape-independent baseline use the first shape's measurement of it.
+    shape: name, measurements, ratios: ratiosOf([...measurements, ...firstShape.filter((m) => SHAPE_INDEPENDENT.has(m.id))]),
+    addedLatencyMs: { rate, p50: Math.round((r1Half.p50 - b1Half.p50) * 100) / 100, p99: Math.round((r1Half.p99 - b1Half.p99) * 100) / 100 },
   };
 }
 
 try {
-  const admin = adminClient(system);
-  const tenant = await setupTenant(admin);
-  // Limits high enough that the benchmark measures the path, not the limiter's 429s.
-  await admin.ok('PATCH', `/tenants/${tenant.tenantId}`, { rateLimit: { tenant: { points: 1_000_000, durationS: 60 }, account: { points: 1_000_000, durationS: 60 } } });
-  const browser = await launchBrowser();
-  const { access_token } = await obtainTokens(browser, { authUrl: system.authUrl, ...tenant }, tenant, 'svc.profile.self.read').finally(() => browser.close());
-  const claims = JSON.parse(Buffer.from(access_token.split('.')[1]!, 'base64url').toString());
+  const b0 = await startBaseline('bare');
+  const oidc = await startBaseline('oidc', { BENCH_OIDC_CHAINS: String(CONNECTIONS) });
+  const secret = randomBytes(32).toString('base64url');
+  const adminToken = randomBytes(24).toString('base64url');
+  const shapes: ShapeResult[] = [];
+  for (const name of SHAPES)
+    shapes.push(await benchShape(name, { DATABASE_URL: await databaseFor(name), REDIS_URL: redis.url, INTERNAL_SECRET: secret, ADMIN_TOKEN: adminToken }, b0.url, oidc, shapes[0]?.measurements));
+  let extensions: LoopResult[] = [];
+  if (EXTENSION_RECORDS > 0) {
+    // In this process, on fresh databases of the private server (tests/support/database.ts reads DATABASE_URL).
+    Object.assign(process.env, { DATABASE_URL: pg.url, REDIS_URL: redis.url });
+    const systems = await extensionSystems(CONNECTIONS, DURATION_S);
+    extensions = await benchExtensionRecords(...systems.setups, EXTENSION_RECORDS).finally(() => systems.close());
+  }
 
-  const sign = contextSigner('bench-internal-secret-0123456789abcdef');
-  const targets: Target[] = [
-    { name: 'baseline: node:http JSON', url: `http://127.0.0.1:${(baseline.address() as AddressInfo).port}/` },
-    {
-      name: 'backend GET /v1/me (direct)',
-      url: `${system.backendUrl}/v1/me`,
-      headers: { 'x-request-id': 'bench-0001' },
-      perRequestHeaders: () => sign(
-        { requestId: 'bench-0001', subjectType: 'person', subjectId: tenant.personId, tenantId: tenant.tenantId,
-          clientId: tenant.clientId, actorAccountId: tenant.accountId, scopes: ['svc.profile.self.read'] },
-        { method: 'GET', path: '/v1/me' },
-      ),
-    },
-    {
-      name: 'PDP decision (direct)',
-      url: `${system.pdpUrl}${DECISION_PATH}`,
-      method: 'POST',
-      headers: { 'content-type': 'application/json', [INTERNAL_SECRET_HEADER]: 'bench-internal-secret-0123456789abcdef' },
-      body: JSON.stringify({ requestId: 'bench-0001', token: claims, capability: 'svc.profile.self.read', resource: { type: 'self' } }),
-    },
-    { name: 'gateway GET /v1/me (full path)', url: `${system.baseUrl}/me`, headers: { authorization: `Bearer ${access_token}` } },
-  ];
-  const results = [];
-  for (const t of targets) results.push(await measure(t));
-  const extensionResults = await benchExtensionRecords(await extensionSetup(system), await extensionSetup(largeSystem), EXTENSION_RECORDS);
-  results.push(...extensionResults);
-  const base = results[0]!.rps;
-  const config = loadConfig();
-  console.log(`\n${DURATION_S}s per target, ${CONNECTIONS} connections, database ${config.DATABASE_URL ? 'PostgreSQL' : 'embedded PGlite'}, limiter ${config.REDIS_URL ? 'Redis' : 'in-process'}`);
-  console.log('target                              req/s   p50 ms  p99 ms  throughput vs baseline');
-  for (const r of results)
-    console.log(`${r.name.padEnd(34)} ${r.rps.toFixed(0).padStart(7)} ${String(r.p50).padStart(8)} ${String(r.p99).padStart(7)}  ${(r.rps / base).toFixed(3)}`);
-  for (const line of compareSizes(extensionResults)) console.log(line);
+  console.log(`\n${DURATION_S} s a target (after ${WARMUP_S} s warm-up), ${CONNECTIONS} connections, private PostgreSQL and Redis; latencies in ms`);
+  for (const s of shapes) printShape(s);
+  if (extensions.length) {
+    console.log('\n== extension records, backend direct (in the bench process), 1,000 vs 1,000,000 records');
+    for (const r of extensions) console.log(`${r.name.padEnd(36)} ${String(Math.round(r.rps)).padStart(7)} req/s  p50 ${r.p50}  p99 ${r.p99}`);
+    for (const line of compareSizes(extensions)) console.log(line);
+  }
+  const top = Number(process.env.BENCH_PG_TOP ?? 0);
+  if (top > 0) console.table(await counters.top(top));
+  const file = writeResults({ settings: { durationS: DURATION_S, connections: CONNECTIONS, warmupS: WARMUP_S, extensionRecords: EXTENSION_RECORDS }, shapes, extensions });
+  console.log(`\nresults: ${file}`);
 } finally {
-  await system.close();
-  await largeSystem.close();
-  baseline.close();
+  for (const stop of stopAll.reverse()) await stop().catch(() => undefined);
+  await loader.child.stop();
+  await counters.close();
+  await redis.stop();
+  await pg.stop();
 }

@@ -14,6 +14,7 @@ import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
 import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2';
 import { Job } from 'kubernetes-models/batch/v1';
 import { SETTINGS, loadConfig } from '../common/config.js';
+import { GATEWAY_FILE_KEY, gatewayFileConfigMap } from '../infra/k8s-gateway-file.js';
 
 // CommonJS modules: their classes and functions sit on `default` under native ESM.
 const Ajv2019 = Ajv2019Module.default;
@@ -54,6 +55,8 @@ describe('Kubernetes manifests', () => {
       expect(container.readinessProbe.httpGet).toEqual({ path: '/readyz', port: 'management' });
       expect(container.livenessProbe.httpGet).toEqual({ path: '/livez', port: 'management' });
       expect(container.resources.requests).toEqual(expect.objectContaining({ cpu: expect.any(String), memory: expect.any(String) }));
+      // The scrape annotations name the management port and the path it serves metrics on.
+      expect(d.spec.template.metadata.annotations).toEqual(expect.objectContaining({ 'prometheus.io/port': String(MANAGEMENT_PORT), 'prometheus.io/path': '/metrics' }));
       expect(d.spec.template.spec.securityContext.runAsNonRoot).toBe(true);
     }
   });
@@ -71,15 +74,40 @@ describe('Kubernetes manifests', () => {
   });
 
   it('set only variables the code reads, and the migration Job runs the migration entry', () => {
+    const containers = [...ofKind('Deployment'), ...ofKind('Job')].flatMap((o) => o.spec.template.spec.containers);
+    const envFrom = (ref: string) => new Set(containers.flatMap((c: any) => (c.envFrom ?? []).map((e: any) => e[ref]?.name).filter(Boolean)));
+    const [configMaps, secrets] = [envFrom('configMapRef'), envFrom('secretRef')];
     const set = [
-      ...ofKind('ConfigMap').flatMap((c) => Object.keys(c.data)),
-      ...ofKind('Secret').flatMap((s) => Object.keys(s.stringData)),
+      ...ofKind('ConfigMap').filter((c) => configMaps.has(c.metadata.name)).flatMap((c) => Object.keys(c.data)),
+      ...ofKind('Secret').filter((s) => secrets.has(s.metadata.name)).flatMap((s) => Object.keys(s.stringData)),
       ...[...ofKind('Deployment'), ...ofKind('Job')].flatMap((o) => o.spec.template.spec.containers.flatMap((c: any) => (c.env ?? []).map((e: any) => e.name))),
     ];
     for (const name of set) expect({ name, read: settingNames.has(name) }).toEqual({ name, read: true });
-    expect(ofKind('ConfigMap')[0]!.data.MANAGEMENT_PORT).toBe(String(MANAGEMENT_PORT));
+    expect(configMaps.size + secrets.size).toBeGreaterThan(0);
+    expect(ofKind('ConfigMap').find((c) => c.metadata.name === 'tpi-config')!.data.MANAGEMENT_PORT).toBe(String(MANAGEMENT_PORT));
     const [job] = ofKind('Job');
     expect(exists(job!.spec.template.spec.containers[0].command.at(-1))).toBe(true);
+  });
+});
+
+describe('the gateway file and the secrets in Kubernetes', () => {
+  it('hold gateway/gateway.yaml unchanged in a ConfigMap mounted where the gateway Deployment\'s GATEWAY_CONFIG points', () => {
+    const configMap = ofKind('ConfigMap').find((c) => c.metadata.name === 'tpi-gateway-file');
+    // Drift fails here: regenerate infra/k8s/gateway-file.yaml with `npm run k8s:gateway-file`.
+    expect(configMap?.data[GATEWAY_FILE_KEY]).toBe(read('gateway/gateway.yaml'));
+    expect(read('infra/k8s/gateway-file.yaml')).toBe(gatewayFileConfigMap());
+    const pod = ofKind('Deployment').find((d) => d.metadata.name === 'tpi-gateway')!.spec.template.spec;
+    const volume = pod.volumes.find((v: any) => v.configMap?.name === 'tpi-gateway-file');
+    const mount = pod.containers[0].volumeMounts.find((m: any) => m.name === volume.name);
+    const gatewayConfig = pod.containers[0].env.find((e: any) => e.name === 'GATEWAY_CONFIG').value;
+    expect(gatewayConfig).toBe(`${mount.mountPath}/${GATEWAY_FILE_KEY}`);
+    expect(settingNames.has('GATEWAY_CONFIG')).toBe(true);
+  });
+
+  it('keep the signing keys, the internal secret and the admin token in a Secret every service reads', () => {
+    const secret = ofKind('Secret').find((s) => s.metadata.name === 'tpi-secrets')!;
+    expect(Object.keys(secret.stringData)).toEqual(expect.arrayContaining(['ISSUER_JWKS', 'INTERNAL_SECRET', 'ADMIN_TOKEN', 'DATABASE_URL']));
+    for (const d of ofKind('Deployment')) expect(d.spec.template.spec.containers[0].envFrom).toContainEqual({ secretRef: { name: 'tpi-secrets' } });
   });
 });
 

@@ -2,8 +2,8 @@
 // mixing well-formed values (real ids, valid bodies and preconditions) with hostile ones (malformed ids and
 // escapes, unicode edge cases, NULs, huge numbers, deep nesting, oversized and non-JSON bodies, duplicate and
 // malformed headers). Whatever arrives, every answer is one the document declares for that operation (status,
-// headers, body), carries x-request-id, and is never a 500 or a 503: the dependencies are up, so a 503 would be a
-// failure of ours passed off as theirs.
+// headers, body), carries x-request-id, has no internals or secrets in an error body, and is never a 500 or a 503:
+// the dependencies are up, so a 503 would be a failure of ours passed off as theirs.
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import fc from 'fast-check';
 import { Pool } from 'undici';
@@ -14,6 +14,7 @@ import { adminClient, setupTenant, type TenantSetup } from './support/admin.js';
 import { launchBrowser } from './support/browser.js';
 import { obtainTokens } from './support/oauth.js';
 import { assertResponseMatches } from './support/openapi.js';
+import { asTarget, encodeLoosely, leakIn } from './support/fuzz.js';
 
 const CAPABILITIES = ['svc.profile.self.read', 'svc.tenant.info.read', 'svc.person.read', 'svc.person.metadata.read', 'svc.person.metadata.write'];
 const RUNS = Number(process.env.FUZZ_RUNS ?? 150);
@@ -57,36 +58,20 @@ const hostileSegment = fc.constantFrom(
 const personSegment = () => fc.oneof(
   { weight: 4, arbitrary: fc.constant(tenant.personId) },
   { weight: 2, arbitrary: fc.stringMatching(ULID).map((s) => `psn_${s}`) },
-  { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 40 }).map(encodeURIComponentLoosely) },
+  { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 40 }).map(encodeLoosely) },
   { weight: 2, arbitrary: hostileSegment.map(asTarget) },
 );
 const extensionSegment = () => fc.oneof(
   { weight: 4, arbitrary: fc.constant(extensionId) },
   { weight: 2, arbitrary: fc.stringMatching(/^[a-z][a-z0-9_]{2,63}$/) },
-  { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 70 }).map(encodeURIComponentLoosely) },
+  { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 70 }).map(encodeLoosely) },
   { weight: 2, arbitrary: hostileSegment.map(asTarget) },
 );
-
-/** encodeURIComponent, except that lone surrogates (which it refuses) are sent as raw broken UTF-8 escapes. */
-function encodeURIComponentLoosely(s: string): string {
-  try {
-    return encodeURIComponent(s);
-  } catch {
-    return asTarget(s);
-  }
-}
-
-/**
- * Escapes only what an HTTP request line cannot carry at all (spaces, controls, non-ASCII, a few delimiters), so
- * deliberate escapes such as `%00` or broken ones such as `%zz` reach the server as written.
- */
-const asTarget = (s: string) =>
-  s.replace(/[\uD800-\uDFFF]/g, '%ED%A0%80').replace(/[^\x21-\x7e]|["<>\\^`{|}#?]/gu, (c) => encodeURIComponent(c));
 
 const queryValue = fc.oneof(
   fc.integer({ min: -5, max: 205 }).map(String),
   fc.constantFrom('', '1e2', '20.5', '0x10', ' 5', '5 ', '+5', '99999999999999999999999', 'NaN', 'Infinity', '%00', 'abc', '１０').map(asTarget),
-  fc.string({ maxLength: 600 }).map(encodeURIComponentLoosely),
+  fc.string({ maxLength: 600 }).map(encodeLoosely),
 );
 const query = fc.record({ limit: fc.option(queryValue, { nil: undefined }), cursor: fc.option(queryValue, { nil: undefined }), twice: fc.boolean() }, { requiredKeys: [] })
   .map(({ limit, cursor, twice }) => {
@@ -152,6 +137,8 @@ async function expectDeclaredAnswer(request: Sent) {
   const where = `${request.method} ${request.path.slice(0, 200)} ${JSON.stringify(request.headers ?? {})} body ${String(request.body).slice(0, 120)}`;
   if (answer.status >= 500) throw new Error(`${where} -> ${answer.status} ${answer.body.slice(0, 300)}`);
   if (!answer.headers['x-request-id']) throw new Error(`${where} -> ${answer.status} without x-request-id`);
+  const leak = answer.status >= 400 ? leakIn(answer.body, [token], [answer.headers['x-request-id']]) : undefined;
+  if (leak) throw new Error(`${where} -> ${answer.status}: the error body carries ${leak}`);
   // A path the router cannot match (an empty segment, an escaped slash) is not this operation: any 404 Problem does.
   try {
     assertResponseMatches('public', request.operationId, answer);

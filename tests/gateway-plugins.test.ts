@@ -191,6 +191,22 @@ describe('flood guard ahead of the PDP', () => {
     expect(Number(flooded.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     expect(await decisions()).toBe(asked);
   });
+
+  it('blocks a flood counted by another gateway after at most one more PDP decision here, and counts allowed calls nowhere', async () => {
+    const tenant = await tenantWithToken('svc.profile.self.read');
+    const text = edited('config: { points: 60, durationS: 60 }', 'config: { points: 2, durationS: 60 }');
+    const [a, b] = await Promise.all([gatewayFrom(text, { REDIS_URL: SHARED_REDIS }), gatewayFrom(text, { REDIS_URL: SHARED_REDIS })]);
+    const decisions = async () => (await system.telemetry.decisions.get()).values.reduce((n, v) => n + v.value, 0);
+    expect(await statuses(3, () => call(b.url, '/me', tenant.token))).toEqual([200, 200, 200]);
+    expect(await statuses(2, () => call(a.url, '/tenant', tenant.token))).toEqual([403, 403]);
+    expect((await call(a.url, '/tenant', tenant.token)).status).toBe(429);
+    // b has not seen a denial of this key: its next one reaches the PDP, is counted (3 of 2) and blocks it there too.
+    const before = await decisions();
+    expect(await statuses(3, () => call(b.url, '/tenant', tenant.token))).toEqual([403, 429, 429]);
+    expect(await decisions()).toBe(before + 1);
+    // Only the denied subject's key is blocked: the same token is refused before the PDP on every route.
+    expect((await call(b.url, '/me', tenant.token)).status).toBe(429);
+  });
 });
 
 describe('metering', () => {

@@ -4,6 +4,7 @@ import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import { errors } from 'oidc-provider';
 import { migrate, type Database } from '../common/db.js';
 import { createAdapterFactory } from '../issuer/adapter.js';
+import { requestReads } from '../issuer/request-reads.js';
 import { freshDatabase } from './support/database.js';
 
 let db: Database;
@@ -41,5 +42,19 @@ describe('single-use tokens in storage', () => {
     await tokens.consume('rt-2');
     expect(await tokens.find('rt-2')).toBeUndefined();
     expect(await grants.find('grant-2')).toBeUndefined();
+  });
+});
+
+describe('facts read while answering one token request', () => {
+  it('are read once for that request, and afresh for the next', async () => {
+    const reads = requestReads(db.knex);
+    await db.knex('tenants').insert({ id: 'ten_reads_a', label: 'reads-a', display_name: 'A', plan: 'L1' });
+    await db.knex('tenants').insert({ id: 'ten_reads_b', label: 'reads-b', display_name: 'B', plan: 'L1' });
+    await db.knex('clients').insert({ id: 'tp_reads_app', tenant_id: 'ten_reads_a', slug: 'app', name: 'App', kind: 'third_party', type: 'public', redirect_uris: '[]' });
+    const [first, next] = [{}, {}]; // two requests' context objects
+    expect(await reads.tenantOfClient(first, 'tp_reads_app')).toBe('ten_reads_a');
+    await db.knex('clients').where({ id: 'tp_reads_app' }).update({ tenant_id: 'ten_reads_b' });
+    expect(await reads.tenantOfClient(first, 'tp_reads_app')).toBe('ten_reads_a');
+    expect(await reads.tenantOfClient(next, 'tp_reads_app')).toBe('ten_reads_b');
   });
 });

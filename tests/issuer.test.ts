@@ -17,6 +17,7 @@ import { hashSecret } from '../common/secrets.js';
 import { createIssuerApp } from '../issuer/app.js';
 import { launchBrowser } from './support/browser.js';
 import { freshDatabase } from './support/database.js';
+import { createTelemetry } from '../common/telemetry.js';
 import { authorizationRequest, discover, signInAndConsent } from './support/oauth.js';
 import { assertResponseMatches, captureResponse, type ApiResponse } from './support/openapi.js';
 
@@ -94,7 +95,7 @@ async function startIssuer() {
   server = http;
   url = http.url;
   const config = loadConfig({ ...process.env, AUTH_URL: url, LOG_LEVEL: 'silent' });
-  const { app } = await createIssuerApp({ knex, config, log: createLogger('issuer', 'silent') });
+  const { app } = await createIssuerApp({ knex, config, log: createLogger('issuer', 'silent'), telemetry: createTelemetry() });
   http.server.on('request', app);
 }
 
@@ -587,7 +588,7 @@ describe('configuration variants', () => {
   async function issuerWith(env: Record<string, string>) {
     const http = await listen(0);
     const config = loadConfig({ ...process.env, AUTH_URL: http.url, LOG_LEVEL: 'silent', ...env });
-    const { app } = await createIssuerApp({ knex, config, log: createLogger('issuer', 'silent') });
+    const { app } = await createIssuerApp({ knex, config, log: createLogger('issuer', 'silent'), telemetry: createTelemetry() });
     http.server.on('request', app);
     return http;
   }

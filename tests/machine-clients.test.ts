@@ -9,7 +9,7 @@ import type { System } from '../infra/system.js';
 import { clientSecretMatches } from '../issuer/clients.js';
 import { ROTATION_OVERLAP_MS } from '../policies/admin/client-secrets.js';
 import { startTestSystem } from './support/system.js';
-import { adminClient, setupTenant, type AdminClient, type TenantSetup } from './support/admin.js';
+import { adminClient, setupMachineClient, setupTenant, type AdminClient, type MachineClientSetup } from './support/admin.js';
 import { callApi } from './support/api.js';
 import { assertResponseMatches, captureResponse } from './support/openapi.js';
 
@@ -25,20 +25,11 @@ afterAll(async () => {
 
 const BOTH = 'svc.profile.self.read svc.tenant.info.read';
 
-interface MachineClient extends TenantSetup {
-  clientSecret: string;
-  serviceAccountId: string;
-}
+type MachineClient = MachineClientSetup;
 
 /** A tenant with a confidential client granted `grant`, and its service account holding `capabilities`. */
-async function machineClient(opts: { grant?: string[]; capabilities?: string[]; plan?: 'L1' | 'L2' } = {}): Promise<MachineClient> {
-  const tenant = await setupTenant(admin, { type: 'confidential', plan: opts.plan, capabilities: opts.grant ?? BOTH.split(' ') });
-  const res = await admin.checked('createServiceAccount', 'POST', `/tenants/${tenant.tenantId}/service-accounts`, {
-    clientId: tenant.clientId, name: 'nightly sync', capabilities: opts.capabilities ?? BOTH.split(' '),
-  });
-  expect(res.status).toBe(201);
-  return { ...tenant, clientSecret: tenant.clientSecret!, serviceAccountId: res.body.accountId };
-}
+const machineClient = (opts: { grant?: string[]; capabilities?: string[]; plan?: 'L1' | 'L2' } = {}): Promise<MachineClient> =>
+  setupMachineClient(admin, { ...opts, grant: opts.grant ?? BOTH.split(' ') });
 
 /** openid-client configured from discovery, every token answer checked against token-api.yaml. */
 async function configFor(app: { clientId: string }, auth: oidc.ClientAuth): Promise<oidc.Configuration> {

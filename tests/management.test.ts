@@ -7,6 +7,7 @@ import { Agent, request } from 'undici';
 import { listen, type Listening } from '../common/http.js';
 import { startManagement } from '../common/management.js';
 import { createTelemetry } from '../common/telemetry.js';
+import { createLogger } from '../common/log.js';
 import { startTestSystem } from './support/system.js';
 
 const open: Listening[] = [];
@@ -53,7 +54,7 @@ describe('graceful close', () => {
 });
 
 describe('management listener', () => {
-  it('serves liveness, readiness from the registered checks, and turns unready when draining', async () => {
+  it('serves liveness, readiness from the registered checks once the service has started, and turns unready when draining', async () => {
     const telemetry = createTelemetry();
     let databaseUp = true;
     telemetry.addReadinessCheck('database', async () => {
@@ -67,6 +68,9 @@ describe('management listener', () => {
     };
 
     expect(await get('/livez')).toEqual({ status: 200, body: { status: 'ok' } });
+    // Still migrating or binding its port: alive, but nothing may be sent to it yet.
+    expect(await get('/readyz')).toEqual({ status: 503, body: { status: 'unready', checks: { database: 'ok', startup: 'starting' } } });
+    telemetry.started();
     expect(await get('/readyz')).toEqual({ status: 200, body: { status: 'ready', checks: { database: 'ok' } } });
     databaseUp = false;
     expect(await get('/readyz')).toEqual({ status: 503, body: { status: 'unready', checks: { database: 'connection refused' } } });
@@ -82,7 +86,7 @@ describe('management listener', () => {
     app.get('/v1/persons/:personId', (_req, res) => void res.status(404).json({}));
     const api = await listen(0);
     open.push(api);
-    api.server.on('request', telemetry.observe('backend'));
+    api.server.on('request', telemetry.observe('backend', createLogger('backend', 'silent')));
     api.server.on('request', app);
     await fetch(`${api.url}/v1/persons/psn_01hzzzzzzzzzzzzzzzzzzzzzzz`);
     await fetch(`${api.url}/v1/persons/psn_01hyyyyyyyyyyyyyyyyyyyyyyy`);

@@ -8,11 +8,13 @@ import type { DecisionInput } from '../policies/decision.js';
 
 let pdp: Listening & { server: import('node:http').Server };
 let answer: { status: number; body: string };
+let askedWith: string | undefined;
 let pool: ReturnType<typeof upstreamPool>;
 
 beforeAll(async () => {
   pdp = await listen(0);
-  pdp.server.on('request', (_req, res) => {
+  pdp.server.on('request', (req, res) => {
+    askedWith = req.headers['x-request-id'] as string | undefined;
     res.writeHead(answer.status, { 'content-type': 'application/json' });
     res.end(answer.body);
   });
@@ -38,6 +40,7 @@ const allow = { allow: true, effectiveScopes: ['svc.profile.self.read'], subject
 describe('reading PDP answers', () => {
   it('passes a well-formed allow through', async () => {
     expect(await decide(200, allow)).toEqual(allow);
+    expect(askedWith).toBe(input.requestId); // the PDP logs the gateway's request id
   });
 
   it('keeps a known deny code and its check', async () => {

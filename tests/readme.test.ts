@@ -1,7 +1,8 @@
-// Every command README.md gives is one CI runs, so none can rot unnoticed: each line of README's `sh` blocks must
-// appear, as written, in .ci/run.
+// What README.md promises is what the code does: each line of README's `sh` blocks must appear, as written, in
+// .ci/run (no command can rot unnoticed), and its configuration reference is the one generated from the code.
 import { describe, it, expect } from '@jest/globals';
 import { readFileSync } from 'node:fs';
+import { withConfigurationTable } from '../infra/config-reference.js';
 
 const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
 const ci = readFileSync(new URL('../.ci/run', import.meta.url), 'utf8');
@@ -18,5 +19,11 @@ describe('README.md commands', () => {
 
   it.each(commands)('`%s` is run by .ci/run as written', (command) => {
     expect(ci).toContain(command);
+  });
+});
+
+describe('README.md configuration reference', () => {
+  it('is the table generated from common/config.ts SETTINGS (regenerate with `npm run docs:config`)', () => {
+    expect(readme).toBe(withConfigurationTable(readme));
   });
 });

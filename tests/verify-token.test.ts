@@ -163,7 +163,7 @@ describe('the key set cache', () => {
     expect(issuer.hits).toBe(2); // the first fetch and one shared re-fetch
   });
 
-  it('keeps verifying with the last good key set while the issuer is down, up to maxStaleS, then answers 503', async () => {
+  it('keeps verifying with the last good key set while the issuer is down, up to maxStaleS, then answers 503; an unknown kid it cannot re-fetch is 503', async () => {
     publish(keyA);
     const { verify, clock } = verifierWith({ cacheMaxAgeS: 60, maxStaleS: 600, refetchCooldownS: 10 });
     const token = await sign(keyA);
@@ -171,7 +171,8 @@ describe('the key set cache', () => {
     issuerDown();
     clock.now += 120_000; // past cacheMaxAgeS: a refresh is attempted and fails
     expect(await verify(token)).toMatchObject({ ok: true });
-    expect(await verify(await sign(await newKey('unknown')))).toMatchObject({ ok: false, reason: 'invalid_token' });
+    // The re-fetch for the unknown kid failed: verification cannot finish (§7.2), it is not the token's fault.
+    expect(await verify(await sign(await newKey('unknown')))).toMatchObject({ ok: false, reason: 'token_verification_unavailable' });
     clock.now += 600_000; // past maxStaleS
     expect(await verify(token)).toMatchObject({ ok: false, reason: 'token_verification_unavailable' });
   });
@@ -186,5 +187,51 @@ describe('the key set cache', () => {
     expect(await verify(await sign(keyA))).toMatchObject({ ok: true }); // the stale set serves while a refresh starts behind it
     expect(await verify(await sign(keyC))).toMatchObject({ ok: true }); // the unknown kid waits for that same refresh
     expect(issuer.hits).toBe(2);
+  });
+});
+
+describe('verified tokens remembered by their exact string', () => {
+  /** A verifier whose token clock and key-set clock are the same one the test moves. */
+  function rememberingVerifier() {
+    const clock = { now: Date.now() };
+    const keyFor = issuerKeySet(
+      new URL(`${issuer.url}/.well-known/jwks.json`),
+      { cacheMaxAgeS: 60, maxStaleS: 600, refetchCooldownS: 10, timeoutMs: 2000, now: () => clock.now },
+      createLogger('test', 'silent'),
+    );
+    return { verify: tokenVerifier(issuer.url, { keyFor, now: () => clock.now }), clock };
+  }
+
+  it('accepts the same token again until its exp, and refuses it from then on', async () => {
+    publish(keyA);
+    const { verify, clock } = rememberingVerifier();
+    const token = await sign(keyA, { exp: nowS() + 30 });
+    expect(await verify(token)).toMatchObject({ ok: true });
+    clock.now += 20_000;
+    expect(await verify(token)).toMatchObject({ ok: true, claims: { sub: 'psn_x' } });
+    clock.now += 11_000;
+    expect(await verify(token)).toMatchObject({ ok: false, reason: 'invalid_token' });
+  });
+
+  it('refuses a token it accepted before once its key is retired from a re-fetched key set', async () => {
+    publish(keyA);
+    const { verify, clock } = rememberingVerifier();
+    const tokenA = await sign(keyA);
+    expect(await verify(tokenA)).toMatchObject({ ok: true });
+    const keyC = await newKey('c');
+    publish(keyC); // keyA retired
+    clock.now += 61_000; // past cacheMaxAgeS: the next use refreshes the set
+    expect(await verify(await sign(keyC))).toMatchObject({ ok: true }); // waits for the refreshed set
+    expect(await verify(tokenA)).toMatchObject({ ok: false, reason: 'invalid_token' });
+  });
+
+  it('answers 503 for a token it accepted before once no key set is usable', async () => {
+    publish(keyA);
+    const { verify, clock } = rememberingVerifier();
+    const token = await sign(keyA, { exp: nowS() + 900 });
+    expect(await verify(token)).toMatchObject({ ok: true });
+    issuerDown();
+    clock.now += 601_000; // past maxStaleS, still before the token's exp
+    expect(await verify(token)).toMatchObject({ ok: false, reason: 'token_verification_unavailable' });
   });
 });

@@ -14,6 +14,7 @@ export const metering = definePlugin({
   perRoute: false,
   start(s, env) {
     const meter = usageMeter(env.knex, s, env.log);
+    env.telemetry.addBacklog('metering', meter.pending);
     return {
       handler: (route) => (_req, res, next) => {
         res.once('finish', () => {

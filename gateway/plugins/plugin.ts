@@ -3,9 +3,10 @@
 import type { RequestHandler, Response } from 'express';
 import type { Knex } from 'knex';
 import type { Pool } from 'undici';
-import type { Redis } from 'ioredis';
 import type { z } from 'zod';
 import type { Logger } from '../../common/log.js';
+import type { Telemetry } from '../../common/telemetry.js';
+import type { RedisClient } from '../../common/rate-limit-store.js';
 import type { Allow, Capability, ResourceType, TokenClaims } from '../../policies/decision.js';
 
 export interface RouteDefinition {
@@ -24,10 +25,11 @@ export interface GatewayEnv {
   pdp: Pool;
   internalSecret: string;
   /** Shared by every limiter; absent = limits are kept in-process. */
-  redis: Redis | undefined;
+  redis: RedisClient | undefined;
   /** Where usage records go. */
   knex: Knex;
   log: Logger;
+  telemetry: Telemetry;
 }
 
 export interface PluginInstance<S> {
@@ -60,6 +62,8 @@ export interface RequestState {
   requestId: string;
   claims?: TokenClaims;
   allow?: Allow;
+  /** Requests left in the stricter limiter window, for a read (rate-limit plugin); sent only on a successful answer. */
+  remaining?: number;
   /** Set by the upstream call once the request was forwarded and answered. */
   forwarded?: boolean;
 }

@@ -1,6 +1,6 @@
 // Plugin `rate-limit`: the tenant and account layers (contract §8 rule 1), charged together after the allow.
 // The windows come from the tenant's policy (returned with the PDP's allow) unless the file sets them for a route;
-// a route with its own windows counts in its own buckets. Successful reads carry x-ratelimit-remaining (§4).
+// a route with its own windows counts in its own buckets. The remainder of a read goes out with its answer (proxy.ts).
 import { z } from 'zod';
 import { sendProblem } from '../../common/http.js';
 import type { RateLimitWindow } from '../../policies/decision.js';
@@ -11,7 +11,11 @@ export const rateLimitWindow = z.strictObject({ points: z.number().int().positiv
 
 const settings = z.strictObject({ tenant: rateLimitWindow.optional(), account: rateLimitWindow.optional() });
 
-const layerKey = (layer: string, bucket: string, w: RateLimitWindow, id: string) => `rl:${layer}:${bucket}:${w.points}:${w.durationS}:${id}`;
+/**
+ * Both layers' keys carry the tenant as a hash tag (`{tenantId}`), so on a Redis Cluster they share a slot and the one
+ * script that charges both may run (an account belongs to one tenant).
+ */
+export const layerKey = (tenantId: string, layer: string, bucket: string, w: RateLimitWindow, id: string) => `rl:{${tenantId}}:${layer}:${bucket}:${w.points}:${w.durationS}:${id}`;
 
 export const rateLimit = definePlugin({
   name: 'rate-limit',
@@ -19,7 +23,7 @@ export const rateLimit = definePlugin({
   after: ['authorize'],
   perRoute: true,
   start(_global, env) {
-    const limiter = createRateLimiter(env.redis, env.log);
+    const limiter = createRateLimiter(env.redis, env.log, env.telemetry);
     return {
       handler: (route, s) => async (req, res, next) => {
         const { claims, allow } = stateOf(res);
@@ -27,11 +31,14 @@ export const rateLimit = definePlugin({
         const account = s.account ?? allow!.rateLimit.account;
         const bucket = (file?: RateLimitWindow) => (file ? route.operationId : 'api');
         const limit = await limiter.consume(
-          { key: layerKey('tenant', bucket(s.tenant), tenant, claims!.tenant_id), window: tenant },
-          { key: layerKey('account', bucket(s.account), account, claims!.actor_account_id!), window: account }, // the PDP denies actor_unknown when absent
+          { key: layerKey(claims!.tenant_id, 'tenant', bucket(s.tenant), tenant, claims!.tenant_id), window: tenant },
+          { key: layerKey(claims!.tenant_id, 'account', bucket(s.account), account, claims!.actor_account_id!), window: account }, // the PDP denies actor_unknown when absent
         );
-        if (!limit.allowed) return sendProblem(res, 'rate_limited', { headers: { 'retry-after': String(limit.retryAfterS) } });
-        if (req.method === 'GET' || req.method === 'HEAD') res.setHeader('x-ratelimit-remaining', String(limit.remaining));
+        if (!limit.allowed) {
+          env.telemetry.rateLimited.inc({ layer: limit.refusedBy });
+          return sendProblem(res, 'rate_limited', { headers: { 'retry-after': String(limit.retryAfterS) } });
+        }
+        if (req.method === 'GET' || req.method === 'HEAD') stateOf(res).remaining = limit.remaining;
         next();
       },
     };

@@ -3,7 +3,7 @@
 //   malformed or failing token → 401 invalid_token, `Bearer error="invalid_token"`
 //   key set unobtainable → 503 token_verification_unavailable with retry-after
 import { z } from 'zod';
-import { sendProblem } from '../../common/http.js';
+import { sendProblem, noteCaller } from '../../common/http.js';
 import { issuerKeySet } from '../key-set.js';
 import { tokenVerifier } from '../verify-token.js';
 import { definePlugin, stateOf } from './plugin.js';
@@ -48,6 +48,7 @@ export const verifyToken = definePlugin({
           return sendProblem(res, 'token_verification_unavailable', { headers: { 'retry-after': String(verified.retryAfterS) } });
         }
         stateOf(res).claims = verified.claims;
+        noteCaller(res, { tenant: verified.claims.tenant_id, client: verified.claims.client_id });
         next();
       },
     };

@@ -61,8 +61,9 @@ export default function ({ token }: { token: string }): void {
     }
     check(res, { 'put: 409 or 404 when the record moved': (r) => r.status === 409 || r.status === 404 });
     conflicts.add(1);
-    // The record changed under us: 409 carries the current ETag; 404 means it was deleted, so create instead.
-    etag = res.status === 409 ? ((res.headers.Etag as string | undefined) ?? currentEtag(token, person)) : undefined;
+    // The record changed under us. 409: re-read it (contract 4.7: "to retry safely, re-read first"), so the next PUT
+    // is decided on the current record and ETag, never a blind overwrite; 404: it was deleted, so create instead.
+    etag = res.status === 409 ? currentEtag(token, person) : undefined;
   }
   gaveUp.add(1);
 }

@@ -3,11 +3,13 @@ import type { Knex } from 'knex';
 import * as m001 from './001_data_model.js';
 import * as m002 from './002_extension_quotas.js';
 import * as m003 from './003_one_service_account_per_client.js';
+import * as m004 from './004_decision_facts_function.js';
 
 const MIGRATIONS: Record<string, Knex.Migration> = {
   '001_data_model': m001,
   '002_extension_quotas': m002,
   '003_one_service_account_per_client': m003,
+  '004_decision_facts_function': m004,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

@@ -7,7 +7,7 @@ import { sendProblem } from '../../common/http.js';
 import { isId, newId } from '../../common/ids.js';
 import { revokeAccountSessions } from '../../common/sessions.js';
 import { CAPABILITIES } from '../decision.js';
-import { DISPLAY_NAME, createOrConflict, parse } from './support.js';
+import { DISPLAY_NAME, createOrConflict, done, parse, refused, reply, validate, type Outcome } from './support.js';
 
 const CreateServiceAccount = z.strictObject({
   clientId: z.string().min(1).max(200),
@@ -28,9 +28,31 @@ async function view(knex: Knex, a: AccountRow) {
     : { ...common, personId: a.person_id };
 }
 
+type AccountView = Awaited<ReturnType<typeof view>>;
+const account = (knex: Knex, id: string) => (isId('acc', id) ? knex('accounts').where({ id }) : undefined);
+
+/** The tenant's service accounts, oldest first. */
+export async function listServiceAccounts(knex: Knex, tenantId: string): Promise<AccountView[]> {
+  const rows: AccountRow[] = await knex('accounts').where({ tenant_id: tenantId, kind: 'service' }).orderBy('created_at').orderBy('id');
+  return Promise.all(rows.map((a) => view(knex, a)));
+}
+
+/** Disables or re-enables an account: its tokens are 403 subject_revoked from the next request on. */
+export async function setAccountStatus(knex: Knex, accountId: string, body: unknown): Promise<Outcome<AccountView>> {
+  const parsed = validate(UpdateAccount, body);
+  if (!parsed.ok) return parsed;
+  const [row] = (await account(knex, accountId)?.update({ status: parsed.value.status }).returning('*')) ?? [];
+  return row ? done(await view(knex, row)) : refused('not_found');
+}
+
+/** Advances the account's epoch by one: tokens carrying the old one are 403 epoch_changed from the next request on. */
+export async function advanceEpoch(knex: Knex, accountId: string): Promise<Outcome<{ accountId: string; epoch: number }>> {
+  const [row] = (await account(knex, accountId)?.increment('epoch', 1).returning(['id', 'epoch'])) ?? [];
+  return row ? done({ accountId: row.id, epoch: row.epoch }) : refused('not_found');
+}
+
 export function accountsRouter(knex: Knex): Router {
   const r = Router();
-  const account = (id: string) => (isId('acc', id) ? knex('accounts').where({ id }) : undefined);
 
   r.post('/tenants/:tenantId/service-accounts', async (req, res) => {
     const body = parse(CreateServiceAccount, req.body, res);
@@ -54,22 +76,11 @@ export function accountsRouter(knex: Knex): Router {
     });
   });
 
-  r.patch('/accounts/:accountId', async (req, res) => {
-    const body = parse(UpdateAccount, req.body, res);
-    if (!body) return;
-    const [row] = (await account(req.params.accountId)?.update({ status: body.status }).returning('*')) ?? [];
-    if (!row) return sendProblem(res, 'not_found');
-    res.json(await view(knex, row));
-  });
-
-  r.post('/accounts/:accountId/epoch', async (req, res) => {
-    const [row] = (await account(req.params.accountId)?.increment('epoch', 1).returning(['id', 'epoch'])) ?? [];
-    if (!row) return sendProblem(res, 'not_found');
-    res.json({ accountId: row.id, epoch: row.epoch });
-  });
+  r.patch('/accounts/:accountId', async (req, res) => reply(res, await setAccountStatus(knex, req.params.accountId, req.body)));
+  r.post('/accounts/:accountId/epoch', async (req, res) => reply(res, await advanceEpoch(knex, req.params.accountId)));
 
   r.post('/accounts/:accountId/sessions/revoke', async (req, res) => {
-    const row = await account(req.params.accountId)?.first('id');
+    const row = await account(knex, req.params.accountId)?.first('id');
     if (!row) return sendProblem(res, 'not_found');
     await revokeAccountSessions(knex, row.id);
     res.status(204).end();

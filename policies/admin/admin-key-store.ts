@@ -30,3 +30,8 @@ export async function revokeTenantAdminKey(knex: Knex, tenantId: string, keyId: 
   if (!isId('key', keyId)) return false;
   return (await knex('tenant_admin_keys').where({ id: keyId, tenant_id: tenantId }).delete()) > 0;
 }
+
+/** Whether the key `keyId` still exists for `tenantId` (a console session ends when its key is revoked). */
+export async function tenantAdminKeyLive(knex: Knex, tenantId: string, keyId: string): Promise<boolean> {
+  return isId('key', keyId) && Boolean(await knex('tenant_admin_keys').where({ id: keyId, tenant_id: tenantId }).first('id'));
+}

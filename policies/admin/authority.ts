@@ -4,27 +4,30 @@
 // including ones added later, is covered in one place; a path the table does not know is operator-only.
 import type { Request, Response, NextFunction, RequestHandler } from 'express';
 import type { Knex } from 'knex';
-import { sendProblem } from '../../common/http.js';
+import { noteCaller, sendProblem } from '../../common/http.js';
 import { sameSecret } from '../../common/secrets.js';
 import { verifyTenantAdminKey } from './admin-key-store.js';
 
-export type AdminCaller = { kind: 'operator' } | { kind: 'tenant'; tenantId: string };
+export type AdminCaller = { kind: 'operator' } | { kind: 'tenant'; tenantId: string; keyId: string };
+
+/** One admin API operation: its method, its path under /admin/v1 and its body. The admin console names its actions so. */
+export interface AdminOperation { method: string; path: string; body?: unknown }
 
 /** The tenant owning the object a path names; null when the object does not exist (the handler answers 404). */
-type Owner = { operatorOnly: true } | { operatorOnly: false; tenantId: string | null };
+export type Owner = { operatorOnly: true } | { operatorOnly: false; tenantId: string | null };
 
 const OPERATOR_ONLY: Owner = { operatorOnly: true };
 const ownedBy = (tenantId: string | null | undefined): Owner => ({ operatorOnly: false, tenantId: tenantId ?? null });
 
-async function ownerOf(knex: Knex, req: Request): Promise<Owner> {
-  const [collection, id, sub] = req.path.split('/').filter(Boolean).map((s) => safeDecode(s));
+export async function ownerOf(knex: Knex, op: AdminOperation): Promise<Owner> {
+  const [collection, id, sub] = op.path.split('/').filter(Boolean).map((s) => safeDecode(s));
   if (!id) return OPERATOR_ONLY; // POST /tenants, and anything unknown
   const single = (table: string) => knex(table).where('id', id).first('tenant_id').then((r) => ownedBy(r?.tenant_id));
   switch (collection) {
     case 'tenants': {
       if (sub === 'admin-keys') return OPERATOR_ONLY;
-      const body = (req.body ?? {}) as Record<string, unknown>;
-      if (!sub && req.method === 'PATCH' && ('plan' in body || 'status' in body)) return OPERATOR_ONLY;
+      const body = (op.body ?? {}) as Record<string, unknown>;
+      if (!sub && op.method === 'PATCH' && ('plan' in body || 'status' in body)) return OPERATOR_ONLY;
       return ownedBy(id);
     }
     case 'clients':
@@ -46,32 +49,47 @@ const safeDecode = (s: string) => {
   }
 };
 
+/** The tenant an operator's call is about, for the request log: the id after /tenants/, when the path has one. */
+const tenantInPath = (req: Request) => {
+  const [collection, id] = req.path.split('/').filter(Boolean);
+  return collection === 'tenants' && id ? safeDecode(id) : undefined;
+};
+
 const bearer = (req: Request) => /^Bearer ([^\s]+)$/i.exec(req.get('authorization') ?? '')?.[1];
+
+/** The operator, a live tenant admin key's tenant, or undefined for anything else. */
+export async function identifyAdmin(knex: Knex, adminToken: string, presented: string): Promise<AdminCaller | undefined> {
+  if (sameSecret(presented, adminToken)) return { kind: 'operator' };
+  const tenantId = await verifyTenantAdminKey(knex, presented);
+  return tenantId ? { kind: 'tenant', tenantId, keyId: presented.split('.', 1)[0]! } : undefined;
+}
 
 /** 401 invalid_token for anyone but the operator or a live tenant admin key; sets res.locals.adminCaller. */
 export function authenticateAdmin(knex: Knex, adminToken: string): RequestHandler {
   return async (req: Request, res: Response, next: NextFunction) => {
     const token = bearer(req);
-    if (token && sameSecret(token, adminToken)) {
-      res.locals.adminCaller = { kind: 'operator' } satisfies AdminCaller;
-      return next();
-    }
-    const tenantId = token ? await verifyTenantAdminKey(knex, token) : undefined;
-    if (!tenantId) return sendProblem(res, 'invalid_token', { message: 'operator token or tenant admin key required' });
-    res.locals.adminCaller = { kind: 'tenant', tenantId } satisfies AdminCaller;
+    const caller = token ? await identifyAdmin(knex, adminToken, token) : undefined;
+    if (!caller) return sendProblem(res, 'invalid_token', { message: 'operator token or tenant admin key required' });
+    res.locals.adminCaller = caller;
+    noteCaller(res, { tenant: caller.kind === 'operator' ? tenantInPath(req) : caller.tenantId });
     next();
   };
+}
+
+/** Why `caller` may not perform `op`, or undefined when it may. */
+export async function refusalOf(knex: Knex, caller: AdminCaller, op: AdminOperation): Promise<string | undefined> {
+  if (caller.kind === 'operator') return undefined;
+  const owner = await ownerOf(knex, op);
+  if (owner.operatorOnly) return 'operator token required';
+  if (owner.tenantId !== null && owner.tenantId !== caller.tenantId) return 'outside this admin key\'s tenant';
+  return undefined;
 }
 
 /** 403 forbidden when a tenant admin key reaches outside its tenant or for an operator-only operation. */
 export function authorizeAdmin(knex: Knex): RequestHandler {
   return async (req: Request, res: Response, next: NextFunction) => {
-    const caller = res.locals.adminCaller as AdminCaller;
-    if (caller.kind === 'operator') return next();
-    const owner = await ownerOf(knex, req);
-    if (owner.operatorOnly) return sendProblem(res, 'forbidden', { message: 'operator token required' });
-    if (owner.tenantId !== null && owner.tenantId !== caller.tenantId)
-      return sendProblem(res, 'forbidden', { message: 'outside this admin key\'s tenant' });
+    const refusal = await refusalOf(knex, res.locals.adminCaller as AdminCaller, { method: req.method, path: req.path, body: req.body });
+    if (refusal) return sendProblem(res, 'forbidden', { message: refusal });
     next();
   };
 }

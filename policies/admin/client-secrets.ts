@@ -3,49 +3,52 @@
 // next secret the only one at once. Secrets are shown once and stored as scrypt hashes.
 import { Router } from 'express';
 import type { Knex } from 'knex';
-import { sendProblem } from '../../common/http.js';
 import { newId } from '../../common/ids.js';
 import { hashSecret, randomSecret } from '../../common/secrets.js';
-import { clientView } from './clients.js';
+import { clientView, type ClientView } from './clients.js';
+import { done, refused, reply, type Outcome } from './support.js';
 
 /** Contract §8: secret rotation overlap, at most 7 days. */
 export const ROTATION_OVERLAP_MS = 7 * 24 * 60 * 60 * 1000;
 
+/** Creates the client's next secret; the only time it is ever readable is in this outcome. */
+export async function createNextSecret(knex: Knex, clientId: string): Promise<Outcome<{ clientSecret: string }>> {
+  const secret = randomSecret();
+  const secretHash = await hashSecret(secret);
+  return knex.transaction(async (trx) => {
+    // Concurrent rotations of one client queue on its row, so at most one next secret can exist.
+    const client = await trx('clients').where('id', clientId).forUpdate().first('id', 'type');
+    if (!client) return refused('not_found');
+    if (client.type !== 'confidential') return refused('schema_invalid', 'a public client has no secret');
+    if (await hasPendingSecret(trx, client.id))
+      return refused('already_exists', 'a next secret is already pending; promote it first');
+    await trx('client_secrets').where({ client_id: client.id, state: 'current' }).update({ expires_at: new Date(Date.now() + ROTATION_OVERLAP_MS) });
+    await trx('client_secrets').insert({ id: newId('key'), client_id: client.id, secret_hash: secretHash, state: 'next' });
+    return done({ clientSecret: secret });
+  });
+}
+
+/** The next secret becomes the only one; the old one stops working at once. */
+export async function promoteNextSecret(knex: Knex, clientId: string): Promise<Outcome<ClientView>> {
+  return knex.transaction(async (trx) => {
+    const client = await trx('clients').where('id', clientId).forUpdate().first('*');
+    if (!client) return refused('not_found');
+    const next = await trx('client_secrets').where({ client_id: client.id, state: 'next' }).first('id');
+    if (!next) return refused('schema_invalid', 'no next secret to promote');
+    await trx('client_secrets').where({ client_id: client.id, state: 'current' }).delete();
+    await trx('client_secrets').where('id', next.id).update({ state: 'current', expires_at: null });
+    return done(clientView(client));
+  });
+}
+
+/** Whether a next secret is waiting to be promoted. */
+export async function hasPendingSecret(knex: Knex, clientId: string): Promise<boolean> {
+  return Boolean(await knex('client_secrets').where({ client_id: clientId, state: 'next' }).first('id'));
+}
+
 export function clientSecretsRouter(knex: Knex): Router {
   const r = Router();
-
-  r.post('/clients/:clientId/secrets', async (req, res) => {
-    const secret = randomSecret();
-    const secretHash = await hashSecret(secret);
-    const outcome = await knex.transaction(async (trx) => {
-      // Concurrent rotations of one client queue on its row, so at most one next secret can exist.
-      const client = await trx('clients').where('id', req.params.clientId).forUpdate().first('id', 'type');
-      if (!client) return 'not_found' as const;
-      if (client.type !== 'confidential') return 'public' as const;
-      if (await trx('client_secrets').where({ client_id: client.id, state: 'next' }).first('id')) return 'pending' as const;
-      await trx('client_secrets').where({ client_id: client.id, state: 'current' }).update({ expires_at: new Date(Date.now() + ROTATION_OVERLAP_MS) });
-      await trx('client_secrets').insert({ id: newId('key'), client_id: client.id, secret_hash: secretHash, state: 'next' });
-      return 'created' as const;
-    });
-    if (outcome === 'not_found') return sendProblem(res, 'not_found');
-    if (outcome === 'public') return sendProblem(res, 'schema_invalid', { message: 'a public client has no secret' });
-    if (outcome === 'pending') return sendProblem(res, 'already_exists', { message: 'a next secret is already pending; promote it first' });
-    res.status(201).json({ clientSecret: secret });
-  });
-
-  r.post('/clients/:clientId/secrets/promote', async (req, res) => {
-    const outcome = await knex.transaction(async (trx) => {
-      const client = await trx('clients').where('id', req.params.clientId).forUpdate().first('*');
-      if (!client) return 'not_found' as const;
-      const next = await trx('client_secrets').where({ client_id: client.id, state: 'next' }).first('id');
-      if (!next) return 'nothing_pending' as const;
-      await trx('client_secrets').where({ client_id: client.id, state: 'current' }).delete();
-      await trx('client_secrets').where('id', next.id).update({ state: 'current', expires_at: null });
-      return client;
-    });
-    if (outcome === 'not_found') return sendProblem(res, 'not_found');
-    if (outcome === 'nothing_pending') return sendProblem(res, 'schema_invalid', { message: 'no next secret to promote' });
-    res.json(clientView(outcome));
-  });
+  r.post('/clients/:clientId/secrets', async (req, res) => reply(res, await createNextSecret(knex, req.params.clientId), 201));
+  r.post('/clients/:clientId/secrets/promote', async (req, res) => reply(res, await promoteNextSecret(knex, req.params.clientId)));
   return r;
 }

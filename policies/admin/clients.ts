@@ -4,7 +4,7 @@ import type { Knex } from 'knex';
 import { sendProblem } from '../../common/http.js';
 import { isId, newId } from '../../common/ids.js';
 import { hashSecret, randomSecret } from '../../common/secrets.js';
-import { DISPLAY_NAME, LABEL, createOrConflict, parse } from './support.js';
+import { DISPLAY_NAME, LABEL, createOrConflict, done, parse, refused, reply, validate, type Outcome } from './support.js';
 
 const KIND_PREFIX = { third_party: 'tp', first_party: 'fp', internal: 'int' } as const;
 const REDIRECT_URI = z.url().refine((u) => !u.includes('#'), 'a redirect URI has no fragment');
@@ -24,6 +24,25 @@ export const clientView = (c: ClientRow) => ({
   clientId: c.id, tenantId: c.tenant_id, slug: c.slug, name: c.name, kind: c.kind, type: c.type, status: c.status,
   redirectUris: c.redirect_uris, allowedOrigins: c.allowed_origins,
 });
+export type ClientView = ReturnType<typeof clientView>;
+
+/** The tenant's client `clientId`, or undefined when there is none in that tenant. */
+export async function findClient(knex: Knex, tenantId: string, clientId: string): Promise<ClientView | undefined> {
+  const row = await knex('clients').where({ id: clientId, tenant_id: tenantId }).first();
+  return row && clientView(row);
+}
+
+export async function listClients(knex: Knex, tenantId: string): Promise<ClientView[]> {
+  return (await knex('clients').where({ tenant_id: tenantId }).orderBy('id')).map(clientView);
+}
+
+/** Disables or re-enables a client: the PDP reads the status on the next request (403 client_disabled). */
+export async function setClientStatus(knex: Knex, clientId: string, body: unknown): Promise<Outcome<ClientView>> {
+  const parsed = validate(UpdateClient, body);
+  if (!parsed.ok) return parsed;
+  const [row] = await knex('clients').where({ id: clientId }).update({ status: parsed.value.status }).returning('*');
+  return row ? done(clientView(row)) : refused('not_found');
+}
 
 export function clientsRouter(knex: Knex): Router {
   const r = Router();
@@ -50,12 +69,6 @@ export function clientsRouter(knex: Knex): Router {
       res.status(201).json({ ...clientView(row), ...(secret && { clientSecret: secret }) });
     });
   });
-  r.patch('/clients/:clientId', async (req, res) => {
-    const body = parse(UpdateClient, req.body, res);
-    if (!body) return;
-    const [row] = await knex('clients').where({ id: req.params.clientId }).update({ status: body.status }).returning('*');
-    if (!row) return sendProblem(res, 'not_found');
-    res.json(clientView(row));
-  });
+  r.patch('/clients/:clientId', async (req, res) => reply(res, await setClientStatus(knex, req.params.clientId, req.body)));
   return r;
 }

@@ -1,12 +1,12 @@
 // Registration of person extensions and their schema versions (platform-interfaces.md). Every schema is compiled
 // before it is stored, so an invalid one is refused here instead of failing later at write time.
-import { Router, type Response } from 'express';
+import { Router } from 'express';
 import { z } from 'zod';
 import type { Knex } from 'knex';
 import { ulid } from 'ulid';
 import { sendProblem } from '../../common/http.js';
 import { compileExtensionSchema } from '../../common/extension-schema.js';
-import { DISPLAY_NAME, createOrConflict, parse } from './support.js';
+import { DISPLAY_NAME, done, refused, reply, unlessTaken, validate, type Outcome } from './support.js';
 
 const VERSION = /^[1-9][0-9]{0,8}$/;
 const CreateExtension = z.strictObject({
@@ -18,16 +18,13 @@ const CreateExtension = z.strictObject({
 /** Platform-assigned ids match the contract's `^[a-z][a-z0-9_]{2,63}$` and are unique across all tenants. */
 const newExtensionId = () => `ext_${ulid().toLowerCase()}`;
 
-/** Compiles every schema; on the first failure answers 422 schema_invalid naming the version and returns false. */
-function schemasCompile(schemas: Record<string, unknown>, res: Response): boolean {
+/** Compiles every schema; the first failure is schema_invalid naming the version. */
+function schemasCompile(schemas: Record<string, unknown>): Outcome<void> {
   for (const [version, schema] of Object.entries(schemas)) {
     const compiled = compileExtensionSchema(schema);
-    if (!compiled.ok) {
-      sendProblem(res, 'schema_invalid', { message: `schemas.${version}: ${compiled.message}` });
-      return false;
-    }
+    if (!compiled.ok) return refused('schema_invalid', `schemas.${version}: ${compiled.message}`);
   }
-  return true;
+  return done(undefined);
 }
 
 async function versionsOf(knex: Knex, extensionId: string): Promise<number[]> {
@@ -35,41 +32,55 @@ async function versionsOf(knex: Knex, extensionId: string): Promise<number[]> {
   return rows.map((r) => r.version as number);
 }
 
+export interface RegisteredExtension { extensionId: string; clientId: string; name: string; schemaVersions: number[] }
+
+/**
+ * Registers an extension for the client. The tenant row is locked while its extensions are counted and the new one
+ * inserted, so registrations racing at the plan's limit cannot together exceed it.
+ */
+export async function registerExtension(knex: Knex, clientId: string, body: unknown): Promise<Outcome<RegisteredExtension>> {
+  const parsed = validate(CreateExtension, body);
+  if (!parsed.ok) return parsed;
+  const { name, schemas } = parsed.value;
+  const compiled = schemasCompile(schemas);
+  if (!compiled.ok) return compiled;
+  const client = await knex('clients').where({ id: clientId }).first();
+  if (!client) return refused('not_found');
+  return unlessTaken('the client already has an extension with this name', async () => {
+    const created = await knex.transaction(async (trx) => {
+      const tenant = await trx('tenants').join('plans', 'plans.id', 'tenants.plan')
+        .where('tenants.id', client.tenant_id).forUpdate('tenants').first('plans.max_extensions');
+      const [registered] = await trx('extensions').where({ tenant_id: client.tenant_id }).count({ count: '*' });
+      if (Number(registered!.count) >= tenant.max_extensions) return undefined;
+      const extensionId = newExtensionId();
+      await trx('extensions').insert({ id: extensionId, tenant_id: client.tenant_id, client_id: client.id, name });
+      await trx('extension_schemas').insert(
+        Object.entries(schemas).map(([version, schema]) => ({ extension_id: extensionId, version: Number(version), schema: JSON.stringify(schema) })),
+      );
+      return extensionId;
+    });
+    if (!created) return refused('quota_exceeded', "the tenant's extension count is at its plan limit");
+    return done({ extensionId: created, clientId: client.id, name, schemaVersions: await versionsOf(knex, created) });
+  });
+}
+
+/** The tenant's registered extensions with their schema versions, oldest first. */
+export async function listExtensions(knex: Knex, tenantId: string): Promise<RegisteredExtension[]> {
+  const rows = await knex('extensions').where({ tenant_id: tenantId }).orderBy('created_at').orderBy('id');
+  return Promise.all(rows.map(async (e) => ({ extensionId: e.id, clientId: e.client_id, name: e.name, schemaVersions: await versionsOf(knex, e.id) })));
+}
+
 export function extensionsRouter(knex: Knex): Router {
   const r = Router();
 
-  /**
-   * The tenant row is locked while its extensions are counted and the new one inserted, so registrations racing at
-   * the plan's limit cannot together exceed it.
-   */
-  r.post('/clients/:clientId/extensions', async (req, res) => {
-    const body = parse(CreateExtension, req.body, res);
-    if (!body || !schemasCompile(body.schemas, res)) return;
-    const client = await knex('clients').where({ id: req.params.clientId }).first();
-    if (!client) return sendProblem(res, 'not_found');
-    await createOrConflict(res, 'the client already has an extension with this name', async () => {
-      const created = await knex.transaction(async (trx) => {
-        const tenant = await trx('tenants').join('plans', 'plans.id', 'tenants.plan')
-          .where('tenants.id', client.tenant_id).forUpdate('tenants').first('plans.max_extensions');
-        const [registered] = await trx('extensions').where({ tenant_id: client.tenant_id }).count({ count: '*' });
-        if (Number(registered!.count) >= tenant.max_extensions) return undefined;
-        const extensionId = newExtensionId();
-        await trx('extensions').insert({ id: extensionId, tenant_id: client.tenant_id, client_id: client.id, name: body.name });
-        await trx('extension_schemas').insert(
-          Object.entries(body.schemas).map(([version, schema]) => ({ extension_id: extensionId, version: Number(version), schema: JSON.stringify(schema) })),
-        );
-        return extensionId;
-      });
-      if (!created) return sendProblem(res, 'quota_exceeded', { message: "the tenant's extension count is at its plan limit" });
-      res.status(201).json({ extensionId: created, clientId: client.id, name: body.name, schemaVersions: await versionsOf(knex, created) });
-    });
-  });
+  r.post('/clients/:clientId/extensions', async (req, res) => reply(res, await registerExtension(knex, req.params.clientId, req.body), 201));
 
   /** A registered version is immutable: the same schema again is 200, a different one 409. */
   r.put('/extensions/:extensionId/schemas/:version', async (req, res) => {
     const { extensionId, version } = req.params;
     if (!VERSION.test(version) || !(await knex('extensions').where({ id: extensionId }).first())) return sendProblem(res, 'not_found');
-    if (!schemasCompile({ [version]: req.body }, res)) return;
+    const compiled = schemasCompile({ [version]: req.body });
+    if (!compiled.ok) return reply(res, compiled);
     const schema = JSON.stringify(req.body);
     await knex('extension_schemas').insert({ extension_id: extensionId, version: Number(version), schema }).onConflict(['extension_id', 'version']).ignore();
     const same = await knex('extension_schemas')

@@ -1,43 +1,62 @@
 import { Router } from 'express';
 import { z } from 'zod';
 import type { Knex } from 'knex';
-import { sendProblem } from '../../common/http.js';
 import { CAPABILITIES } from '../decision.js';
-import { parse } from './support.js';
+import { findClient } from './clients.js';
+import { done, refused, reply, validate, type Outcome } from './support.js';
 
 const PutGrant = z.strictObject({ capabilities: z.array(z.enum(CAPABILITIES)).max(CAPABILITIES.length) });
+
+export interface Grant { tenantId: string; clientId: string; capabilities: string[] }
+
+/** Every client's granted capabilities in one tenant, by client id (clients with no grant are absent). */
+export async function grantsOfTenant(knex: Knex, tenantId: string): Promise<Map<string, string[]>> {
+  const grants = new Map<string, string[]>();
+  for (const g of await knex('tenant_grants').where({ tenant_id: tenantId }).orderBy(['client_id', 'capability_id']))
+    grants.set(g.client_id, [...(grants.get(g.client_id) ?? []), g.capability_id]);
+  return grants;
+}
+
+const capabilitiesOf = async (knex: Knex, tenantId: string, clientId: string) =>
+  (await knex('tenant_grants').where({ tenant_id: tenantId, client_id: clientId }).orderBy('capability_id')).map((g) => g.capability_id as string);
+
+/** Replaces the tenant's grant to the client whole; the PDP and the issuer read it on their next request. */
+export async function putGrant(knex: Knex, tenantId: string, clientId: string, body: unknown): Promise<Outcome<Grant>> {
+  const parsed = validate(PutGrant, body);
+  if (!parsed.ok) return parsed;
+  if (!(await findClient(knex, tenantId, clientId))) return refused('not_found');
+  const capabilities = [...new Set(parsed.value.capabilities)].sort();
+  await knex.transaction(async (trx) => {
+    // Concurrent replacements of one grant queue on the client row instead of racing delete-then-insert.
+    await trx('clients').where({ id: clientId }).forUpdate().first();
+    await trx('tenant_grants').where({ tenant_id: tenantId, client_id: clientId }).delete();
+    if (capabilities.length)
+      await trx('tenant_grants').insert(capabilities.map((c) => ({ tenant_id: tenantId, client_id: clientId, capability_id: c })));
+  });
+  return done({ tenantId, clientId, capabilities });
+}
+
+export async function getGrant(knex: Knex, tenantId: string, clientId: string): Promise<Outcome<Grant>> {
+  if (!(await findClient(knex, tenantId, clientId))) return refused('not_found');
+  return done({ tenantId, clientId, capabilities: await capabilitiesOf(knex, tenantId, clientId) });
+}
+
+export async function withdrawGrant(knex: Knex, tenantId: string, clientId: string): Promise<Outcome<void>> {
+  if (!(await findClient(knex, tenantId, clientId))) return refused('not_found');
+  await knex('tenant_grants').where({ tenant_id: tenantId, client_id: clientId }).delete();
+  return done(undefined);
+}
 
 /** A tenant's grant of capabilities to one app: replaced whole by PUT, withdrawn by DELETE. */
 export function grantsRouter(knex: Knex): Router {
   const r = Router();
-  const client = (tenantId: string, clientId: string) => knex('clients').where({ id: clientId, tenant_id: tenantId }).first();
-  const capabilitiesOf = async (tenantId: string, clientId: string) =>
-    (await knex('tenant_grants').where({ tenant_id: tenantId, client_id: clientId }).orderBy('capability_id')).map((g) => g.capability_id as string);
-
-  r.put('/tenants/:tenantId/grants/:clientId', async (req, res) => {
-    const body = parse(PutGrant, req.body, res);
-    if (!body) return;
-    const { tenantId, clientId } = req.params;
-    if (!(await client(tenantId, clientId))) return sendProblem(res, 'not_found');
-    const capabilities = [...new Set(body.capabilities)].sort();
-    await knex.transaction(async (trx) => {
-      // Concurrent replacements of one grant queue on the client row instead of racing delete-then-insert.
-      await trx('clients').where({ id: clientId }).forUpdate().first();
-      await trx('tenant_grants').where({ tenant_id: tenantId, client_id: clientId }).delete();
-      if (capabilities.length)
-        await trx('tenant_grants').insert(capabilities.map((c) => ({ tenant_id: tenantId, client_id: clientId, capability_id: c })));
-    });
-    res.json({ tenantId, clientId, capabilities });
-  });
-  r.get('/tenants/:tenantId/grants/:clientId', async (req, res) => {
-    const { tenantId, clientId } = req.params;
-    if (!(await client(tenantId, clientId))) return sendProblem(res, 'not_found');
-    res.json({ tenantId, clientId, capabilities: await capabilitiesOf(tenantId, clientId) });
-  });
+  r.put('/tenants/:tenantId/grants/:clientId', async (req, res) =>
+    reply(res, await putGrant(knex, req.params.tenantId, req.params.clientId, req.body)));
+  r.get('/tenants/:tenantId/grants/:clientId', async (req, res) =>
+    reply(res, await getGrant(knex, req.params.tenantId, req.params.clientId)));
   r.delete('/tenants/:tenantId/grants/:clientId', async (req, res) => {
-    const { tenantId, clientId } = req.params;
-    if (!(await client(tenantId, clientId))) return sendProblem(res, 'not_found');
-    await knex('tenant_grants').where({ tenant_id: tenantId, client_id: clientId }).delete();
+    const outcome = await withdrawGrant(knex, req.params.tenantId, req.params.clientId);
+    if (!outcome.ok) return reply(res, outcome);
     res.status(204).end();
   });
   return r;

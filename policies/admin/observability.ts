@@ -2,47 +2,75 @@
 import { Router } from 'express';
 import { z } from 'zod';
 import type { Knex } from 'knex';
-import { sendProblem } from '../../common/http.js';
 import { isId } from '../../common/ids.js';
-import { parse } from './support.js';
+import { done, refused, reply, validate, type Outcome } from './support.js';
 
-const DecisionQuery = z.object({ limit: z.coerce.number().int().min(1).max(1000).default(50) });
+const DecisionQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(1000).default(50),
+  /** Only the decision(s) of this request id. */
+  requestId: z.string().min(1).max(128).optional(),
+});
 const USAGE_ITEMS = 100;
+const USAGE_DAYS = 30;
 
 const iso = (d: Date | string) => new Date(d).toISOString();
+const tenantExists = async (knex: Knex, id: string) => isId('ten', id) && Boolean(await knex('tenants').where({ id }).first('id'));
+
+export interface DecisionView {
+  requestId: string; tenantId: string; clientId: string; subject: string; capability: string; allow: boolean;
+  code: string | null; checkName: string; createdAt: string;
+}
+
+/** The tenant's recent decisions, newest first. */
+export async function recentDecisions(knex: Knex, tenantId: string, query: unknown): Promise<Outcome<{ items: DecisionView[] }>> {
+  const parsed = validate(DecisionQuery, query);
+  if (!parsed.ok) return parsed;
+  if (!(await tenantExists(knex, tenantId))) return refused('not_found');
+  const { limit, requestId } = parsed.value;
+  const rows: Record<string, any>[] = await knex('decision_logs').where('tenant_id', tenantId)
+    .modify((q) => void (requestId !== undefined && q.where('request_id', requestId)))
+    .orderBy('id', 'desc').limit(limit);
+  return done({
+    items: rows.map((d) => ({
+      requestId: d.request_id, tenantId: d.tenant_id, clientId: d.client_id, subject: d.subject, capability: d.capability,
+      allow: d.allow, code: d.code, checkName: d.check_name, createdAt: iso(d.created_at),
+    })),
+  });
+}
+
+/** Metered calls: the total and the latest ones. */
+export async function usage(knex: Knex, tenantId: string) {
+  if (!(await tenantExists(knex, tenantId))) return refused('not_found');
+  // usage_records is keyed by (tenant, request id), so a count of rows is a count of distinct request ids.
+  const counted = await knex('usage_records').where('tenant_id', tenantId).count({ total: '*' }).first();
+  const rows = await knex('usage_records').where('tenant_id', tenantId).orderBy('created_at', 'desc').limit(USAGE_ITEMS);
+  return done({
+    tenantId,
+    total: Number(counted?.total ?? 0),
+    items: rows.map((u) => ({
+      requestId: u.request_id, clientId: u.client_id, accountId: u.account_id, operationId: u.operation_id, status: u.status,
+      createdAt: iso(u.created_at),
+    })),
+  });
+}
+
+export interface DailyUsage { day: string; clientId: string; calls: number }
+
+/** Metered calls per UTC day and client over the last 30 days, newest day first. */
+export async function usagePerDay(knex: Knex, tenantId: string): Promise<Outcome<DailyUsage[]>> {
+  if (!(await tenantExists(knex, tenantId))) return refused('not_found');
+  const day = knex.raw(`to_char(created_at at time zone 'UTC', 'YYYY-MM-DD')`);
+  const rows = (await knex('usage_records').where('tenant_id', tenantId)
+    .where('created_at', '>=', knex.raw(`now() - interval '${USAGE_DAYS} days'`))
+    .select({ day, clientId: 'client_id' }).count({ calls: '*' })
+    .groupByRaw('1, 2').orderByRaw('1 desc, 2')) as unknown as { day: string; clientId: string; calls: string | number }[];
+  return done(rows.map((r) => ({ day: String(r.day), clientId: String(r.clientId), calls: Number(r.calls) })));
+}
 
 export function observabilityRouter(knex: Knex): Router {
   const r = Router();
-  const tenantExists = async (id: string) => isId('ten', id) && Boolean(await knex('tenants').where({ id }).first('id'));
-
-  r.get('/tenants/:tenantId/decisions', async (req, res) => {
-    const query = parse(DecisionQuery, { limit: req.query.limit }, res);
-    if (!query) return;
-    const { tenantId } = req.params;
-    if (!(await tenantExists(tenantId))) return sendProblem(res, 'not_found');
-    const rows = await knex('decision_logs').where('tenant_id', tenantId).orderBy('id', 'desc').limit(query.limit);
-    res.json({
-      items: rows.map((d) => ({
-        requestId: d.request_id, tenantId: d.tenant_id, clientId: d.client_id, subject: d.subject, capability: d.capability,
-        allow: d.allow, code: d.code, checkName: d.check_name, createdAt: iso(d.created_at),
-      })),
-    });
-  });
-
-  r.get('/tenants/:tenantId/usage', async (req, res) => {
-    const { tenantId } = req.params;
-    if (!(await tenantExists(tenantId))) return sendProblem(res, 'not_found');
-    // usage_records is keyed by (tenant, request id), so a count of rows is a count of distinct request ids.
-    const counted = await knex('usage_records').where('tenant_id', tenantId).count({ total: '*' }).first();
-    const rows = await knex('usage_records').where('tenant_id', tenantId).orderBy('created_at', 'desc').limit(USAGE_ITEMS);
-    res.json({
-      tenantId,
-      total: Number(counted?.total ?? 0),
-      items: rows.map((u) => ({
-        requestId: u.request_id, clientId: u.client_id, accountId: u.account_id, operationId: u.operation_id, status: u.status,
-        createdAt: iso(u.created_at),
-      })),
-    });
-  });
+  r.get('/tenants/:tenantId/decisions', async (req, res) =>
+    reply(res, await recentDecisions(knex, req.params.tenantId, { limit: req.query.limit })));
+  r.get('/tenants/:tenantId/usage', async (req, res) => reply(res, await usage(knex, req.params.tenantId)));
   return r;
 }

@@ -1,15 +1,39 @@
-// What every admin handler shares: request validation answered as Problems.
+// What every admin operation shares: validation, and outcomes the admin API answers as JSON or Problems and the
+// admin console renders as pages. Operations return an Outcome instead of writing to a response, so both front ends
+// run the same code.
 import type { Response } from 'express';
 import { z } from 'zod';
 import { sendProblem } from '../../common/http.js';
 import { isUniqueViolation } from '../../common/db.js';
+import type { ApiErrorCode } from '../codes.js';
+
+export type Refusal = { ok: false; error: ApiErrorCode; message?: string };
+export type Outcome<T> = { ok: true; value: T } | Refusal;
+
+export const done = <T>(value: T): Outcome<T> => ({ ok: true, value });
+export const refused = (error: ApiErrorCode, message?: string): Refusal => ({ ok: false, error, ...(message && { message }) });
+
+/** Parses `value` with `schema`; a failure is schema_invalid naming the fields. */
+export function validate<T extends z.ZodType>(schema: T, value: unknown): Outcome<z.output<T>> {
+  const result = schema.safeParse(value);
+  if (result.success) return done(result.data);
+  return refused('schema_invalid', result.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; '));
+}
+
+/** Writes a refusal as its Problem. */
+export const sendRefusal = (res: Response, r: Refusal): void => sendProblem(res, r.error, r.message ? { message: r.message } : {});
+
+/** Answers an outcome: its value as JSON with `status`, or its Problem. */
+export function reply<T>(res: Response, outcome: Outcome<T>, status = 200): void {
+  if (!outcome.ok) return sendRefusal(res, outcome);
+  res.status(status).json(outcome.value);
+}
 
 /** Parses `value` with `schema`; on failure answers 422 schema_invalid naming the fields and returns undefined. */
 export function parse<T extends z.ZodType>(schema: T, value: unknown, res: Response): z.output<T> | undefined {
-  const result = schema.safeParse(value);
-  if (result.success) return result.data;
-  const message = result.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; ');
-  sendProblem(res, 'schema_invalid', { message });
+  const result = validate(schema, value);
+  if (result.ok) return result.value;
+  sendRefusal(res, result);
   return undefined;
 }
 
@@ -17,12 +41,18 @@ export const LABEL = z.string().regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/).max(40);
 export const DISPLAY_NAME = z.string().trim().min(1).max(200);
 export const PLAN = z.enum(['L1', 'L2']);
 
-/** Runs `create`; a unique-key clash becomes 409 already_exists with `message` (and `create` answers nothing). */
-export async function createOrConflict(res: Response, message: string, create: () => Promise<void>): Promise<void> {
+/** Runs `create`; a unique-key clash becomes already_exists with `message`. */
+export async function unlessTaken<T>(message: string, create: () => Promise<Outcome<T>>): Promise<Outcome<T>> {
   try {
-    await create();
+    return await create();
   } catch (err) {
-    if (isUniqueViolation(err)) return sendProblem(res, 'already_exists', { message });
+    if (isUniqueViolation(err)) return refused('already_exists', message);
     throw err;
   }
+}
+
+/** Runs `create`; a unique-key clash becomes 409 already_exists with `message` (and `create` answers nothing). */
+export async function createOrConflict(res: Response, message: string, create: () => Promise<void>): Promise<void> {
+  const outcome = await unlessTaken(message, async () => done(await create()));
+  if (!outcome.ok) sendRefusal(res, outcome);
 }

@@ -20,6 +20,17 @@ const view = (t: TenantRow) => ({
   ...(t.rate_limit ? { rateLimit: t.rate_limit } : {}),
 });
 
+export type TenantView = ReturnType<typeof view>;
+
+export async function listTenants(knex: Knex): Promise<TenantView[]> {
+  return (await knex('tenants').orderBy('label')).map(view);
+}
+
+export async function findTenant(knex: Knex, tenantId: string): Promise<TenantView | undefined> {
+  const row = isId('ten', tenantId) ? await knex('tenants').where({ id: tenantId }).first() : undefined;
+  return row && view(row);
+}
+
 export function tenantsRouter(knex: Knex): Router {
   const r = Router();
   r.post('/tenants', async (req, res) => {

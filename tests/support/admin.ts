@@ -68,3 +68,21 @@ export async function setupTenant(
     accountId: person.accountId, username: `user-${n}`, password, redirectUri, tenantName: `Tenant ${n}`, clientName: `App ${n}`,
   };
 }
+
+export interface MachineClientSetup extends TenantSetup {
+  clientSecret: string;
+  serviceAccountId: string;
+}
+
+/** A tenant with a confidential client granted `grant`, and its service account holding `capabilities` (held to admin-api.yaml). */
+export async function setupMachineClient(
+  admin: AdminClient,
+  opts: { grant: string[]; capabilities?: string[]; plan?: 'L1' | 'L2' },
+): Promise<MachineClientSetup> {
+  const tenant = await setupTenant(admin, { type: 'confidential', plan: opts.plan, capabilities: opts.grant });
+  const res = await admin.checked('createServiceAccount', 'POST', `/tenants/${tenant.tenantId}/service-accounts`, {
+    clientId: tenant.clientId, name: 'nightly sync', capabilities: opts.capabilities ?? opts.grant,
+  });
+  if (res.status !== 201) throw new Error(`service account: ${res.status} ${JSON.stringify(res.body)}`);
+  return { ...tenant, clientSecret: tenant.clientSecret!, serviceAccountId: res.body.accountId };
+}

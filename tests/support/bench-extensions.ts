@@ -5,6 +5,9 @@ import { performance } from 'node:perf_hooks';
 import type { Knex } from 'knex';
 import { Pool } from 'undici';
 import { contextSigner } from '../../common/internal-context.js';
+import { startTestSystem } from './system.js';
+import { adminClient, setupTenant } from './admin.js';
+import { registerExtension } from './extensions.js';
 
 export interface LoopResult {
   name: string;
@@ -127,4 +130,20 @@ export function compareSizes(results: LoopResult[]): string[] {
   return [['read', read1k!, readLarge!], ['write', write1k!, writeLarge!]].map(
     ([op, small, large]) => `extension ${op}: ${(((large as LoopResult).rps / (small as LoopResult).rps) * 100).toFixed(0)}% of the 1,000-record throughput`,
   );
+}
+
+const INTERNAL_SECRET = 'bench-internal-secret-0123456789abcdef';
+
+/** Two systems in this process, each on a fresh database, one per size, with a tenant, an app and its extension. */
+export async function extensionSystems(connections: number, durationS: number): Promise<{ setups: [ExtensionBenchSetup, ExtensionBenchSetup]; close(): Promise<void> }> {
+  const systems = [await startTestSystem({ INTERNAL_SECRET }), await startTestSystem({ INTERNAL_SECRET })] as const;
+  const setupOf = async (s: (typeof systems)[number]): Promise<ExtensionBenchSetup> => {
+    const admin = adminClient(s);
+    const { tenantId, clientId } = await setupTenant(admin);
+    return { knex: s.db.knex, backendUrl: s.backendUrl, internalSecret: INTERNAL_SECRET, tenantId, clientId, extensionId: await registerExtension(admin, clientId), connections, durationS };
+  };
+  return {
+    setups: [await setupOf(systems[0]), await setupOf(systems[1])],
+    close: async () => void (await Promise.all(systems.map((s) => s.close()))),
+  };
 }

@@ -4,21 +4,45 @@ import knexFactory from 'knex';
 import { randomBytes } from 'node:crypto';
 import { openDatabase, type Database, type DatabaseOptions } from '../../common/db.js';
 
-export async function freshDatabase(opts: Pick<DatabaseOptions, 'idleTimeoutMs'> = {}): Promise<Database> {
-  const serverUrl = process.env.DATABASE_URL;
-  if (!serverUrl) return openDatabase(opts);
+/** A database of its own on the server `serverUrl` names: its URL, and `drop` to remove it (connections and all). */
+export async function scratchDatabase(serverUrl: string): Promise<{ url: string; drop(): Promise<void> }> {
   const name = `tp_test_${randomBytes(6).toString('hex')}`;
   const admin = knexFactory({ client: 'pg', connection: serverUrl, pool: { min: 0, max: 1 } });
   await admin.raw(`create database ${name}`);
   const url = new URL(serverUrl);
   url.pathname = `/${name}`;
-  const db = await openDatabase({ ...opts, databaseUrl: url.toString() });
   return {
-    ...db,
-    async close() {
-      await db.close();
+    url: url.toString(),
+    async drop() {
       await admin.raw(`drop database if exists ${name} with (force)`);
       await admin.destroy();
     },
   };
+}
+
+export async function freshDatabase(opts: Pick<DatabaseOptions, 'idleTimeoutMs'> = {}): Promise<Database> {
+  const serverUrl = process.env.DATABASE_URL;
+  if (!serverUrl) return openDatabase(opts);
+  const scratch = await scratchDatabase(serverUrl);
+  const db = await openDatabase({ ...opts, databaseUrl: scratch.url });
+  return {
+    ...db,
+    async close() {
+      await db.close();
+      await scratch.drop();
+    },
+  };
+}
+
+/** Tables whose rows are records an API write may change (not logs, metering or the issuer's own state). */
+const DOMAIN_TABLES = [
+  'plans', 'capabilities', 'tenants', 'tenant_admin_keys', 'clients', 'client_secrets', 'persons', 'tenant_person_relationships', 'accounts',
+  'service_account_capabilities', 'tenant_grants', 'extensions', 'extension_schemas', 'person_extensions', 'extension_record_counts', 'sessions',
+];
+
+/** One digest of every domain record: equal digests before and after a request mean it changed no record. */
+export async function domainDigest(db: Pick<Database, 'knex'>): Promise<string> {
+  const union = DOMAIN_TABLES.map((t) => `select '${t}:' || md5(r::text) as row from ${t} r`).join(' union all ');
+  const { rows } = await db.knex.raw(`select md5(coalesce(string_agg(row, ',' order by row), '')) as digest from (${union}) s`);
+  return rows[0].digest as string;
 }

@@ -8,8 +8,10 @@ export function personApi(baseUrl: string) {
   const extensionPath = (personId: string, extensionId: string) => `/persons/${personId}/extensions/${extensionId}`;
   return {
     getPerson: (token: string, personId: string) => callApi(baseUrl, 'getPerson', `/persons/${personId}`, token),
-    list: (token: string, personId: string, query = '') => callApi(baseUrl, 'listPersonExtensions', `/persons/${personId}/extensions${query}`, token),
-    get: (token: string, personId: string, extensionId: string) => callApi(baseUrl, 'getPersonExtension', extensionPath(personId, extensionId), token),
+    list: (token: string, personId: string, query = '', headers: Record<string, string> = {}) =>
+      callApi(baseUrl, 'listPersonExtensions', `/persons/${personId}/extensions${query}`, token, { headers }),
+    get: (token: string, personId: string, extensionId: string, headers: Record<string, string> = {}) =>
+      callApi(baseUrl, 'getPersonExtension', extensionPath(personId, extensionId), token, { headers }),
     /** `body` as an object is sent as JSON; a string is sent as it is. */
     put: (token: string, personId: string, extensionId: string, body: unknown, headers: Record<string, string>): Promise<CheckedResponse> =>
       callApi(baseUrl, 'putPersonExtension', extensionPath(personId, extensionId), token, {

@@ -85,3 +85,18 @@ export async function obtainTokens(
   const tokens = await oidc.authorizationCodeGrant(config, callback, { pkceCodeVerifier: request.verifier, expectedState: request.state });
   return tokens as unknown as Tokens;
 }
+
+/** A workload access token by client_credentials with client_secret_basic, sent as a plain form request. */
+export async function clientCredentialsToken(authUrl: string, client: { clientId: string; clientSecret: string }, scope: string): Promise<string> {
+  const res = await fetch(`${authUrl}/oauth2/token`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      authorization: `Basic ${Buffer.from(`${encodeURIComponent(client.clientId)}:${encodeURIComponent(client.clientSecret)}`).toString('base64')}`,
+    },
+    body: new URLSearchParams({ grant_type: 'client_credentials', scope }).toString(),
+  });
+  const body = (await res.json()) as { access_token?: string };
+  if (res.status !== 200 || !body.access_token) throw new Error(`client_credentials: ${res.status} ${JSON.stringify(body)}`);
+  return body.access_token;
+}

@@ -1,12 +1,36 @@
 // The whole system for a test suite: fresh database, real Redis when REDIS_URL is set, free ports.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parse, stringify } from 'yaml';
 import { loadConfig } from '../../common/config.js';
-import { startSystem, type System } from '../../infra/system.js';
+import { startSystem, type System, type SystemOptions } from '../../infra/system.js';
 import type { DatabaseOptions } from '../../common/db.js';
 import { freshDatabase } from './database.js';
 
-export async function startTestSystem(env: Record<string, string> = {}, dbOptions: Pick<DatabaseOptions, 'idleTimeoutMs'> = {}): Promise<System> {
+export async function startTestSystem(
+  env: Record<string, string> = {},
+  dbOptions: Pick<DatabaseOptions, 'idleTimeoutMs'> = {},
+  systemOptions: Pick<SystemOptions, 'logDestination'> = {},
+): Promise<System> {
   const config = loadConfig({ ...process.env, LOG_LEVEL: 'silent', ...env });
   const db = await freshDatabase(dbOptions);
-  const system = await startSystem(config, { ephemeralPorts: true, db });
+  const system = await startSystem(config, { ...systemOptions, ephemeralPorts: true, db });
   return { ...system, close: async () => (await system.close(), await db.close()) };
+}
+
+/**
+ * A system for suites that send many requests meant to be refused (fuzzing, probing): the gateway's flood guard and
+ * the token endpoint's limits are raised far above what they send, so every answer is the one the request itself
+ * earns rather than a 429. The gateway file is the shipped one with only that setting changed.
+ */
+export async function startProbingSystem(env: Record<string, string> = {}): Promise<System> {
+  const dir = mkdtempSync(join(tmpdir(), 'probing-gateway-'));
+  const file = parse(readFileSync(new URL('../../gateway/gateway.yaml', import.meta.url), 'utf8'));
+  file.plugins.find((p: { name: string }) => p.name === 'flood-guard').config = { points: 1_000_000, durationS: 60 };
+  writeFileSync(join(dir, 'gateway.yaml'), stringify(file));
+  const system = await startTestSystem({
+    GATEWAY_CONFIG: join(dir, 'gateway.yaml'), TOKEN_RATE_LIMIT_PER_CLIENT: '1000000', TOKEN_RATE_LIMIT_PER_ADDRESS: '1000000', ...env,
+  });
+  return { ...system, close: async () => (await system.close(), rmSync(dir, { recursive: true, force: true })) };
 }

@@ -1,0 +1,47 @@
+// HTML for the admin console without a template engine: a tagged template whose every interpolated value is escaped
+// (escape-html, the escaper Express itself uses) unless it is already Html built the same way.
+import { createHash } from 'node:crypto';
+import escapeHtml from 'escape-html';
+
+export class Html {
+  constructor(readonly text: string) {}
+}
+
+export type HtmlValue = Html | string | number | null | undefined | false | readonly HtmlValue[];
+
+const render = (v: HtmlValue): string => {
+  if (v instanceof Html) return v.text;
+  if (Array.isArray(v)) return v.map(render).join('');
+  if (v === null || v === undefined || v === false) return '';
+  return escapeHtml(String(v));
+};
+
+export function html(strings: TemplateStringsArray, ...values: HtmlValue[]): Html {
+  return new Html(strings.reduce((out, s, i) => out + s + (i < values.length ? render(values[i]!) : ''), ''));
+}
+
+/** The console's only style sheet, inline; the CSP allows exactly this text by its hash. */
+const STYLE = `
+body{font:16px/1.5 system-ui,sans-serif;margin:0;color:#1a1a1a;background:#fff}
+header{display:flex;flex-wrap:wrap;gap:1rem;align-items:center;padding:.75rem 1.5rem;background:#1f3a5f;color:#fff}
+header a{color:#fff}
+.brand{font-weight:bold;margin:0}
+nav ul{display:flex;flex-wrap:wrap;gap:1rem;list-style:none;margin:0;padding:0}
+main{padding:1rem 1.5rem}
+table{border-collapse:collapse;margin:1rem 0;width:100%}
+caption{text-align:left;font-weight:bold}
+th,td{border:1px solid #999;padding:.35rem .5rem;text-align:left;vertical-align:top}
+th{background:#eef1f5}
+form.inline{display:inline}
+fieldset{margin:1rem 0;border:1px solid #999}
+label{display:block;margin:.5rem 0 .25rem}
+fieldset label{display:inline;margin:0 1rem 0 .25rem}
+input[type=text],input[type=password],input[type=search],select,textarea{font:inherit;padding:.3rem;min-width:20rem;max-width:100%}
+button{font:inherit;padding:.3rem .8rem;margin:.25rem 0;cursor:pointer}
+.notice{border-left:4px solid #1f6f3f;background:#eef7f0;padding:.5rem 1rem}
+.problem{border-left:4px solid #a01818;background:#fbeeee;padding:.5rem 1rem}
+.secret{font:1.1rem monospace;background:#f4f4f4;padding:.5rem;word-break:break-all}
+.vh{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
+`;
+export const STYLE_ELEMENT = new Html(`<style>${STYLE}</style>`);
+export const STYLE_HASH = `'sha256-${createHash('sha256').update(STYLE).digest('base64')}'`;

@@ -1,0 +1,175 @@
+// The admin console's pages: plain server-rendered HTML, landmarks, labelled forms and tables with header cells.
+// Every value from the database passes through `html`, which escapes it. No scripts, no external assets.
+import { CAPABILITIES } from '../decision.js';
+import type { AdminCaller } from '../admin/authority.js';
+import type { ClientView } from '../admin/clients.js';
+import type { TenantView } from '../admin/tenants.js';
+import type { RegisteredExtension } from '../admin/extensions.js';
+import type { DailyUsage, DecisionView } from '../admin/observability.js';
+import { STYLE_ELEMENT, html, type Html } from './html.js';
+import type { ConsoleSession } from './sessions.js';
+
+export const CONSOLE_PATH = '/admin/console';
+export const tenantPath = (tenantId: string, page = '') => `${CONSOLE_PATH}/tenants/${encodeURIComponent(tenantId)}${page && `/${page}`}`;
+export const appPath = (tenantId: string, clientId: string) => tenantPath(tenantId, `apps/${encodeURIComponent(clientId)}`);
+
+export interface Frame {
+  title: string;
+  session?: ConsoleSession | undefined;
+  /** The tenant whose pages the navigation links to. */
+  tenant?: TenantView | undefined;
+}
+
+const csrfField = (session: ConsoleSession) => html`<input type="hidden" name="_csrf" value="${session.csrf}">`;
+
+/** A form that posts to `action` with the session's CSRF token. */
+export const postForm = (session: ConsoleSession, action: string, body: Html, cls = '') =>
+  html`<form method="post" action="${action}"${cls && html` class="${cls}"`}>${csrfField(session)}${body}</form>`;
+
+function navigation(session: ConsoleSession, tenant: TenantView | undefined): Html {
+  const links: [string, string][] = [];
+  if (session.caller?.kind === 'operator') links.push([`${CONSOLE_PATH}/tenants`, 'Tenants']);
+  if (tenant)
+    links.push(
+      [tenantPath(tenant.tenantId, 'apps'), 'Apps'], [tenantPath(tenant.tenantId, 'service-accounts'), 'Service accounts'],
+      [tenantPath(tenant.tenantId, 'extensions'), 'Extensions'], [tenantPath(tenant.tenantId, 'decisions'), 'Decisions'],
+      [tenantPath(tenant.tenantId, 'usage'), 'Usage'],
+    );
+  return html`<nav aria-label="Console"><ul>${links.map(([href, label]) => html`<li><a href="${href}">${label}</a></li>`)}</ul></nav>`;
+}
+
+function who(caller: AdminCaller, tenant: TenantView | undefined): Html {
+  const role = caller.kind === 'operator' ? 'operator' : 'tenant admin';
+  return html`<p>Signed in as ${role}${tenant && html` · tenant <strong>${tenant.displayName}</strong> (${tenant.label})`}</p>`;
+}
+
+export function layout({ title, session, tenant }: Frame, content: Html): Html {
+  const signedIn = session?.caller;
+  const notice = session?.notice;
+  if (session) delete session.notice;
+  return html`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${title} · Admin console</title>${STYLE_ELEMENT}</head>
+<body><header><p class="brand">Admin console</p>${signedIn && html`${navigation(session!, tenant)}${who(signedIn, tenant)}${postForm(session!, `${CONSOLE_PATH}/sign-out`, html`<button type="submit">Sign out</button>`)}`}</header>
+<main><h1>${title}</h1>${notice && html`<p class="notice" role="status">${notice}</p>`}
+${content}</main></body></html>`;
+}
+
+export function signInPage(session: ConsoleSession, failed: boolean): Html {
+  return layout({ title: 'Sign in', session }, html`
+${failed && html`<p class="problem" role="alert">That key did not work. Check it and try again.</p>`}
+<p>Sign in with your tenant admin key, or with the operator token.</p>
+${postForm(session, `${CONSOLE_PATH}/sign-in`, html`
+<label for="key">Admin key or operator token</label>
+<input id="key" name="key" type="password" autocomplete="off" required>
+<div><button type="submit">Sign in</button></div>`)}`);
+}
+
+export const signedOutPage = (session: ConsoleSession) =>
+  layout({ title: 'Signed out', session }, html`<p>You are signed out. <a href="${CONSOLE_PATH}/sign-in">Sign in again</a>.</p>`);
+
+export function problemPage(frame: Frame, message: string, requestId: string): Html {
+  return layout(frame, html`<p class="problem" role="alert">${message}</p><p>Reference: <code>${requestId}</code></p>
+<p><a href="${CONSOLE_PATH}/">Back to the console</a></p>`);
+}
+
+export function tenantsPage(session: ConsoleSession, tenants: TenantView[]): Html {
+  return layout({ title: 'Tenants', session }, html`<p>Pick the tenant to manage.</p>
+<table><caption>Tenants</caption><thead><tr><th scope="col">Tenant</th><th scope="col">Label</th><th scope="col">Plan</th><th scope="col">Status</th></tr></thead>
+<tbody>${tenants.map((t) => html`<tr><th scope="row"><a href="${tenantPath(t.tenantId, 'apps')}">${t.displayName}</a></th><td>${t.label}</td><td>${t.plan}</td><td>${t.status}</td></tr>`)}</tbody></table>`);
+}
+
+export function appsPage(frame: Frame, apps: { client: ClientView; capabilities: string[] }[]): Html {
+  return layout(frame, html`
+<table><caption>Apps of this tenant and the capabilities it grants them</caption>
+<thead><tr><th scope="col">App</th><th scope="col">Client id</th><th scope="col">Kind</th><th scope="col">Type</th><th scope="col">Status</th><th scope="col">Granted capabilities</th></tr></thead>
+<tbody>${apps.map(({ client: c, capabilities }) => html`<tr><th scope="row"><a href="${appPath(c.tenantId, c.clientId)}">${c.name}</a></th>
+<td><code>${c.clientId}</code></td><td>${c.kind}</td><td>${c.type}</td><td>${c.status}</td>
+<td>${capabilities.length ? html`<ul>${capabilities.map((cap) => html`<li>${cap}</li>`)}</ul>` : 'none'}</td></tr>`)}</tbody></table>`);
+}
+
+export function appPage(frame: Frame & { session: ConsoleSession }, c: ClientView, granted: string[], secretPending: boolean): Html {
+  const { session } = frame;
+  const base = appPath(c.tenantId, c.clientId);
+  const next = c.status === 'active' ? 'disabled' : 'active';
+  return layout(frame, html`
+<dl><dt>Client id</dt><dd><code>${c.clientId}</code></dd><dt>Kind and type</dt><dd>${c.kind}, ${c.type}</dd><dt>Status</dt><dd>${c.status}</dd></dl>
+<section aria-labelledby="grant-h"><h2 id="grant-h">Granted capabilities</h2>
+${postForm(session, `${base}/grant`, html`<fieldset><legend>Capabilities this tenant grants to ${c.name}</legend>
+${CAPABILITIES.map((cap) => html`<div><input type="checkbox" id="cap-${cap}" name="capabilities" value="${cap}"${granted.includes(cap) && html` checked`}><label for="cap-${cap}">${cap}</label></div>`)}
+</fieldset><button type="submit">Save granted capabilities</button>`)}
+</section>
+<section aria-labelledby="status-h"><h2 id="status-h">Status</h2>
+<p>A disabled app's tokens are refused on their next request, and it gets no new ones.</p>
+${postForm(session, `${base}/status`, html`<input type="hidden" name="status" value="${next}"><button type="submit">${next === 'disabled' ? 'Disable app' : 'Enable app'}</button>`)}
+</section>
+${c.type === 'confidential' && html`<section aria-labelledby="secret-h"><h2 id="secret-h">Client secret</h2>
+${secretPending
+    ? html`<p>A next secret is pending: both it and the current secret work until you promote it (at most 7 days).</p>
+${postForm(session, `${base}/secrets/promote`, html`<button type="submit">Promote the next secret</button>`)}`
+    : html`<p>Rotation: create a next secret (shown once), deploy it, then promote it; promotion ends the old secret at once.</p>
+${postForm(session, `${base}/secrets`, html`<button type="submit">Create a next secret</button>`)}`}
+</section>`}`);
+}
+
+export function secretPage(frame: Frame, c: ClientView, secret: string): Html {
+  return layout(frame, html`<p>The next secret of <strong>${c.name}</strong> (<code>${c.clientId}</code>). It is shown only this once; copy it now.</p>
+<p><output class="secret" aria-label="New client secret">${secret}</output></p>
+<p>Both this and the current secret work until you promote this one. <a href="${appPath(c.tenantId, c.clientId)}">Back to ${c.name}</a></p>`);
+}
+
+export interface AccountRowView { accountId: string; clientId?: string | null; name?: string | null; capabilities?: string[]; status: string; epoch: number }
+
+export function serviceAccountsPage(frame: Frame & { session: ConsoleSession; tenant: TenantView }, accounts: AccountRowView[]): Html {
+  const { session, tenant } = frame;
+  return layout(frame, html`<p>Advancing an epoch or disabling an account refuses its tokens from their next request on.</p>
+<table><caption>Service accounts</caption>
+<thead><tr><th scope="col">Name</th><th scope="col">Account id</th><th scope="col">App</th><th scope="col">Capabilities</th><th scope="col">Status</th><th scope="col">Epoch</th><th scope="col">Actions</th></tr></thead>
+<tbody>${accounts.map((a) => {
+    const base = tenantPath(tenant.tenantId, `service-accounts/${encodeURIComponent(a.accountId)}`);
+    const next = a.status === 'active' ? 'disabled' : 'active';
+    return html`<tr><th scope="row">${a.name}</th><td><code>${a.accountId}</code></td><td><code>${a.clientId}</code></td>
+<td>${(a.capabilities ?? []).join(' ') || 'none'}</td><td>${a.status}</td><td>${a.epoch}</td>
+<td>${postForm(session, `${base}/epoch`, html`<button type="submit">Advance epoch<span class="vh"> of ${a.name}</span></button>`, 'inline')}
+${postForm(session, `${base}/status`, html`<input type="hidden" name="status" value="${next}"><button type="submit">${next === 'disabled' ? 'Disable' : 'Enable'}<span class="vh"> ${a.name}</span></button>`, 'inline')}</td></tr>`;
+  })}</tbody></table>`);
+}
+
+export function extensionsPage(frame: Frame & { session: ConsoleSession; tenant: TenantView }, extensions: RegisteredExtension[], apps: ClientView[]): Html {
+  const { session, tenant } = frame;
+  return layout(frame, html`
+<table><caption>Registered extensions</caption>
+<thead><tr><th scope="col">Name</th><th scope="col">Extension id</th><th scope="col">Owning app</th><th scope="col">Schema versions</th></tr></thead>
+<tbody>${extensions.map((e) => html`<tr><th scope="row">${e.name}</th><td><code>${e.extensionId}</code></td><td><code>${e.clientId}</code></td><td>${e.schemaVersions.join(', ')}</td></tr>`)}</tbody></table>
+<section aria-labelledby="register-h"><h2 id="register-h">Register an extension</h2>
+${postForm(session, tenantPath(tenant.tenantId, 'extensions'), html`
+<label for="ext-app">Owning app</label>
+<select id="ext-app" name="clientId" required>${apps.map((a) => html`<option value="${a.clientId}">${a.name} (${a.clientId})</option>`)}</select>
+<label for="ext-name">Name</label>
+<input id="ext-name" name="name" type="text" required maxlength="200">
+<label for="ext-schema">JSON Schema for version 1</label>
+<textarea id="ext-schema" name="schema" rows="10" cols="70" required>{"type": "object"}</textarea>
+<div><button type="submit">Register extension</button></div>`)}
+</section>`);
+}
+
+export function decisionsPage(frame: Frame & { tenant: TenantView }, decisions: DecisionView[], requestId: string | undefined): Html {
+  return layout(frame, html`
+<form method="get" action="${tenantPath(frame.tenant.tenantId, 'decisions')}" role="search">
+<label for="request-id">Request id</label>
+<input id="request-id" name="requestId" type="search" value="${requestId ?? ''}" maxlength="128">
+<button type="submit">Search</button></form>
+<table><caption>${requestId ? html`Decisions for request ${requestId}` : 'Recent decisions, newest first'}</caption>
+<thead><tr><th scope="col">Time (UTC)</th><th scope="col">Request id</th><th scope="col">App</th><th scope="col">Subject</th><th scope="col">Capability</th><th scope="col">Outcome</th><th scope="col">Deny code</th><th scope="col">Check</th></tr></thead>
+<tbody>${decisions.map((d) => html`<tr><td>${d.createdAt}</td><th scope="row"><code>${d.requestId}</code></th><td><code>${d.clientId}</code></td><td><code>${d.subject}</code></td>
+<td>${d.capability}</td><td>${d.allow ? 'allowed' : 'denied'}</td><td>${d.code ?? ''}</td><td>${d.checkName}</td></tr>`)}</tbody></table>
+${decisions.length === 0 && html`<p>No decisions found.</p>`}`);
+}
+
+export function usagePage(frame: Frame, total: number, days: DailyUsage[]): Html {
+  return layout(frame, html`<p>Metered API calls in total: <strong>${total}</strong>. A retried request with the same request id counts once.</p>
+<table><caption>Metered calls per day (UTC) and app, last 30 days</caption>
+<thead><tr><th scope="col">Day</th><th scope="col">App</th><th scope="col">Calls</th></tr></thead>
+<tbody>${days.map((d) => html`<tr><th scope="row">${d.day}</th><td><code>${d.clientId}</code></td><td>${d.calls}</td></tr>`)}</tbody></table>
+${days.length === 0 && html`<p>No metered calls in the last 30 days.</p>`}`);
+}

@@ -1,0 +1,285 @@
+// The admin console (docs/admin-console.md): server-rendered pages on the admin service for tenant admins and the
+// operator. Each action names the admin API operation it is and passes the same authority check
+// (policies/admin/authority.ts) and the same operation code (policies/admin/*) as the JSON API; this file only turns
+// forms into those calls and outcomes into pages.
+import express, { Router, type NextFunction, type Request, type Response } from 'express';
+import cookieParser from 'cookie-parser';
+import type { Knex } from 'knex';
+import { isClientDataError, requestIdOf } from '../../common/http.js';
+import { sameSecret } from '../../common/secrets.js';
+import type { Logger } from '../../common/log.js';
+import { STATUS_OF } from '../codes.js';
+import { identifyAdmin, ownerOf, refusalOf, type AdminCaller, type AdminOperation } from '../admin/authority.js';
+import { tenantAdminKeyLive } from '../admin/admin-key-store.js';
+import { findClient, listClients, setClientStatus } from '../admin/clients.js';
+import { grantsOfTenant, putGrant } from '../admin/grants.js';
+import { createNextSecret, hasPendingSecret, promoteNextSecret } from '../admin/client-secrets.js';
+import { advanceEpoch, listServiceAccounts, setAccountStatus } from '../admin/accounts.js';
+import { listExtensions, registerExtension } from '../admin/extensions.js';
+import { recentDecisions, usage, usagePerDay } from '../admin/observability.js';
+import { findTenant, listTenants, type TenantView } from '../admin/tenants.js';
+import type { Outcome, Refusal } from '../admin/support.js';
+import { STYLE_HASH, type Html } from './html.js';
+import { SessionStore, type ConsoleSession } from './sessions.js';
+import * as pages from './pages.js';
+
+const { CONSOLE_PATH, tenantPath, appPath } = pages;
+const COOKIE = 'console_session';
+const DECISIONS_SHOWN = 100;
+
+const SECURITY_HEADERS = {
+  'cache-control': 'no-store',
+  'content-security-policy': `default-src 'none'; style-src ${STYLE_HASH}; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`,
+  'x-content-type-options': 'nosniff',
+  'x-frame-options': 'DENY',
+  'referrer-policy': 'no-referrer',
+};
+
+/** A sentence for a person about a refused operation (not_found has its own page). */
+const REFUSAL_TEXT: Partial<Record<Refusal['error'], string>> = {
+  schema_invalid: 'That was not accepted',
+  already_exists: 'That already exists',
+  quota_exceeded: "That is over the tenant's plan limit",
+};
+
+/** An admin API path from raw segments, encoded as the API would receive them (ownerOf decodes each segment). */
+const apiPath = (...segments: string[]) => `/${segments.map(encodeURIComponent).join('/')}`;
+const one = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+const list = (v: unknown): unknown[] => (v === undefined ? [] : Array.isArray(v) ? v : [v]);
+
+interface Locals { session: ConsoleSession; caller: AdminCaller; tenant: TenantView }
+const locals = (res: Response) => res.locals as unknown as Locals;
+
+export interface ConsoleDeps { knex: Knex; adminToken: string; log: Logger }
+
+export function consoleRouter({ knex, adminToken, log }: ConsoleDeps): Router {
+  const r = Router();
+  const sessions = new SessionStore();
+
+  const send = (res: Response, page: Html, status = 200) => res.status(status).type('html').send(page.text);
+  const frameOf = (res: Response, title: string) => ({ title, session: res.locals.session as ConsoleSession | undefined, tenant: res.locals.tenant as TenantView | undefined });
+  const problem = (res: Response, status: number, title: string, message: string) =>
+    send(res, pages.problemPage(frameOf(res, title), message, requestIdOf(res)), status);
+  const notFound = (res: Response) => problem(res, 404, 'Not found', 'There is nothing here, or it is not yours to see.');
+  const refusedPage = (res: Response, refusal: Refusal) => {
+    if (refusal.error === 'not_found') return notFound(res);
+    const text = REFUSAL_TEXT[refusal.error] ?? 'That could not be done';
+    return problem(res, STATUS_OF[refusal.error], text, refusal.message ? `${text}: ${refusal.message}.` : `${text}.`);
+  };
+  const setCookie = (req: Request, res: Response, session: ConsoleSession) =>
+    res.cookie(COOKIE, session.id, { httpOnly: true, sameSite: 'strict', secure: req.secure, path: CONSOLE_PATH });
+  const goTo = (res: Response, path: string, notice?: string) => {
+    if (notice) locals(res).session.notice = notice;
+    res.redirect(303, path);
+  };
+
+  r.use((_req, res, next) => (res.set(SECURITY_HEADERS), next()));
+  r.use(cookieParser(), express.urlencoded({ extended: false, limit: '64kb', parameterLimit: 100 }));
+
+  // The session, if any; a tenant admin key revoked since sign-in ends it.
+  r.use(async (req, res, next) => {
+    const session = sessions.get(one(req.cookies?.[COOKIE]));
+    const caller = session?.caller;
+    if (caller?.kind === 'tenant' && !(await tenantAdminKeyLive(knex, caller.tenantId, caller.keyId))) sessions.destroy(session!.id);
+    else if (session) res.locals.session = session;
+    next();
+  });
+
+  // Every POST carries the session's CSRF token in a hidden field; anything else is refused before it does anything.
+  r.use((req, res, next) => {
+    if (req.method !== 'POST') return next();
+    const session = res.locals.session as ConsoleSession | undefined;
+    const presented = one(req.body?._csrf);
+    if (session && presented && sameSecret(presented, session.csrf)) return next();
+    problem(res, 403, 'Form refused', 'This form was not sent from a current console page, so nothing was changed. Reload the page and try again.');
+  });
+
+  r.get('/', (_req, res) => {
+    const caller = (res.locals.session as ConsoleSession | undefined)?.caller;
+    if (!caller) return res.redirect(303, `${CONSOLE_PATH}/sign-in`);
+    res.redirect(303, caller.kind === 'operator' ? `${CONSOLE_PATH}/tenants` : tenantPath(caller.tenantId, 'apps'));
+  });
+
+  r.get('/sign-in', (req, res) => {
+    let session = res.locals.session as ConsoleSession | undefined;
+    if (session?.caller) return res.redirect(303, `${CONSOLE_PATH}/`);
+    if (!session) setCookie(req, res, (session = sessions.create()));
+    send(res, pages.signInPage(session, false));
+  });
+
+  r.post('/sign-in', async (req, res) => {
+    const old = locals(res).session;
+    const key = one(req.body.key)?.trim();
+    const caller = key ? await identifyAdmin(knex, adminToken, key) : undefined;
+    if (!caller) return send(res, pages.signInPage(old, true), 401);
+    // A new session id at sign-in, so an id known before it (fixation) is worth nothing after.
+    sessions.destroy(old.id);
+    const session = sessions.create(caller);
+    setCookie(req, res, session);
+    res.locals.session = session;
+    goTo(res, `${CONSOLE_PATH}/`);
+  });
+
+  r.post('/sign-out', (req, res) => {
+    sessions.destroy(locals(res).session.id);
+    res.clearCookie(COOKIE, { path: CONSOLE_PATH });
+    const anonymous = sessions.create();
+    setCookie(req, res, anonymous);
+    send(res, pages.signedOutPage(anonymous));
+  });
+
+  // Everything below needs a signed-in session.
+  r.use((req, res, next) => {
+    const caller = (res.locals.session as ConsoleSession | undefined)?.caller;
+    if (!caller) return req.method === 'GET' ? res.redirect(303, `${CONSOLE_PATH}/sign-in`) : notFound(res);
+    res.locals.caller = caller;
+    next();
+  });
+
+  r.get('/tenants', async (_req, res) => {
+    const { session, caller } = locals(res);
+    if (caller.kind !== 'operator') return notFound(res);
+    send(res, pages.tenantsPage(session, await listTenants(knex)));
+  });
+
+  const tenant = Router({ mergeParams: true });
+  r.use('/tenants/:tenantId', async (req: Request<{ tenantId: string }>, res: Response, next: NextFunction) => {
+    const { caller } = locals(res);
+    const { tenantId } = req.params;
+    // A tenant admin key sees only its own tenant; any other answers as if it did not exist.
+    const found = caller.kind === 'tenant' && caller.tenantId !== tenantId ? undefined : await findTenant(knex, tenantId);
+    if (!found) return notFound(res);
+    res.locals.tenant = found;
+    next();
+  }, tenant);
+
+  /**
+   * Runs `run` as the admin API operation `op`: the caller must pass the admin API's authority check for it, and the
+   * object it names must belong to this page's tenant; otherwise the answer is the 404 page and nothing runs.
+   */
+  async function perform<T>(res: Response, op: AdminOperation, run: () => Promise<Outcome<T>>): Promise<T | undefined> {
+    const { caller, tenant: current } = locals(res);
+    const owner = await ownerOf(knex, op);
+    if (owner.operatorOnly || owner.tenantId !== current.tenantId || (await refusalOf(knex, caller, op))) return void notFound(res);
+    const outcome = await run();
+    if (!outcome.ok) return void refusedPage(res, outcome);
+    return outcome.value;
+  }
+
+  tenant.get('/', (req, res) => res.redirect(303, tenantPath(locals(res).tenant.tenantId, 'apps')));
+
+  tenant.get('/apps', async (_req, res) => {
+    const { tenantId } = locals(res).tenant;
+    const [apps, grants] = await Promise.all([listClients(knex, tenantId), grantsOfTenant(knex, tenantId)]);
+    send(res, pages.appsPage(frameOf(res, 'Apps'), apps.map((client) => ({ client, capabilities: grants.get(client.clientId) ?? [] }))));
+  });
+
+  tenant.get('/apps/:clientId', async (req: Request<{ clientId: string }>, res) => {
+    const { tenantId } = locals(res).tenant;
+    const client = await findClient(knex, tenantId, req.params.clientId);
+    if (!client) return notFound(res);
+    const [grants, pending] = await Promise.all([grantsOfTenant(knex, tenantId), hasPendingSecret(knex, client.clientId)]);
+    send(res, pages.appPage({ ...frameOf(res, `App: ${client.name}`), session: locals(res).session }, client, grants.get(client.clientId) ?? [], pending));
+  });
+
+  tenant.post('/apps/:clientId/grant', async (req: Request<{ clientId: string }>, res) => {
+    const { tenantId } = locals(res).tenant;
+    const { clientId } = req.params;
+    const body = { capabilities: list(req.body.capabilities) };
+    const grant = await perform(res, { method: 'PUT', path: apiPath('tenants', tenantId, 'grants', clientId), body }, () => putGrant(knex, tenantId, clientId, body));
+    if (grant) goTo(res, appPath(tenantId, clientId), `Granted capabilities saved: ${grant.capabilities.join(' ') || 'none'}.`);
+  });
+
+  tenant.post('/apps/:clientId/status', async (req: Request<{ clientId: string }>, res) => {
+    const { tenantId } = locals(res).tenant;
+    const { clientId } = req.params;
+    const body = { status: req.body.status };
+    const client = await perform(res, { method: 'PATCH', path: apiPath('clients', clientId), body }, () => setClientStatus(knex, clientId, body));
+    if (client) goTo(res, appPath(tenantId, clientId), `${client.name} is now ${client.status}.`);
+  });
+
+  tenant.post('/apps/:clientId/secrets', async (req: Request<{ clientId: string }>, res) => {
+    const { tenantId } = locals(res).tenant;
+    const { clientId } = req.params;
+    const created = await perform(res, { method: 'POST', path: apiPath('clients', clientId, 'secrets') }, () => createNextSecret(knex, clientId));
+    const client = created && (await findClient(knex, tenantId, clientId));
+    // Shown once, in the answer to the POST itself (never stored readable, never cached).
+    if (created && client) send(res, pages.secretPage(frameOf(res, `New secret for ${client.name}`), client, created.clientSecret), 201);
+  });
+
+  tenant.post('/apps/:clientId/secrets/promote', async (req: Request<{ clientId: string }>, res) => {
+    const { tenantId } = locals(res).tenant;
+    const { clientId } = req.params;
+    const client = await perform(res, { method: 'POST', path: apiPath('clients', clientId, 'secrets', 'promote') }, () => promoteNextSecret(knex, clientId));
+    if (client) goTo(res, appPath(tenantId, clientId), `The next secret of ${client.name} is now its only secret; the old one no longer works.`);
+  });
+
+  tenant.get('/service-accounts', async (_req, res) => {
+    const { session, tenant: current } = locals(res);
+    send(res, pages.serviceAccountsPage({ ...frameOf(res, 'Service accounts'), session, tenant: current }, await listServiceAccounts(knex, current.tenantId)));
+  });
+
+  tenant.post('/service-accounts/:accountId/epoch', async (req: Request<{ accountId: string }>, res) => {
+    const { tenantId } = locals(res).tenant;
+    const { accountId } = req.params;
+    const advanced = await perform(res, { method: 'POST', path: apiPath('accounts', accountId, 'epoch') }, () => advanceEpoch(knex, accountId));
+    if (advanced) goTo(res, tenantPath(tenantId, 'service-accounts'), `The epoch of ${advanced.accountId} is now ${advanced.epoch}; its older tokens are refused.`);
+  });
+
+  tenant.post('/service-accounts/:accountId/status', async (req: Request<{ accountId: string }>, res) => {
+    const { tenantId } = locals(res).tenant;
+    const { accountId } = req.params;
+    const body = { status: req.body.status };
+    const account = await perform(res, { method: 'PATCH', path: apiPath('accounts', accountId), body }, () => setAccountStatus(knex, accountId, body));
+    if (account) goTo(res, tenantPath(tenantId, 'service-accounts'), `${account.accountId} is now ${account.status}.`);
+  });
+
+  tenant.get('/extensions', async (_req, res) => {
+    const { session, tenant: current } = locals(res);
+    const [extensions, apps] = await Promise.all([listExtensions(knex, current.tenantId), listClients(knex, current.tenantId)]);
+    send(res, pages.extensionsPage({ ...frameOf(res, 'Extensions'), session, tenant: current }, extensions, apps));
+  });
+
+  tenant.post('/extensions', async (req, res) => {
+    const { tenantId } = locals(res).tenant;
+    const clientId = one(req.body.clientId) ?? '';
+    let schema: unknown;
+    try {
+      schema = JSON.parse(one(req.body.schema) ?? '');
+    } catch {
+      return refusedPage(res, { ok: false, error: 'schema_invalid', message: 'the schema is not valid JSON' });
+    }
+    const body = { name: req.body.name, schemas: { 1: schema } };
+    const registered = await perform(res, { method: 'POST', path: apiPath('clients', clientId, 'extensions'), body }, () => registerExtension(knex, clientId, body));
+    if (registered) goTo(res, tenantPath(tenantId, 'extensions'), `Registered ${registered.name} as ${registered.extensionId}.`);
+  });
+
+  tenant.get('/decisions', async (req, res) => {
+    const { tenant: current } = locals(res);
+    const requestId = one(req.query.requestId)?.trim() || undefined;
+    const outcome = await recentDecisions(knex, current.tenantId, { limit: DECISIONS_SHOWN, requestId });
+    if (!outcome.ok) return refusedPage(res, outcome);
+    send(res, pages.decisionsPage({ ...frameOf(res, 'Decisions'), tenant: current }, outcome.value.items, requestId));
+  });
+
+  tenant.get('/usage', async (_req, res) => {
+    const { tenantId } = locals(res).tenant;
+    const [total, days] = await Promise.all([usage(knex, tenantId), usagePerDay(knex, tenantId)]);
+    if (!total.ok) return refusedPage(res, total);
+    if (!days.ok) return refusedPage(res, days);
+    send(res, pages.usagePage(frameOf(res, 'Usage'), total.value.total, days.value));
+  });
+
+  r.use((_req, res) => notFound(res));
+  r.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
+    const e = err as { type?: string };
+    if (res.headersSent) return void res.end();
+    if (e?.type === 'entity.too.large' || e?.type === 'parameters.too.many') return problem(res, 413, 'Too large', 'That form was too large.');
+    if (e?.type !== undefined || err instanceof URIError) return problem(res, 400, 'Not accepted', 'That request could not be read.');
+    // Text PostgreSQL cannot store: a lookup by it is a miss, a write of it is refused.
+    if (isClientDataError(err)) return req.method === 'GET' ? notFound(res) : problem(res, 422, 'Not accepted', 'That contains characters that cannot be stored.');
+    log.error({ err, requestId: requestIdOf(res), path: req.path }, 'admin console error');
+    problem(res, 503, 'Temporarily unavailable', 'The console could not do that just now. Nothing is shown about why here; try again shortly.');
+  });
+  return r;
+}

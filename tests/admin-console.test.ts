@@ -1,0 +1,400 @@
+// The admin console (docs/admin-console.md) in real Chromium: sign-in with a tenant admin key and with the operator
+// token, every page screenshotted into test-artifacts/admin-console/, and every action checked for its effect on the
+// next request through the gateway or the token endpoint. Also: CSRF refusals change nothing, a tenant admin key
+// cannot see or touch another tenant, the pages work with JavaScript disabled, sign-out and key revocation end the
+// session, and sessions expire.
+import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
+import { mkdir } from 'node:fs/promises';
+import type { Browser, BrowserContext, Page, Response as PageResponse } from 'playwright-core';
+import type { System } from '../infra/system.js';
+import { IDLE_MS, MAX_AGE_MS, SessionStore } from '../policies/console/sessions.js';
+import { launchBrowser } from './support/browser.js';
+import { startTestSystem } from './support/system.js';
+import { adminClient, setupTenant, type AdminClient, type TenantSetup } from './support/admin.js';
+import { callApi } from './support/api.js';
+import { personApi } from './support/extensions.js';
+
+const ARTIFACTS = 'test-artifacts/admin-console';
+const ALL = ['svc.profile.self.read', 'svc.tenant.info.read', 'svc.person.read', 'svc.person.metadata.read', 'svc.person.metadata.write'];
+
+let system: System;
+let operator: AdminClient;
+let browser: Browser;
+let consoleUrl: string;
+let own: TenantSetup & { clientSecret: string; serviceAccountId: string };
+let other: TenantSetup;
+let adminKey: { keyId: string; key: string };
+
+beforeAll(async () => {
+  await mkdir(ARTIFACTS, { recursive: true });
+  [system, browser] = await Promise.all([startTestSystem({ ISSUER_ENABLE_CLIENT_CREDENTIALS: 'true' }), launchBrowser()]);
+  operator = adminClient(system);
+  consoleUrl = `${system.pdpUrl}/admin/console`;
+  const tenant = await setupTenant(operator, { type: 'confidential', capabilities: ALL });
+  const account = await operator.ok('POST', `/tenants/${tenant.tenantId}/service-accounts`, { clientId: tenant.clientId, name: 'nightly sync', capabilities: ALL });
+  own = { ...tenant, clientSecret: tenant.clientSecret!, serviceAccountId: account.accountId };
+  other = await setupTenant(operator);
+  adminKey = await operator.ok('POST', `/tenants/${own.tenantId}/admin-keys`);
+});
+afterAll(async () => {
+  await browser?.close();
+  await system?.close();
+});
+
+const shot = (page: Page, name: string) => page.screenshot({ path: `${ARTIFACTS}/${name}.png`, fullPage: true });
+const pageUrl = (tenantId: string, path: string) => `${consoleUrl}/tenants/${tenantId}/${path}`;
+
+/** Clicks the button named `name` and waits for the page the form's answer (after any redirect) shows. */
+async function press(page: Page, name: string): Promise<PageResponse> {
+  const [response] = await Promise.all([page.waitForNavigation(), page.getByRole('button', { name, exact: true }).click()]);
+  return response!;
+}
+
+async function signIn(context: BrowserContext, key: string): Promise<{ page: Page; response: PageResponse }> {
+  const page = await context.newPage();
+  await page.goto(`${consoleUrl}/sign-in`);
+  await page.getByLabel('Admin key or operator token').fill(key);
+  return { page, response: await press(page, 'Sign in') };
+}
+
+const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
+
+/** client_credentials at the token endpoint for the own tenant's confidential app. */
+async function tokenRequest(secret = own.clientSecret) {
+  const res = await fetch(`${system.authUrl}/oauth2/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic(own.clientId, secret) },
+    body: new URLSearchParams({ grant_type: 'client_credentials', scope: ALL.join(' ') }).toString(),
+  });
+  return { status: res.status, body: (await res.json()) as Record<string, string> };
+}
+async function workloadToken(secret = own.clientSecret): Promise<string> {
+  const res = await tokenRequest(secret);
+  if (res.status !== 200) throw new Error(`no token: ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body.access_token!;
+}
+const getMe = (token: string) => callApi(system.baseUrl, 'getMe', '/me', token);
+const getTenant = (token: string) => callApi(system.baseUrl, 'getTenant', '/tenant', token);
+
+/** Reloads `page` until `text` shows: the decision log and the meter are written in batches off the request path. */
+async function reloadUntil(page: Page, text: string): Promise<void> {
+  for (let attempt = 0; attempt < 40 && !(await page.content()).includes(text); attempt++) {
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    await page.reload();
+  }
+  expect(await page.content()).toContain(text);
+}
+
+/** The one row of the table whose header cell or cells contain `text`. */
+const row = (page: Page, text: string) => page.getByRole('row').filter({ hasText: text });
+
+describe('signing in', () => {
+  it('answers a wrong key with one generic message, whichever part was wrong, and never echoes it', async () => {
+    const context = await browser.newContext();
+    const wrong = ['not a key at all', `${adminKey.keyId}.wrong-secret-part`, `key_00000000000000000000000000.${adminKey.key.split('.')[1]}`, `${system.adminToken}x`];
+    const messages = new Set<string>();
+    for (const key of wrong) {
+      const { page, response } = await signIn(context, key);
+      expect(response.status()).toBe(401);
+      messages.add(await page.getByRole('alert').innerText());
+      expect(await page.content()).not.toContain(key);
+      if (key === wrong[0]) await shot(page, 'sign-in');
+      await page.close();
+    }
+    expect([...messages]).toEqual(['That key did not work. Check it and try again.']);
+    await context.close();
+  });
+});
+
+describe('a tenant admin', () => {
+  let context: BrowserContext;
+  let page: Page;
+  let deniedRequestId: string;
+  beforeAll(async () => {
+    context = await browser.newContext();
+    ({ page } = await signIn(context, adminKey.key));
+  });
+  afterAll(() => context.close());
+
+  it("signs in with the tenant admin key to the tenant's apps and their granted capabilities; the key is in neither cookie nor page", async () => {
+    expect(page.url()).toBe(pageUrl(own.tenantId, 'apps'));
+    const response = (await page.goto(page.url()))!;
+    const headers = response.headers();
+    expect(headers['cache-control']).toBe('no-store');
+    expect(headers['content-security-policy']).toMatch(/default-src 'none'.*style-src 'sha256-.*frame-ancestors 'none'/);
+    const app = row(page, own.clientName);
+    await expect(app.getByRole('cell').last().innerText()).resolves.toBe([...ALL].sort().join('\n'));
+    const cookies = await context.cookies();
+    expect(cookies).toHaveLength(1);
+    expect(cookies[0]).toMatchObject({ name: 'console_session', httpOnly: true, sameSite: 'Strict', path: '/admin/console' });
+    expect(cookies[0]!.value).not.toContain(adminKey.key.split('.')[1]);
+    expect(await page.content()).not.toContain(adminKey.key.split('.')[1]);
+    await shot(page, 'apps');
+  });
+
+  it("withdrawing a capability makes the app's next call with it 403 capability_not_granted; granting it again restores it", async () => {
+    const token = await workloadToken();
+    expect((await getTenant(token)).status).toBe(200);
+    await page.goto(pageUrl(own.tenantId, `apps/${own.clientId}`));
+    await page.getByLabel('svc.tenant.info.read').uncheck();
+    await press(page, 'Save granted capabilities');
+    await expect(page.getByRole('status').innerText()).resolves.toContain('Granted capabilities saved');
+    const denied = await getTenant(token);
+    expect(denied.status).toBe(403);
+    expect(denied.body.error).toBe('capability_not_granted');
+    deniedRequestId = denied.body.requestId;
+    expect((await getMe(token)).status).toBe(200);
+    await shot(page, 'app');
+    await page.getByLabel('svc.tenant.info.read').check();
+    await press(page, 'Save granted capabilities');
+    expect((await getTenant(token)).status).toBe(200);
+  });
+
+  it('disabling the app makes its tokens 403 client_disabled and its token requests invalid_client; enabling restores both', async () => {
+    const token = await workloadToken();
+    await page.goto(pageUrl(own.tenantId, `apps/${own.clientId}`));
+    await press(page, 'Disable app');
+    const denied = await getMe(token);
+    expect([denied.status, denied.body.error]).toEqual([403, 'client_disabled']);
+    const refused = await tokenRequest();
+    expect([refused.status, refused.body.error]).toEqual([401, 'invalid_client']);
+    await press(page, 'Enable app');
+    expect((await getMe(token)).status).toBe(200);
+    expect((await tokenRequest()).status).toBe(200);
+  });
+
+  it("advancing a service account's epoch makes its older token 403 epoch_changed; a new token works", async () => {
+    const old = await workloadToken();
+    await page.goto(pageUrl(own.tenantId, 'service-accounts'));
+    await expect(row(page, own.serviceAccountId).getByRole('cell').nth(4).innerText()).resolves.toBe('1');
+    await press(page, 'Advance epoch of nightly sync');
+    await expect(row(page, own.serviceAccountId).getByRole('cell').nth(4).innerText()).resolves.toBe('2');
+    const denied = await getMe(old);
+    expect([denied.status, denied.body.error]).toEqual([403, 'epoch_changed']);
+    expect((await getMe(await workloadToken())).status).toBe(200);
+    await shot(page, 'service-accounts');
+  });
+
+  it('disabling a service account makes its token 403 subject_revoked; enabling restores it', async () => {
+    const token = await workloadToken();
+    await page.goto(pageUrl(own.tenantId, 'service-accounts'));
+    await press(page, 'Disable nightly sync');
+    const denied = await getMe(token);
+    expect([denied.status, denied.body.error]).toEqual([403, 'subject_revoked']);
+    await press(page, 'Enable nightly sync');
+    expect((await getMe(token)).status).toBe(200);
+  });
+
+  it('rotating shows the next secret once, both secrets work until promotion, then the old one fails at the token endpoint', async () => {
+    await page.goto(pageUrl(own.tenantId, `apps/${own.clientId}`));
+    const shown = await press(page, 'Create a next secret');
+    expect(shown.status()).toBe(201);
+    const next = await page.getByRole('status', { name: 'New client secret' }).innerText();
+    expect(next.length).toBeGreaterThan(20);
+    await shot(page, 'secret');
+    expect((await tokenRequest(own.clientSecret)).status).toBe(200);
+    expect((await tokenRequest(next)).status).toBe(200);
+    await page.goto(pageUrl(own.tenantId, `apps/${own.clientId}`));
+    expect(await page.content()).not.toContain(next);
+    await press(page, 'Promote the next secret');
+    await expect(page.getByRole('status').innerText()).resolves.toContain('the old one no longer works');
+    const old = await tokenRequest(own.clientSecret);
+    expect([old.status, old.body.error]).toEqual([401, 'invalid_client']);
+    expect((await tokenRequest(next)).status).toBe(200);
+    own.clientSecret = next;
+  });
+
+  it('registers an extension whose version-1 schema the API then enforces', async () => {
+    await page.goto(pageUrl(own.tenantId, 'extensions'));
+    await page.getByLabel('Owning app').selectOption(own.clientId);
+    await page.getByLabel('Name').fill('Loyalty <notes>');
+    await page.getByLabel('JSON Schema for version 1').fill(JSON.stringify({ type: 'object', properties: { points: { type: 'integer' } }, required: ['points'] }));
+    await press(page, 'Register extension');
+    const registered = row(page, 'Loyalty <notes>');
+    const extensionId = await registered.getByRole('cell').first().innerText();
+    expect(extensionId).toMatch(/^ext_/);
+    await shot(page, 'extensions');
+    const api = personApi(system.baseUrl);
+    const token = await workloadToken();
+    const created = await api.put(token, own.personId, extensionId, { schemaVersion: 1, data: { points: 3 } }, { 'if-none-match': '*' });
+    expect(created.status).toBe(201);
+    const invalid = await api.put(token, own.personId, extensionId, { schemaVersion: 1, data: { points: 'many' } }, { 'if-match': created.headers.get('etag')! });
+    expect([invalid.status, invalid.body.error]).toEqual([422, 'schema_invalid']);
+  });
+
+  it('refuses a schema that is not JSON or not a JSON Schema with a page that says why, and registers nothing', async () => {
+    await page.goto(pageUrl(own.tenantId, 'extensions'));
+    for (const schema of ['{not json', '{"type": "no-such-type"}']) {
+      await page.getByLabel('Name').fill('Broken');
+      await page.getByLabel('JSON Schema for version 1').fill(schema);
+      const response = await press(page, 'Register extension');
+      expect(response.status()).toBe(422);
+      await expect(page.getByRole('alert').innerText()).resolves.toMatch(/^That was not accepted: /);
+      await page.goBack();
+    }
+    await shot(page, 'extension-refused');
+    await page.goto(pageUrl(own.tenantId, 'extensions'));
+    await expect(row(page, 'Broken').count()).resolves.toBe(0);
+  });
+
+  it('answers malformed input with a page, never a 5xx: unreadable or unstorable ids, unknown capabilities and statuses, NUL in a name', async () => {
+    for (const [path, status] of [['apps/%00', 404], ['apps/%E0%A4%A', 400], ['service-accounts/%00/epoch', 404]] as const)
+      expect([path, (await context.request.get(pageUrl(own.tenantId, path), { maxRedirects: 0 })).status()]).toEqual([path, status]);
+    await page.goto(pageUrl(own.tenantId, 'apps'));
+    const _csrf = await page.locator('input[name="_csrf"]').first().inputValue();
+    const posts = [
+      [`apps/${own.clientId}/grant`, { _csrf, capabilities: 'svc.no.such' }, 422],
+      [`apps/${own.clientId}/status`, { _csrf, status: 'sleeping' }, 422],
+      [`service-accounts/${own.serviceAccountId}/status`, { _csrf }, 422],
+      ['extensions', { _csrf, clientId: own.clientId, name: 'a\u0000b', schema: '{}' }, 422],
+      ['extensions', { _csrf, clientId: 'tp_\u0000', name: 'x', schema: '{}' }, 422],
+      [`apps/%00/status`, { _csrf, status: 'disabled' }, 422],
+    ] as const;
+    for (const [path, form, status] of posts) {
+      const res = await context.request.post(pageUrl(own.tenantId, path), { form, maxRedirects: 0 });
+      expect([path, res.status()]).toEqual([path, status]);
+      expect(await res.text()).toContain('<h1>');
+    }
+    expect((await getTenant(await workloadToken())).status).toBe(200);
+  });
+
+  it('finds the decision of a denied request by its request id, with its deny code and check', async () => {
+    await page.goto(pageUrl(own.tenantId, 'decisions'));
+    await page.getByLabel('Request id').fill(deniedRequestId);
+    await press(page, 'Search');
+    await reloadUntil(page, 'capability_not_granted');
+    const cells = await row(page, deniedRequestId).getByRole('cell').allInnerTexts();
+    expect(cells.slice(3)).toEqual(['svc.tenant.info.read', 'denied', 'capability_not_granted', 'capability.tenant_grant']);
+    await expect(page.getByRole('row').count()).resolves.toBe(2); // the header row and this one
+    await shot(page, 'decisions');
+  });
+
+  it("shows today's metered calls of the app", async () => {
+    await page.goto(pageUrl(own.tenantId, 'usage'));
+    await reloadUntil(page, own.clientId);
+    const today = new Date().toISOString().slice(0, 10);
+    const calls = Number(await row(page, today).filter({ hasText: own.clientId }).getByRole('cell').last().innerText());
+    expect(calls).toBeGreaterThan(5);
+    await shot(page, 'usage');
+  });
+
+  describe('CSRF', () => {
+    const csrfOf = (p: Page) => p.locator('input[name="_csrf"]').first().inputValue();
+
+    it('refuses a POST without or with a wrong token with a 403 page, and changes nothing', async () => {
+      const token = await workloadToken();
+      const target = pageUrl(own.tenantId, `apps/${own.clientId}`);
+      for (const form of [{ status: 'disabled' }, { status: 'disabled', _csrf: 'wrong' }, { status: 'disabled', _csrf: '' }] as Record<string, string>[]) {
+        const res = await context.request.post(`${target}/status`, { form, maxRedirects: 0 });
+        expect(res.status()).toBe(403);
+        expect(await res.text()).toContain('nothing was changed');
+      }
+      const grant = await context.request.post(`${target}/grant`, { form: { _csrf: 'wrong' }, maxRedirects: 0 });
+      expect(grant.status()).toBe(403);
+      const epoch = await context.request.post(pageUrl(own.tenantId, `service-accounts/${own.serviceAccountId}/epoch`), { maxRedirects: 0 });
+      expect(epoch.status()).toBe(403);
+      expect((await getMe(token)).status).toBe(200);
+      expect((await getTenant(token)).status).toBe(200);
+      await page.setContent(await grant.text());
+      await shot(page, 'forbidden');
+    });
+
+    it("cannot see another tenant's pages or act on its objects: a 404 page, and nothing changes", async () => {
+      for (const path of ['apps', 'service-accounts', 'extensions', 'decisions', 'usage', `apps/${other.clientId}`]) {
+        const response = (await page.goto(pageUrl(other.tenantId, path)))!;
+        expect(response.status()).toBe(404);
+        await expect(page.getByRole('heading', { level: 1 }).innerText()).resolves.toBe('Not found');
+        expect(await page.content()).not.toContain(other.clientName);
+      }
+      await shot(page, 'not-found');
+      expect((await page.goto(`${consoleUrl}/tenants`))!.status()).toBe(404);
+      await page.goto(pageUrl(own.tenantId, 'apps'));
+      const _csrf = await csrfOf(page);
+      const attempts = [
+        [pageUrl(other.tenantId, `apps/${other.clientId}/status`), { _csrf, status: 'disabled' }],
+        [pageUrl(own.tenantId, `apps/${other.clientId}/status`), { _csrf, status: 'disabled' }],
+        [pageUrl(own.tenantId, `apps/${other.clientId}/grant`), { _csrf }],
+        [pageUrl(own.tenantId, `service-accounts/${other.accountId}/epoch`), { _csrf }],
+        [pageUrl(own.tenantId, `service-accounts/${other.accountId}/status`), { _csrf, status: 'disabled' }],
+        [pageUrl(own.tenantId, 'extensions'), { _csrf, clientId: other.clientId, name: 'sneaky', schema: '{}' }],
+      ] as const;
+      for (const [url, form] of attempts) {
+        const res = await context.request.post(url, { form, maxRedirects: 0 });
+        expect([url, res.status()]).toEqual([url, 404]);
+      }
+      const knex = system.db.knex;
+      await expect(knex('clients').where({ id: other.clientId }).first('status')).resolves.toEqual({ status: 'active' });
+      await expect(knex('accounts').where({ id: other.accountId }).first('status', 'epoch')).resolves.toEqual({ status: 'active', epoch: 1 });
+      await expect(operator.ok('GET', `/tenants/${other.tenantId}/grants/${other.clientId}`)).resolves.toMatchObject({ capabilities: ['svc.profile.self.read', 'svc.tenant.info.read'] });
+      await expect(knex('extensions').where({ name: 'sneaky' }).first()).resolves.toBeUndefined();
+    });
+  });
+
+  it('signs out: the old session id no longer opens a page', async () => {
+    const [cookie] = await context.cookies();
+    await page.goto(pageUrl(own.tenantId, 'apps'));
+    await press(page, 'Sign out');
+    await expect(page.getByRole('heading', { level: 1 }).innerText()).resolves.toBe('Signed out');
+    await shot(page, 'signed-out');
+    const replay = await fetch(pageUrl(own.tenantId, 'apps'), { headers: { cookie: `console_session=${cookie!.value}` }, redirect: 'manual' });
+    expect([replay.status, replay.headers.get('location')]).toEqual([303, '/admin/console/sign-in']);
+  });
+});
+
+describe('the operator', () => {
+  it('signs in with the operator token, picks a tenant and manages it', async () => {
+    const context = await browser.newContext();
+    const { page } = await signIn(context, system.adminToken);
+    expect(page.url()).toBe(`${consoleUrl}/tenants`);
+    await expect(row(page, own.tenantName).count()).resolves.toBe(1);
+    await expect(row(page, other.tenantName).count()).resolves.toBe(1);
+    await shot(page, 'tenants');
+    await page.getByRole('link', { name: other.tenantName, exact: true }).click();
+    await page.waitForURL(pageUrl(other.tenantId, 'apps'));
+    await expect(row(page, other.clientName).count()).resolves.toBe(1);
+    await context.close();
+  });
+});
+
+describe('with JavaScript disabled', () => {
+  it('every page renders and a form works: advancing the epoch refuses the older token', async () => {
+    const context = await browser.newContext({ javaScriptEnabled: false });
+    const { page } = await signIn(context, adminKey.key);
+    for (const path of ['apps', `apps/${own.clientId}`, 'service-accounts', 'extensions', 'decisions', 'usage']) {
+      const response = (await page.goto(pageUrl(own.tenantId, path)))!;
+      expect([path, response.status()]).toEqual([path, 200]);
+      await expect(page.getByRole('main').getByRole('heading', { level: 1 }).count()).resolves.toBe(1);
+    }
+    const old = await workloadToken();
+    await page.goto(pageUrl(own.tenantId, 'service-accounts'));
+    await press(page, 'Advance epoch of nightly sync');
+    expect((await getMe(old)).body.error).toBe('epoch_changed');
+    await context.close();
+  });
+});
+
+describe('revoking the tenant admin key', () => {
+  it('ends a console session signed in with it', async () => {
+    const context = await browser.newContext();
+    const key = await operator.ok('POST', `/tenants/${own.tenantId}/admin-keys`);
+    const { page } = await signIn(context, key.key);
+    expect(page.url()).toBe(pageUrl(own.tenantId, 'apps'));
+    await operator.ok('DELETE', `/tenants/${own.tenantId}/admin-keys/${key.keyId}`);
+    await page.goto(pageUrl(own.tenantId, 'apps'));
+    expect(page.url()).toBe(`${consoleUrl}/sign-in`);
+    await context.close();
+  });
+});
+
+describe('console sessions', () => {
+  it(`end after ${IDLE_MS / 60000} minutes unused and ${MAX_AGE_MS / 3600000} hours after sign-in, whatever the use`, () => {
+    let now = 0;
+    const store = new SessionStore(() => now);
+    const idle = store.create({ kind: 'operator' });
+    const busy = store.create({ kind: 'operator' });
+    for (now = IDLE_MS / 2; now < MAX_AGE_MS; now += IDLE_MS / 2) expect(store.get(busy.id)).toBe(busy);
+    expect(store.get(idle.id)).toBeUndefined();
+    now = MAX_AGE_MS;
+    expect(store.get(busy.id)).toBeUndefined();
+  });
+});

@@ -1,0 +1,113 @@
+// Issue 12, faults of the stores under traffic: the private PostgreSQL cluster crashed (immediate shutdown) and
+// restarted, the private Redis stopped and restarted, with every service its own process. Prints its figures
+// ("faults:" lines).
+import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
+import { performance } from 'node:perf_hooks';
+import { callApi } from './support/api.js';
+import { startStack, type Stack } from './support/stack.js';
+import { printFigures, sleep, waitFor } from './support/processes.js';
+import { trafficAround, writeLedger } from './support/write-ledger.js';
+import { contextSigner } from '../common/internal-context.js';
+
+let stack: Stack;
+
+
+beforeAll(async () => {
+  stack = await startStack({ persons: 8 });
+}, 180_000);
+afterAll(async () => {
+  await stack?.close();
+});
+
+describe('PostgreSQL crashed and restarted under traffic', () => {
+  // The gateway's deadlines (gateway.yaml): the PDP decision 2 s, the backend 5 s; a loaded machine gets 3 s more.
+  const CHAIN_DEADLINE_MS = 2000 + 5000 + 3000;
+
+  /** The backend called directly, with the context the gateway would sign: its own answer, not the gateway's. */
+  async function backendDirect(): Promise<number> {
+    const path = `/v1/persons/${stack.tenant.personId}`;
+    const requestId = `direct-${Date.now()}`;
+    const headers = contextSigner(stack.system.internalSecret)({
+      requestId, subjectType: 'person', subjectId: stack.tenant.personId, tenantId: stack.tenant.tenantId, clientId: stack.tenant.clientId,
+      actorAccountId: stack.tenant.accountId, scopes: ['svc.person.read'],
+    }, { method: 'GET', path });
+    const res = await fetch(`${stack.system.backendUrl}${path}`, { headers: { ...headers, 'x-request-id': requestId } });
+    const body = await res.json();
+    return res.status === 503 && body.error === 'authorization_unavailable' && res.headers.get('retry-after') ? 503 : res.status;
+  }
+
+  it('answers 503 from the PDP and the backend while it is down, no request outlives its deadline, everything recovers without a restart, and no committed write is lost or doubled', async () => {
+    const postgres = stack.postgres!;
+    const ledger = writeLedger(stack.system.baseUrl, () => stack.token, stack.extensionId, stack.personIds, 'pg');
+    let whileDown: Record<string, number> = {};
+    let startMs = 0;
+    let recoveredMs = 0;
+    const outcomes = await trafficAround(ledger, async () => {
+      await postgres.server.stop('SIGQUIT'); // immediate shutdown: a crash, recovered from the WAL at the next start
+      await sleep(1000);
+      whileDown = { backend: await backendDirect(), admin: (await stack.admin.call('GET', `/tenants/${stack.tenant.tenantId}/usage`)).status };
+      await sleep(1000);
+      const restarted = performance.now();
+      await postgres.server.start();
+      startMs = performance.now() - restarted;
+      recoveredMs = await waitFor('an API call answered after the restart', async () => (await callApi(stack.system.baseUrl, 'getMe', '/me', stack.token)).status === 200, 60_000);
+    }, { writers: 4, successesAfter: 40, readEvery: 3 });
+    const report = await ledger.verify();
+
+    const down = outcomes.filter((o) => o.status === 503);
+    const unexpected = outcomes.filter((o) => ![200, 201, 404, 503].includes(o.status) || (o.status === 503 && o.error !== 'authorization_unavailable'));
+    printFigures('PostgreSQL crashed and restarted', {
+      requests: outcomes.length, '503 authorization_unavailable': down.length, 'slowest ms': Math.max(...outcomes.map((o) => o.ms)),
+      'deadline ms': CHAIN_DEADLINE_MS, 'PostgreSQL start ms': startMs, 'first 200 after it listened ms': recoveredMs,
+      'acknowledged writes': report.acknowledged, 'writes without an answer': report.unanswered, 'records read back': report.records,
+    });
+    expect(whileDown).toEqual({ backend: 503, admin: 503 });
+    expect(down.length).toBeGreaterThan(0);
+    expect(unexpected).toEqual([]);
+    expect(outcomes.filter((o) => o.ms > CHAIN_DEADLINE_MS)).toEqual([]);
+    expect(report.problems).toEqual([]);
+    expect(report.acknowledged).toBeGreaterThan(0);
+  }, 150_000);
+});
+
+describe('Redis stopped and restarted under traffic (docs/decisions.md, "Redis outage")', () => {
+  const LIMIT = 10;
+
+  it('limits in process while Redis is away (no 5xx, no wait on Redis), counts in Redis again once it is back, and admits at most one limit per gateway beyond Redis', async () => {
+    const redis = stack.redis!;
+    // A window long enough to hold the whole test: every phase counts against one window of each store.
+    await stack.admin.ok('PATCH', `/tenants/${stack.tenant.tenantId}`, { rateLimit: { tenant: { points: LIMIT, durationS: 600 }, account: { points: 1000, durationS: 600 } } });
+    const call = async () => {
+      const started = performance.now();
+      const res = await callApi(stack.system.baseUrl, 'getMe', '/me', stack.token);
+      if (res.status === 429) expect(Number(res.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      return { status: res.status, ms: performance.now() - started };
+    };
+    /** `n` calls one after another; the statuses and the slowest. */
+    const burst = async (n: number) => {
+      const answers = [];
+      for (let i = 0; i < n; i++) answers.push(await call());
+      return { allowed: answers.filter((a) => a.status === 200).length, statuses: new Set(answers.map((a) => a.status)), slowest: Math.max(...answers.map((a) => a.ms)) };
+    };
+
+    const before = await burst(2 * LIMIT);
+    await redis.stop();
+    const during = await burst(2 * LIMIT);
+    await redis.start();
+    // In process the window is full, so the first 200 means the gateway counts in the (restarted, empty) Redis again.
+    const reconnectedMs = await waitFor('a call counted in Redis again', async () => (await call()).status === 200, 30_000, 100);
+    const after = await burst(2 * LIMIT);
+    await stack.admin.ok('PATCH', `/tenants/${stack.tenant.tenantId}`, { rateLimit: { tenant: { points: 1_000_000, durationS: 60 }, account: { points: 1_000_000, durationS: 60 } } });
+
+    printFigures('Redis stopped and restarted', {
+      limit: LIMIT, 'allowed before': before.allowed, 'allowed while away': during.allowed, 'allowed after (incl. the first)': after.allowed + 1,
+      'slowest before ms': before.slowest, 'slowest while away ms': during.slowest, 'counted in Redis again after ms': reconnectedMs,
+    });
+    for (const phase of [before, during, after]) expect([...phase.statuses].sort()).toEqual([200, 429]);
+    expect(before.allowed).toBe(LIMIT);
+    expect(during.allowed).toBe(LIMIT); // one gateway: one limit in process, never open
+    expect(after.allowed + 1).toBe(LIMIT);
+    // No request waits on the absent Redis: nothing slower by a second than the slowest with Redis up.
+    expect(during.slowest).toBeLessThan(before.slowest + 1000);
+  }, 120_000);
+});

@@ -1,0 +1,124 @@
+// `npm run bench`: every process of a run is a child started with `node --import tsx <entry>`, so the child's pid is
+// the process that does the work (npx and the tsx CLI would put a wrapper process in between). Two shapes of the
+// product: each service in its own process as deployed (the headline), and the four in one process (`npm start`).
+import { spawn, type ChildProcess } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import type { Measured } from './bench-cpu.js';
+import { freePort } from './processes.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+/** With BENCH_CPU_PROF=<dir>, the services write V8 CPU profiles there when they stop. */
+const PROFILE_ARGS = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
+
+export interface Child extends Measured {
+  process: ChildProcess;
+  stop(): Promise<void>;
+}
+
+export function spawnChild(name: string, entry: string, env: Record<string, string>, args: string[] = [], profile = false): Child {
+  const child = spawn(process.execPath, [...(profile ? PROFILE_ARGS : []), '--import', 'tsx', entry, ...args], {
+    cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+  });
+  child.stdout!.resume(); // read and dropped, as a log shipper would take the logs
+  let stderr = '';
+  child.stderr!.on('data', (chunk: Buffer) => void (stderr = (stderr + chunk.toString()).slice(-4000)));
+  child.once('exit', (code, signal) => {
+    if (!stopping) console.error(`bench: ${name} exited (${code ?? signal}) before the run ended\n${stderr}`);
+  });
+  let stopping = false;
+  return {
+    name, pid: child.pid!, process: child,
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      stopping = true;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      const killer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(killer);
+    },
+  };
+}
+
+/** The first IPC message of a child that reports itself ready. */
+export const readyMessage = <T>(child: Child): Promise<T> =>
+  new Promise((resolve, reject) => {
+    child.process.once('message', (m) => resolve(m as T));
+    child.process.once('exit', (code) => reject(new Error(`${child.name} exited (${code}) before it was ready`)));
+  });
+
+async function waitReady(child: Child, managementPort: number): Promise<void> {
+  for (let i = 0; i < 600; i++) {
+    if (child.process.exitCode !== null) throw new Error(`${child.name} exited before it was ready`);
+    const ready = await fetch(`http://127.0.0.1:${managementPort}/readyz`).then((r) => r.ok, () => false);
+    if (ready) return;
+    await sleep(200);
+  }
+  throw new Error(`${child.name} was not ready in 120 s`);
+}
+
+export interface Shape {
+  name: string;
+  authUrl: string;
+  gatewayUrl: string;
+  pdpUrl: string;
+  backendUrl: string;
+  /** The product's processes, measured for CPU. */
+  processes: Child[];
+  stop(): Promise<void>;
+}
+
+export interface ShapeEnv {
+  DATABASE_URL: string;
+  REDIS_URL: string;
+  INTERNAL_SECRET: string;
+  ADMIN_TOKEN: string;
+}
+
+/** What the bench needs from any shape: limits that let the load through, per-request logs as in production. */
+const benchEnv = (env: ShapeEnv) => ({ ...env, TOKEN_RATE_LIMIT_PER_CLIENT: '100000000', TOKEN_RATE_LIMIT_PER_ADDRESS: '100000000' });
+
+async function portsFor() {
+  const [issuer, pdp, backend, gateway] = [await freePort(), await freePort(), await freePort(), await freePort()];
+  return {
+    ports: { ISSUER_PORT: String(issuer), PDP_PORT: String(pdp), BACKEND_PORT: String(backend), GATEWAY_PORT: String(gateway), AUTH_URL: `http://127.0.0.1:${issuer}` },
+    urls: { authUrl: `http://127.0.0.1:${issuer}`, gatewayUrl: `http://127.0.0.1:${gateway}`, pdpUrl: `http://127.0.0.1:${pdp}`, backendUrl: `http://127.0.0.1:${backend}` },
+  };
+}
+
+/** Each service as its own process, as .ci/run's "each service as its own process" step starts them. */
+export async function startDeployed(env: ShapeEnv): Promise<Shape> {
+  const { ports, urls } = await portsFor();
+  const services = [['issuer', 'issuer/main.ts'], ['pdp', 'policies/main.ts'], ['backend', 'backend/main.ts'], ['gateway', 'gateway/main.ts']] as const;
+  const started: Child[] = [];
+  try {
+    for (const [name, entry] of services) {
+      const management = await freePort();
+      const child = spawnChild(name, entry, { ...benchEnv(env), ...ports, MANAGEMENT_PORT: String(management) }, [], true);
+      started.push(child);
+      await waitReady(child, management);
+    }
+  } catch (err) {
+    await Promise.all(started.map((c) => c.stop()));
+    throw err;
+  }
+  return { name: 'deployed', ...urls, processes: started, stop: async () => void (await Promise.all(started.map((c) => c.stop()))) };
+}
+
+/** The four services in one process, as `npm start` runs them. */
+export async function startAllInOne(env: ShapeEnv): Promise<Shape> {
+  const { ports, urls } = await portsFor();
+  const management = await freePort();
+  const child = spawnChild('all-in-one', 'infra/start.ts', { ...benchEnv(env), ...ports, MANAGEMENT_PORT: String(management) }, [], true);
+  // Ready before it seeds the demo data: the run starts once it says it is up.
+  const up = new Promise<void>((resolve) => child.process.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('is up') && resolve()));
+  try {
+    await waitReady(child, management);
+    await up;
+  } catch (err) {
+    await child.stop();
+    throw err;
+  }
+  return { name: 'all-in-one', ...urls, processes: [child], stop: () => child.stop() };
+}

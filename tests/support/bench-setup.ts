@@ -1,0 +1,62 @@
+// `npm run bench`: the data a shape is measured with, made the way users make it: a tenant and an app through the
+// admin API, consented tokens through the browser flow (one per connection, so each has its own refresh chain),
+// persons, an extension, and one record per connection written through the gateway.
+import { adminClient, setupTenant, type TenantSetup } from './admin.js';
+import { launchBrowser } from './browser.js';
+import { obtainTokens } from './oauth.js';
+import { registerExtension } from './extensions.js';
+import type { Shape } from './bench-processes.js';
+import type { TokenClaims } from '../../policies/decision.js';
+
+const CAPABILITIES = ['svc.profile.self.read', 'svc.tenant.info.read', 'svc.person.read', 'svc.person.metadata.read', 'svc.person.metadata.write'];
+/** Browser flows at once: more only queue on a 2-core machine. */
+const PARALLEL_FLOWS = 4;
+
+export interface BenchData {
+  tenant: TenantSetup;
+  accessToken: string;
+  claims: TokenClaims;
+  /** One refresh token per connection. */
+  refreshTokens: string[];
+  extensionId: string;
+  /** One person per connection, each with one record of the extension. */
+  personIds: string[];
+  recordEtags: string[];
+}
+
+export async function prepare(shape: Shape, adminToken: string, connections: number): Promise<BenchData> {
+  const admin = adminClient({ pdpUrl: shape.pdpUrl, adminToken });
+  const tenant = await setupTenant(admin, { capabilities: CAPABILITIES });
+  // Limits high enough that the benchmark measures the path, not the limiter's 429s.
+  await admin.ok('PATCH', `/tenants/${tenant.tenantId}`, { rateLimit: { tenant: { points: 1_000_000, durationS: 60 }, account: { points: 1_000_000, durationS: 60 } } });
+  const extensionId = await registerExtension(admin, tenant.clientId);
+  const personIds: string[] = [];
+  for (let i = 0; i < connections; i++)
+    personIds.push((await admin.ok('POST', `/tenants/${tenant.tenantId}/persons`, { displayName: `Bench person ${i}`, username: `bench-${tenant.tenantId}-${i}`, password: 'correct horse battery' })).personId);
+
+  const browser = await launchBrowser();
+  const tokens = [];
+  try {
+    while (tokens.length < connections) {
+      const batch = Math.min(PARALLEL_FLOWS, connections - tokens.length);
+      tokens.push(...(await Promise.all(Array.from({ length: batch }, () => obtainTokens(browser, { authUrl: shape.authUrl, ...tenant }, tenant, CAPABILITIES.join(' '))))));
+    }
+  } finally {
+    await browser.close();
+  }
+  const accessToken = tokens[0]!.access_token;
+  const recordEtags: string[] = [];
+  for (const personId of personIds) {
+    const res = await fetch(`${shape.gatewayUrl}/v1/persons/${personId}/extensions/${extensionId}`, {
+      method: 'PUT', headers: { authorization: `Bearer ${accessToken}`, 'content-type': 'application/json', 'if-none-match': '*' },
+      body: JSON.stringify({ schemaVersion: 1, data: { note: 'bench' } }),
+    });
+    if (res.status !== 201) throw new Error(`creating a bench record: ${res.status} ${await res.text()}`);
+    recordEtags.push(res.headers.get('etag')!);
+  }
+  return {
+    tenant, accessToken, extensionId, personIds, recordEtags,
+    claims: JSON.parse(Buffer.from(accessToken.split('.')[1]!, 'base64url').toString()),
+    refreshTokens: tokens.map((t) => t.refresh_token!),
+  };
+}

@@ -1,0 +1,212 @@
+// Real processes for fault tests and the soak: each service as its own Node process (`node --import tsx
+// <service>/main.ts`, one process per service, so its pid is the service itself), a private PostgreSQL cluster and a
+// private redis-server, each on a free port. A test may stop, pause (SIGSTOP: "slower than any deadline"), kill and
+// restart any of them without touching the machine's shared servers.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { chownSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { randomSecret } from '../../common/secrets.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const PG_BIN = process.env.PG_BIN ?? '/usr/lib/postgresql/15/bin';
+const START_TIMEOUT_MS = 60_000;
+
+/** A port nobody listens on right now (the kernel's choice), for a process that binds it itself. */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((ok, fail) => server.once('error', fail).listen(0, '127.0.0.1', ok));
+  const { port } = server.address() as { port: number };
+  await new Promise((ok) => server.close(ok));
+  return port;
+}
+
+export const sleep = (ms: number) => new Promise((ok) => setTimeout(ok, ms));
+
+/** One line of figures for the CI log: `faults: <what>: name value, ...`. */
+export const printFigures = (what: string, values: Record<string, unknown>) =>
+  console.log(`faults: ${what}: ${Object.entries(values).map(([k, v]) => `${k} ${typeof v === 'number' ? Math.round(v) : v}`).join(', ')}`);
+
+/** One child process, its output kept (the last 64 KiB) for the failure message, started again on demand. */
+export class Child {
+  private proc: ChildProcess | undefined;
+  private output = '';
+  constructor(readonly name: string, private readonly command: string, private readonly args: string[],
+    private readonly env: NodeJS.ProcessEnv, private readonly readyLine: RegExp) {}
+
+  get pid(): number {
+    if (!this.proc?.pid || this.proc.exitCode !== null || this.proc.signalCode !== null) throw new Error(`${this.name} is not running`);
+    return this.proc.pid;
+  }
+
+  /** Starts the process and waits until its output shows `readyLine`. */
+  async start(): Promise<void> {
+    this.output = '';
+    const proc = spawn(this.command, this.args, { cwd: ROOT, env: this.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    this.proc = proc;
+    const ready = new Promise<void>((ok, fail) => {
+      const timer = setTimeout(() => fail(new Error(`${this.name} did not start in ${START_TIMEOUT_MS} ms:\n${this.output}`)), START_TIMEOUT_MS);
+      const onData = (chunk: Buffer) => {
+        this.output = (this.output + chunk.toString()).slice(-65_536);
+        if (this.readyLine.test(this.output)) (clearTimeout(timer), ok());
+      };
+      proc.stdout!.on('data', onData);
+      proc.stderr!.on('data', onData);
+      proc.once('exit', (code, signal) => (clearTimeout(timer), fail(new Error(`${this.name} exited (${code ?? signal}) before it was ready:\n${this.output}`))));
+    });
+    await ready;
+  }
+
+  /** Sends `signal` and waits for the exit (SIGKILL after 15 s). */
+  async stop(signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+    const proc = this.proc;
+    if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
+    const exited = new Promise((ok) => proc.once('exit', ok));
+    proc.kill('SIGCONT'); // a paused process cannot act on its signal
+    proc.kill(signal);
+    const timer = setTimeout(() => proc.kill('SIGKILL'), 15_000);
+    await exited;
+    clearTimeout(timer);
+  }
+
+  pause(): void {
+    process.kill(this.pid, 'SIGSTOP');
+  }
+
+  resume(): void {
+    process.kill(this.pid, 'SIGCONT');
+  }
+
+  /** Resident set size in KiB, from /proc. */
+  rssKiB(): number {
+    const line = readFileSync(`/proc/${this.pid}/status`, 'utf8').split('\n').find((l) => l.startsWith('VmRSS:'));
+    return Number(line!.replace(/\D+/g, ''));
+  }
+}
+
+/** Runs `command` as the user PostgreSQL needs: initdb and postgres refuse root, so root runs them as `postgres`. */
+const asPostgresUser = (command: string, args: string[]): [string, string[]] =>
+  process.getuid?.() === 0 ? ['setpriv', ['--reuid=postgres', '--regid=postgres', '--clear-groups', '--', command, ...args]] : [command, args];
+
+export interface PrivatePostgres {
+  url: string;
+  server: Child;
+  destroy(): Promise<void>;
+}
+
+/**
+ * A throwaway PostgreSQL cluster (initdb into a temp directory) on a free port, trust authentication. `settings`
+ * override the server settings below (the benchmark keeps fsync on and loads pg_stat_statements).
+ */
+export async function privatePostgres(settings: Record<string, string> = {}): Promise<PrivatePostgres> {
+  const dir = mkdtempSync(join(tmpdir(), 'tp-pg-'));
+  if (process.getuid?.() === 0) {
+    const idOf = (flag: string) => Number(spawnSync('id', [flag, 'postgres'], { encoding: 'utf8' }).stdout);
+    chownSync(dir, idOf('-u'), idOf('-g'));
+  }
+  const data = join(dir, 'data');
+  const [initdb, initArgs] = asPostgresUser(join(PG_BIN, 'initdb'), ['-D', data, '-U', 'postgres', '-A', 'trust', '-E', 'UTF8', '--locale=C', '--no-sync']);
+  const init = spawnSync(initdb, initArgs, { encoding: 'utf8' });
+  if (init.status !== 0) throw new Error(`initdb failed: ${init.stderr || init.stdout}`);
+  const port = await freePort();
+  // fsync off: the tests crash the server process, never the machine, so whatever was written to the OS survives.
+  const serverSettings = { listen_addresses: '127.0.0.1', fsync: 'off', max_connections: '200', ...settings };
+  const [postgres, args] = asPostgresUser(join(PG_BIN, 'postgres'), [
+    '-D', data, '-p', String(port), '-k', dir, ...Object.entries(serverSettings).flatMap(([k, v]) => ['-c', `${k}=${v}`]),
+  ]);
+  const server = new Child('postgres', postgres, args, { PATH: process.env.PATH }, /database system is ready to accept connections/);
+  await server.start();
+  return {
+    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    server,
+    async destroy() {
+      await server.stop('SIGQUIT');
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A redis-server of its own on a free port, without persistence. */
+export async function privateRedis(): Promise<{ url: string; server: Child }> {
+  const port = await freePort();
+  const server = new Child('redis', 'redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { PATH: process.env.PATH }, /Ready to accept connections/);
+  await server.start();
+  return { url: `redis://127.0.0.1:${port}`, server };
+}
+
+export type ServiceName = 'issuer' | 'policies' | 'backend' | 'gateway';
+export const SERVICES: ServiceName[] = ['issuer', 'policies', 'backend', 'gateway'];
+
+export interface ProcessSystem {
+  authUrl: string;
+  /** base_url, with /v1. */
+  baseUrl: string;
+  pdpUrl: string;
+  backendUrl: string;
+  adminToken: string;
+  internalSecret: string;
+  databaseUrl: string;
+  services: Record<ServiceName, Child>;
+  close(): Promise<void>;
+}
+
+/**
+ * The four services, each its own process, on free ports, sharing `databaseUrl` (and `redisUrl` when given), as
+ * README's "Running each service alone" runs them.
+ */
+export async function startProcesses(opts: { databaseUrl: string; redisUrl?: string }): Promise<ProcessSystem> {
+  const [issuerPort, pdpPort, backendPort, gatewayPort] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
+  const authUrl = `http://127.0.0.1:${issuerPort}`;
+  const adminToken = randomSecret();
+  const internalSecret = randomSecret();
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    DATABASE_URL: opts.databaseUrl,
+    ...(opts.redisUrl && { REDIS_URL: opts.redisUrl }),
+    INTERNAL_SECRET: internalSecret,
+    ADMIN_TOKEN: adminToken,
+    ISSUER_PORT: String(issuerPort),
+    AUTH_URL: authUrl,
+    PDP_PORT: String(pdpPort),
+    BACKEND_PORT: String(backendPort),
+    GATEWAY_PORT: String(gatewayPort),
+    LOG_LEVEL: 'info', // the "<service> listening" line says the process is up
+  };
+  const service = (name: ServiceName) =>
+    new Child(name, process.execPath, ['--import', 'tsx', `${name}/main.ts`], env, new RegExp(`"msg":"${name}[^"]*listening"`));
+  const services = Object.fromEntries(SERVICES.map((name) => [name, service(name)])) as Record<ServiceName, Child>;
+  try {
+    // Migrations first, in one process, so four concurrent starts do not all wait on knex's migration lock.
+    await services.policies.start();
+    await Promise.all([services.issuer.start(), services.backend.start()]);
+    await services.gateway.start();
+  } catch (err) {
+    await Promise.all(SERVICES.map((s) => services[s].stop('SIGKILL')));
+    throw err;
+  }
+  return {
+    authUrl,
+    baseUrl: `http://127.0.0.1:${gatewayPort}/v1`,
+    pdpUrl: `http://127.0.0.1:${pdpPort}`,
+    backendUrl: `http://127.0.0.1:${backendPort}`,
+    adminToken,
+    internalSecret,
+    databaseUrl: opts.databaseUrl,
+    services,
+    async close() {
+      await Promise.all(SERVICES.map((s) => services[s].stop()));
+    },
+  };
+}
+
+/** Polls `probe` until it returns true (or throws after `timeoutMs`); returns the milliseconds it took. */
+export async function waitFor(what: string, probe: () => Promise<boolean>, timeoutMs = 30_000, everyMs = 200): Promise<number> {
+  const started = Date.now();
+  while (!(await probe().catch(() => false))) {
+    if (Date.now() - started > timeoutMs) throw new Error(`${what}: not within ${timeoutMs} ms`);
+    await sleep(everyMs);
+  }
+  return Date.now() - started;
+}

@@ -13,12 +13,12 @@ import { DECISION_PATH } from '../policies/decision.js';
 import { INTERNAL_SECRET_HEADER } from '../common/internal-context.js';
 import { cpuPerRequest, cpuSnapshot, type Measured } from './support/bench-cpu.js';
 import { startLoader } from './support/bench-load.js';
-import { readyMessage, spawnChild, startAllInOne, startDeployed, type Child, type Shape, type ShapeEnv } from './support/bench-processes.js';
+import { readyMessage, spawnChild, startAllInOne, startDeployed, type Shape, type ShapeEnv } from './support/bench-processes.js';
 import { printShape, ratiosOf, writeResults, type Measurement, type ShapeResult } from './support/bench-report.js';
 import type { ScenarioSpec } from './support/bench-scenarios.js';
 import { prepare, type BenchData } from './support/bench-setup.js';
 import { startPrivatePostgres, startPrivateRedis, storeCounters } from './support/bench-stores.js';
-import { freePort } from './support/processes.js';
+import { freePort, type Child } from './support/processes.js';
 import { benchExtensionRecords, compareSizes, extensionSystems, type LoopResult } from './support/bench-extensions.js';
 
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 5);
@@ -47,7 +47,7 @@ const children: Child[] = [loader.child];
 const stopAll: (() => Promise<void>)[] = [];
 
 async function startBaseline(role: 'bare' | 'proxy' | 'oidc', env: Record<string, string> = {}) {
-  const child = spawnChild(role === 'bare' ? 'B0' : role === 'proxy' ? 'B2' : 'oidc-provider', 'tests/support/bench-baselines.ts', { PORT: String(await freePort()), ...env }, [role]);
+  const child = await spawnChild(role === 'bare' ? 'B0' : role === 'proxy' ? 'B2' : 'oidc-provider', 'tests/support/bench-baselines.ts', { PORT: String(await freePort()), ...env }, [role]);
   children.push(child);
   stopAll.push(() => child.stop());
   return { child, ...(await readyMessage<{ url: string; tokens?: string[]; clientId: string }>(child)) };

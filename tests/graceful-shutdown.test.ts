@@ -6,7 +6,6 @@
 // row, and every call its decision-log row, written by the flushes at shutdown. Each process must end on its own
 // with exit code 0 after saying it drained, flushed and closed its pools.
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -16,21 +15,18 @@ import knexFactory, { type Knex } from 'knex';
 import { DEFAULT_GATEWAY_FILE } from '../gateway/gateway-file.js';
 import { adminClient, setupTenant, type TenantSetup } from './support/admin.js';
 import { scratchDatabase } from './support/database.js';
-import { freePort, privatePostgres, type PrivatePostgres } from './support/processes.js';
+import { Child, freePort, nodeEntry, privatePostgres, waitFor, type PrivatePostgres } from './support/processes.js';
 
 const SERVICES = ['issuer', 'policies', 'backend', 'gateway'] as const;
 type ServiceName = (typeof SERVICES)[number];
-const ROOT = new URL('..', import.meta.url).pathname;
 const INTERNAL_SECRET = 'graceful-shutdown-test-secret-0123456789';
 const ADMIN_TOKEN = 'graceful-shutdown-operator-token-0123456789';
 const WORKERS = 8;
 const SLOW_CALLS = 4;
 
 interface ServiceProcess {
-  child: ChildProcess;
-  output: string[];
+  child: Child;
   managementUrl: string;
-  exited: Promise<number | null>;
 }
 
 let postgres: PrivatePostgres | undefined;
@@ -49,23 +45,17 @@ function gatewayFileFlushingOnlyOnClose(): string {
   return file;
 }
 
-function startService(name: ServiceName, env: Record<string, string>): ServiceProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', `${name}/main.ts`], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  const output: string[] = [];
-  child.stdout!.on('data', (chunk: Buffer) => output.push(chunk.toString()));
-  child.stderr!.on('data', (chunk: Buffer) => output.push(chunk.toString()));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  return { child, output, managementUrl: `http://127.0.0.1:${ports[`${name}Management`]}`, exited };
+async function startService(name: ServiceName, env: Record<string, string>): Promise<ServiceProcess> {
+  const child = new Child(name, ...nodeEntry(`${name}/main.ts`), { env: { ...process.env, ...env } });
+  await child.start();
+  return { child, managementUrl: `http://127.0.0.1:${ports[`${name}Management`]}` };
 }
 
-async function untilReady(service: ServiceProcess, name: string): Promise<void> {
-  for (let i = 0; i < 240; i++) {
-    const ready = await fetch(`${service.managementUrl}/readyz`).then((r) => r.status === 200, () => false);
-    if (ready) return;
-    if (service.child.exitCode !== null) break;
-    await sleep(250);
-  }
-  throw new Error(`${name} did not become ready:\n${service.output.join('')}`);
+async function untilReady({ child, managementUrl }: ServiceProcess): Promise<void> {
+  const exited = () => child.process.exitCode !== null;
+  const ready = () => fetch(`${managementUrl}/readyz`).then((r) => r.status === 200, () => false);
+  await waitFor(`${child.name} ready`, async () => exited() || ready(), 60_000, 250);
+  if (exited()) throw new Error(`${child.name} exited before it was ready:\n${child.output}`);
 }
 
 beforeAll(async () => {
@@ -80,13 +70,12 @@ beforeAll(async () => {
     BACKEND_PORT: String(ports.backend), GATEWAY_PORT: String(ports.gateway), GATEWAY_CONFIG: gatewayFileFlushingOnlyOnClose(),
   };
   // All four start at once on the fresh database and migrate it together (common/db.ts migrate: losers retry).
-  for (const name of SERVICES) processes.set(name, startService(name, { ...env, MANAGEMENT_PORT: String(ports[`${name}Management`]) }));
-  await Promise.all(SERVICES.map((name) => untilReady(processes.get(name)!, name)));
+  for (const name of SERVICES) processes.set(name, await startService(name, { ...env, MANAGEMENT_PORT: String(ports[`${name}Management`]) }));
+  await Promise.all([...processes.values()].map(untilReady));
 }, 180_000);
 
 afterAll(async () => {
-  for (const p of processes.values()) if (p.child.exitCode === null) p.child.kill('SIGKILL');
-  await Promise.all([...processes.values()].map((p) => p.exited));
+  await Promise.all([...processes.values()].map((p) => p.child.stop('SIGKILL')));
   await knex?.destroy();
   await database?.drop();
   await postgres?.destroy();
@@ -164,7 +153,7 @@ describe('SIGTERM under load', () => {
     await sleep(200);
     const gateway = processes.get('gateway')!;
     sending = false;
-    gateway.child.kill('SIGTERM');
+    const gatewayStopped = gateway.child.stop('SIGTERM');
     await Promise.all(workers);
 
     // Draining: unready, not accepting new connections, the calls in flight still answered.
@@ -178,12 +167,13 @@ describe('SIGTERM under load', () => {
     expect(failed).toEqual([]);
 
     // Then the services behind it, as a rollout or a node drain would.
-    expect(await gateway.exited).toBe(0);
-    for (const name of ['policies', 'backend', 'issuer'] as const) processes.get(name)!.child.kill('SIGTERM');
+    await gatewayStopped;
+    expect(gateway.child.process.exitCode).toBe(0);
+    await Promise.all((['policies', 'backend', 'issuer'] as const).map((name) => processes.get(name)!.child.stop('SIGTERM')));
     for (const name of SERVICES) {
-      const p = processes.get(name)!;
-      expect({ name, code: await p.exited }).toEqual({ name, code: 0 });
-      expect({ name, stopped: p.output.join('').includes('stopped: requests drained, batches flushed, pools closed') }).toEqual({ name, stopped: true });
+      const { child } = processes.get(name)!;
+      expect({ name, code: child.process.exitCode }).toEqual({ name, code: 0 });
+      expect({ name, stopped: child.output.includes('stopped: requests drained, batches flushed, pools closed') }).toEqual({ name, stopped: true });
     }
 
     // Nothing lost: a usage row for every acknowledged call (metering flushed only at close), a decision for each.

@@ -1,5 +1,5 @@
 // `npm run bench`, parent side of the load generator (bench-loader.ts): one child process, one measurement at a time.
-import type { Child } from './bench-processes.js';
+import type { Child } from './processes.js';
 import { readyMessage, spawnChild } from './bench-processes.js';
 import type { LoadRequest, LoadResult } from './bench-loader.js';
 
@@ -9,7 +9,7 @@ export interface Loader {
 }
 
 export async function startLoader(): Promise<Loader> {
-  const child = spawnChild('loader', 'tests/support/bench-loader.ts', {});
+  const child = await spawnChild('loader', 'tests/support/bench-loader.ts', {});
   await readyMessage(child);
   return {
     child,

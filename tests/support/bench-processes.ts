@@ -1,44 +1,25 @@
-// `npm run bench`: every process of a run is a child started with `node --import tsx <entry>`, so the child's pid is
-// the process that does the work (npx and the tsx CLI would put a wrapper process in between). Two shapes of the
-// product: each service in its own process as deployed (the headline), and the four in one process (`npm start`).
-import { spawn, type ChildProcess } from 'node:child_process';
+// `npm run bench`: the processes of a run, and the two shapes of the product: each service in its own process as
+// deployed (the headline), and the four in one process (`npm start`).
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
-import type { Measured } from './bench-cpu.js';
-import { freePort } from './processes.js';
+import { Child, freePort, nodeEntry } from './processes.js';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 /** With BENCH_CPU_PROF=<dir>, the services write V8 CPU profiles there when they stop. */
 const PROFILE_ARGS = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
 
-export interface Child extends Measured {
-  process: ChildProcess;
-  stop(): Promise<void>;
-}
-
-export function spawnChild(name: string, entry: string, env: Record<string, string>, args: string[] = [], profile = false): Child {
-  const child = spawn(process.execPath, [...(profile ? PROFILE_ARGS : []), '--import', 'tsx', entry, ...args], {
-    cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
-  });
-  child.stdout!.resume(); // read and dropped, as a log shipper would take the logs
-  let stderr = '';
-  child.stderr!.on('data', (chunk: Buffer) => void (stderr = (stderr + chunk.toString()).slice(-4000)));
-  child.once('exit', (code, signal) => {
-    if (!stopping) console.error(`bench: ${name} exited (${code ?? signal}) before the run ended\n${stderr}`);
-  });
+/**
+ * A process of the run (`node --import tsx <entry>`), with an IPC channel for those that report to the run, CPU
+ * profiles when BENCH_CPU_PROF asks for them, and a word on standard error if it dies before the run stops it.
+ */
+export async function spawnChild(name: string, entry: string, env: Record<string, string>, args: string[] = [], profile = false): Promise<Child> {
+  const child = new Child(name, ...nodeEntry(entry, args, profile ? PROFILE_ARGS : []), { env: { ...process.env, ...env }, ipc: true });
+  await child.start();
   let stopping = false;
-  return {
-    name, pid: child.pid!, process: child,
-    async stop() {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      stopping = true;
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.kill('SIGTERM');
-      const killer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-      await exited;
-      clearTimeout(killer);
-    },
-  };
+  child.process.once('exit', (code, signal) => {
+    if (!stopping) console.error(`bench: ${name} exited (${code ?? signal}) before the run ended\n${child.output.slice(-4000)}`);
+  });
+  const stop = child.stop.bind(child);
+  child.stop = (signal) => ((stopping = true), stop(signal));
+  return child;
 }
 
 /** The first IPC message of a child that reports itself ready. */
@@ -95,7 +76,7 @@ export async function startDeployed(env: ShapeEnv): Promise<Shape> {
   try {
     for (const [name, entry] of services) {
       const management = await freePort();
-      const child = spawnChild(name, entry, { ...benchEnv(env), ...ports, MANAGEMENT_PORT: String(management) }, [], true);
+      const child = await spawnChild(name, entry, { ...benchEnv(env), ...ports, MANAGEMENT_PORT: String(management) }, [], true);
       started.push(child);
       await waitReady(child, management);
     }
@@ -110,7 +91,7 @@ export async function startDeployed(env: ShapeEnv): Promise<Shape> {
 export async function startAllInOne(env: ShapeEnv): Promise<Shape> {
   const { ports, urls } = await portsFor();
   const management = await freePort();
-  const child = spawnChild('all-in-one', 'infra/start.ts', { ...benchEnv(env), ...ports, MANAGEMENT_PORT: String(management) }, [], true);
+  const child = await spawnChild('all-in-one', 'infra/start.ts', { ...benchEnv(env), ...ports, MANAGEMENT_PORT: String(management) }, [], true);
   // Ready before it seeds the demo data: the run starts once it says it is up.
   const up = new Promise<void>((resolve) => child.process.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('is up') && resolve()));
   try {

@@ -29,37 +29,83 @@ export const sleep = (ms: number) => new Promise((ok) => setTimeout(ok, ms));
 export const printFigures = (what: string, values: Record<string, unknown>) =>
   console.log(`faults: ${what}: ${Object.entries(values).map(([k, v]) => `${k} ${typeof v === 'number' ? Math.round(v) : v}`).join(', ')}`);
 
-/** One child process, its output kept (the last 64 KiB) for the failure message, started again on demand. */
+export interface ChildOptions {
+  env: NodeJS.ProcessEnv;
+  /** A line of its output that says it is up; without one, start() returns once the process is spawned. */
+  readyLine?: RegExp;
+  /** An IPC channel, for a child that reports to its parent with process.send. */
+  ipc?: boolean;
+}
+
+/** `node --import tsx <entry>`: the child's pid is the process doing the work (npx and tsx's CLI would put a wrapper in between). */
+export const nodeEntry = (entry: string, args: string[] = [], nodeArgs: string[] = []): [string, string[]] =>
+  [process.execPath, [...nodeArgs, '--import', 'tsx', entry, ...args]];
+
+const OUTPUT_KEPT_CHARS = 65_536;
+
+/**
+ * One child process (a service, a server, a load generator), its output kept (the last 64 KiB) for failure messages
+ * and log checks, started again on demand. The one launcher of the tests, fault suites and benchmark.
+ */
 export class Child {
   private proc: ChildProcess | undefined;
-  private output = '';
-  constructor(readonly name: string, private readonly command: string, private readonly args: string[],
-    private readonly env: NodeJS.ProcessEnv, private readonly readyLine: RegExp) {}
+  private chunks: string[] = [];
+  private kept = 0;
+  constructor(readonly name: string, private readonly command: string, private readonly args: string[], private readonly opts: ChildOptions) {}
 
   get pid(): number {
     if (!this.proc?.pid || this.proc.exitCode !== null || this.proc.signalCode !== null) throw new Error(`${this.name} is not running`);
     return this.proc.pid;
   }
 
-  /** Starts the process and waits until its output shows `readyLine`. */
+  get process(): ChildProcess {
+    if (!this.proc) throw new Error(`${this.name} was never started`);
+    return this.proc;
+  }
+
+  /** The last 64 KiB of its standard output and error. */
+  get output(): string {
+    return this.chunks.join('');
+  }
+
+  private keep(chunk: string): void {
+    this.chunks.push(chunk);
+    this.kept += chunk.length;
+    while (this.kept - this.chunks[0]!.length >= OUTPUT_KEPT_CHARS) this.kept -= this.chunks.shift()!.length;
+  }
+
+  /** Starts the process and, when it has a ready line, waits until its output shows it. */
   async start(): Promise<void> {
-    this.output = '';
-    const proc = spawn(this.command, this.args, { cwd: ROOT, env: this.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    this.chunks = [];
+    this.kept = 0;
+    const proc = spawn(this.command, this.args, { cwd: ROOT, env: this.opts.env, stdio: ['ignore', 'pipe', 'pipe', ...(this.opts.ipc ? ['ipc' as const] : [])] });
     this.proc = proc;
-    const ready = new Promise<void>((ok, fail) => {
+    const readyLine = this.opts.readyLine;
+    let ready = !readyLine;
+    const up = new Promise<void>((ok, fail) => {
+      if (ready) return ok();
       const timer = setTimeout(() => fail(new Error(`${this.name} did not start in ${START_TIMEOUT_MS} ms:\n${this.output}`)), START_TIMEOUT_MS);
       const onData = (chunk: Buffer) => {
-        this.output = (this.output + chunk.toString()).slice(-65_536);
-        if (this.readyLine.test(this.output)) (clearTimeout(timer), ok());
+        this.keep(chunk.toString());
+        if (!ready && readyLine!.test(this.output)) {
+          ready = true;
+          clearTimeout(timer);
+          ok();
+        }
       };
       proc.stdout!.on('data', onData);
       proc.stderr!.on('data', onData);
       proc.once('exit', (code, signal) => (clearTimeout(timer), fail(new Error(`${this.name} exited (${code ?? signal}) before it was ready:\n${this.output}`))));
     });
-    await ready;
+    if (!readyLine) {
+      const onData = (chunk: Buffer) => this.keep(chunk.toString());
+      proc.stdout!.on('data', onData);
+      proc.stderr!.on('data', onData);
+    }
+    await up;
   }
 
-  /** Sends `signal` and waits for the exit (SIGKILL after 15 s). */
+  /** Sends `signal` and waits for the exit (SIGKILL after 15 s); `process.exitCode` then tells how it ended. */
   async stop(signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
     const proc = this.proc;
     if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
@@ -116,7 +162,7 @@ export async function privatePostgres(settings: Record<string, string> = {}): Pr
   const [postgres, args] = asPostgresUser(join(PG_BIN, 'postgres'), [
     '-D', data, '-p', String(port), '-k', dir, ...Object.entries(serverSettings).flatMap(([k, v]) => ['-c', `${k}=${v}`]),
   ]);
-  const server = new Child('postgres', postgres, args, { PATH: process.env.PATH }, /database system is ready to accept connections/);
+  const server = new Child('postgres', postgres, args, { env: { PATH: process.env.PATH }, readyLine: /database system is ready to accept connections/ });
   await server.start();
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
@@ -131,7 +177,7 @@ export async function privatePostgres(settings: Record<string, string> = {}): Pr
 /** A redis-server of its own on a free port, without persistence. */
 export async function privateRedis(): Promise<{ url: string; server: Child }> {
   const port = await freePort();
-  const server = new Child('redis', 'redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { PATH: process.env.PATH }, /Ready to accept connections/);
+  const server = new Child('redis', 'redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { env: { PATH: process.env.PATH }, readyLine: /Ready to accept connections/ });
   await server.start();
   return { url: `redis://127.0.0.1:${port}`, server };
 }
@@ -174,8 +220,7 @@ export async function startProcesses(opts: { databaseUrl: string; redisUrl?: str
     GATEWAY_PORT: String(gatewayPort),
     LOG_LEVEL: 'info', // the "<service> listening" line says the process is up
   };
-  const service = (name: ServiceName) =>
-    new Child(name, process.execPath, ['--import', 'tsx', `${name}/main.ts`], env, new RegExp(`"msg":"${name}[^"]*listening"`));
+  const service = (name: ServiceName) => new Child(name, ...nodeEntry(`${name}/main.ts`), { env, readyLine: new RegExp(`"msg":"${name}[^"]*listening"`) });
   const services = Object.fromEntries(SERVICES.map((name) => [name, service(name)])) as Record<ServiceName, Child>;
   try {
     // Migrations first, in one process, so four concurrent starts do not all wait on knex's migration lock.

@@ -18,7 +18,7 @@ export async function startRedisCluster(masters = 3): Promise<RedisCluster> {
   const ports = await Promise.all(Array.from({ length: masters }, freePort));
   const nodes = ports.map((port) => new Child(`redis-cluster-${port}`, 'redis-server', ['--port', String(port), '--bind', '127.0.0.1',
     '--cluster-enabled', 'yes', '--cluster-config-file', join(dir, `nodes-${port}.conf`), '--dir', dir, '--save', '', '--appendonly', 'no'],
-    { PATH: process.env.PATH }, /Ready to accept connections/));
+    { env: { PATH: process.env.PATH }, readyLine: /Ready to accept connections/ }));
   const cli = (port: number, ...args: string[]) => execFileSync('redis-cli', ['-h', '127.0.0.1', '-p', String(port), ...args], { stdio: 'pipe' }).toString();
   const stop = async () => {
     await Promise.all(nodes.map((node) => node.stop('SIGKILL')));

@@ -146,9 +146,9 @@ export interface PreparedResult<R = Record<string, unknown>> {
  * Runs a named prepared statement on a connection of knex's pool: PostgreSQL parses it once per connection instead of
  * on every call, and after five executions keeps one plan when its generic plan is no dearer than a custom one (true
  * of point lookups; the decision query needed more, see migration 004). For hot queries; knex has no prepared
- * statements of its own.
+ * statements of its own. Without a name, the statement is parsed afresh each time.
  */
-export async function preparedQuery<R = Record<string, unknown>>(knex: Knex, name: string, text: string, values: unknown[]): Promise<PreparedResult<R>> {
+export async function preparedQuery<R = Record<string, unknown>>(knex: Knex, name: string | undefined, text: string, values: unknown[]): Promise<PreparedResult<R>> {
   const client = knex.client as unknown as PooledClient;
   const connection = await client.acquireConnection();
   try {
@@ -159,14 +159,22 @@ export async function preparedQuery<R = Record<string, unknown>>(knex: Knex, nam
 }
 
 const statementNames = new Map<string, string>();
+/** More distinct texts than the code has fixed-shape queries means one varies with its values: stop preparing new ones. */
+const MAX_PREPARED_TEXTS = 100;
+let warnedUnprepared = false;
 /**
  * A query built with knex, run as a prepared statement named after its SQL text. Only for queries whose text does not
  * depend on their values (no `whereIn` over lists of varying length): every distinct text is one more statement each
- * pooled connection keeps.
+ * pooled connection keeps. Past MAX_PREPARED_TEXTS texts, new ones run unnamed (with a process warning, once), so a
+ * misused call costs speed, never the database server's memory.
  */
 export function runPrepared<R = Record<string, unknown>>(knex: Knex, query: Knex.QueryBuilder): Promise<PreparedResult<R>> {
   const { sql, bindings } = query.toSQL().toNative();
   let name = statementNames.get(sql);
-  if (!name) statementNames.set(sql, (name = `q_${createHash('sha1').update(sql).digest('hex').slice(0, 24)}`));
+  if (!name && statementNames.size < MAX_PREPARED_TEXTS) statementNames.set(sql, (name = `q_${createHash('sha1').update(sql).digest('hex').slice(0, 24)}`));
+  else if (!name && !warnedUnprepared) {
+    warnedUnprepared = true;
+    process.emitWarning(`runPrepared: over ${MAX_PREPARED_TEXTS} distinct statements; a query whose SQL varies with its values is being prepared`);
+  }
   return preparedQuery<R>(knex, name, sql, bindings as unknown[]);
 }

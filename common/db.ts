@@ -130,7 +130,7 @@ export const storableText = (value: string) => !value.includes('\u0000');
 export const isUniqueViolation = (err: unknown) => (err as { code?: string } | null)?.code === '23505';
 
 interface PgConnection {
-  query(q: { name: string; text: string; values: unknown[] }): Promise<PreparedResult>;
+  query(q: { name?: string; text: string; values: unknown[] }): Promise<PreparedResult>;
 }
 interface PooledClient {
   acquireConnection(): Promise<PgConnection>;

@@ -159,6 +159,14 @@ describe('decisions and usage', () => {
     ]);
     expect((await admin.checked('listDecisions', 'GET', `/tenants/${tenant.tenantId}/decisions?limit=0`)).status).toBe(422);
     expect((await admin.checked('listDecisions', 'GET', '/tenants/ten_00000000000000000000000000/decisions')).status).toBe(404);
+
+    // Searched by request id: only that request's decision, or none for an id this tenant never sent.
+    const byId = await admin.checked('listDecisions', 'GET', `/tenants/${tenant.tenantId}/decisions?requestId=${encodeURIComponent(allowed.headers.get('x-request-id')!)}`);
+    expect(byId.body.items).toMatchObject([{ requestId: allowed.headers.get('x-request-id'), allow: true }]);
+    expect(byId.body.items).toHaveLength(1);
+    expect((await admin.checked('listDecisions', 'GET', `/tenants/${tenant.tenantId}/decisions?requestId=not-sent-by-anyone`)).body.items).toEqual([]);
+    for (const bad of ['requestId=', `requestId=${'x'.repeat(129)}`, 'requestId=a&requestId=b'])
+      expect((await admin.checked('listDecisions', 'GET', `/tenants/${tenant.tenantId}/decisions?${bad}`)).status).toBe(422);
   });
 
   it('reports the tenant\'s metered calls, counting each request id once', async () => {

@@ -70,7 +70,7 @@ export async function usagePerDay(knex: Knex, tenantId: string): Promise<Outcome
 export function observabilityRouter(knex: Knex): Router {
   const r = Router();
   r.get('/tenants/:tenantId/decisions', async (req, res) =>
-    reply(res, await recentDecisions(knex, req.params.tenantId, { limit: req.query.limit })));
+    reply(res, await recentDecisions(knex, req.params.tenantId, { limit: req.query.limit, requestId: req.query.requestId })));
   r.get('/tenants/:tenantId/usage', async (req, res) => reply(res, await usage(knex, req.params.tenantId)));
   return r;
 }

@@ -22,12 +22,17 @@ export async function startTestSystem(
 /**
  * A system for suites that send many requests meant to be refused (fuzzing, probing): the gateway's flood guard and
  * the token endpoint's limits are raised far above what they send, so every answer is the one the request itself
- * earns rather than a 429. The gateway file is the shipped one with only that setting changed.
+ * earns rather than a 429; and the gateway's deadlines for the PDP and the backend are 10 s instead of 2 s and 5 s,
+ * so a CI machine busy with other suites cannot turn an answer into a 503 (deadlines have their own fault suites).
+ * The gateway file is the shipped one with only those settings changed.
  */
 export async function startProbingSystem(env: Record<string, string> = {}): Promise<System> {
   const dir = mkdtempSync(join(tmpdir(), 'probing-gateway-'));
   const file = parse(readFileSync(new URL('../../gateway/gateway.yaml', import.meta.url), 'utf8'));
-  file.plugins.find((p: { name: string }) => p.name === 'flood-guard').config = { points: 1_000_000, durationS: 60 };
+  const plugin = (name: string) => file.plugins.find((p: { name: string }) => p.name === name);
+  plugin('flood-guard').config = { points: 1_000_000, durationS: 60 };
+  plugin('authorize').config = { timeoutMs: 10_000 };
+  file.upstreams.backend.timeoutMs = 10_000;
   writeFileSync(join(dir, 'gateway.yaml'), stringify(file));
   const system = await startTestSystem({
     GATEWAY_CONFIG: join(dir, 'gateway.yaml'), TOKEN_RATE_LIMIT_PER_CLIENT: '1000000', TOKEN_RATE_LIMIT_PER_ADDRESS: '1000000', ...env,

@@ -1,5 +1,6 @@
 // The PUT body (contract §2 PersonExtensionWrite): exactly {schemaVersion, data}, data at most 16 KiB serialized.
 import type { ApiErrorCode } from '../policies/codes.js';
+import { jsonInputProblem } from '../common/json-input.js';
 
 /** Contract §8: a single extension's `data`, serialized as UTF-8 JSON. */
 export const MAX_DATA_BYTES = 16 * 1024;
@@ -21,18 +22,6 @@ export type ParsedWrite = { ok: true; write: ExtensionWrite } | { ok: false; cod
  */
 export const MAX_DATA_DEPTH = 32;
 
-/** True when `value` nests arrays/objects deeper than `max` levels (iterative: the input decides the depth). */
-function nestedDeeperThan(value: unknown, max: number): boolean {
-  const stack: [unknown, number][] = [[value, 1]];
-  while (stack.length) {
-    const [v, depth] = stack.pop()!;
-    if (typeof v !== 'object' || v === null) continue;
-    if (depth > max) return true;
-    for (const child of Array.isArray(v) ? v : Object.values(v)) stack.push([child, depth + 1]);
-  }
-  return false;
-}
-
 const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const invalid = (message: string): ParsedWrite => ({ ok: false, code: 'schema_invalid', message });
 
@@ -50,8 +39,10 @@ export function parseExtensionWrite(raw: Buffer): ParsedWrite {
   if (!Number.isSafeInteger(schemaVersion) || (schemaVersion as number) < 1 || (schemaVersion as number) > MAX_SCHEMA_VERSION)
     return invalid('schemaVersion must be an integer >= 1');
   if (!isPlainObject(data)) return invalid('data must be a JSON object');
+  // Before serializing: JSON.stringify recurses (a few thousand levels overflow the stack), and jsonb refuses lone surrogates.
+  const problem = jsonInputProblem(data, MAX_DATA_DEPTH);
+  if (problem) return invalid(`data ${problem}`);
   const json = JSON.stringify(data);
   if (Buffer.byteLength(json, 'utf8') > MAX_DATA_BYTES) return { ok: false, code: 'payload_too_large', message: 'data is over 16 KiB serialized' };
-  if (nestedDeeperThan(data, MAX_DATA_DEPTH)) return invalid(`data nests deeper than ${MAX_DATA_DEPTH} levels`);
   return { ok: true, write: { schemaVersion: schemaVersion as number, data, json } };
 }

@@ -5,6 +5,7 @@ import type { Knex } from 'knex';
 import { z } from 'zod';
 import { errorHandler, noteCaller, notFound, requestId, sendProblem } from '../common/http.js';
 import { INTERNAL_SECRET_HEADER } from '../common/internal-context.js';
+import { jsonInputGuard } from '../common/json-input.js';
 import { secretChecker } from '../common/secrets.js';
 import type { Logger } from '../common/log.js';
 import { CAPABILITIES, DECISION_PATH, RESOURCE_TYPES, type DecisionInput } from './decision.js';
@@ -12,6 +13,7 @@ import { evaluate } from './evaluate.js';
 import { knexPolicyStore } from './store.js';
 import type { DecisionLog } from './decision-log.js';
 import { authenticateAdmin, authorizeAdmin } from './admin/authority.js';
+import { MAX_BODY_DEPTH } from './admin/support.js';
 import { tenantsRouter } from './admin/tenants.js';
 import { personsRouter } from './admin/persons.js';
 import { clientsRouter } from './admin/clients.js';
@@ -75,7 +77,7 @@ export function createPoliciesApp({ knex, adminToken, internalSecret, log, decis
   });
 
   const admin = express.Router();
-  admin.use(authenticateAdmin(knex, adminToken), express.json({ limit: '64kb' }), authorizeAdmin(knex));
+  admin.use(authenticateAdmin(knex, adminToken), express.json({ limit: '64kb' }), jsonInputGuard(MAX_BODY_DEPTH), authorizeAdmin(knex));
   admin.use(
     tenantsRouter(knex), adminKeysRouter(knex), personsRouter(knex), clientsRouter(knex), clientSecretsRouter(knex),
     grantsRouter(knex), accountsRouter(knex), capabilitiesRouter(knex), observabilityRouter(knex), extensionsRouter(knex),

@@ -75,6 +75,26 @@ describe('tenants', () => {
     expect((await res.json()).error).toBe('schema_invalid');
   });
 
+  it('answers a body nested thousands of levels deep, or holding a lone surrogate, with 422 schema_invalid, never a 5xx, and registers nothing', async () => {
+    const { tenantId } = await admin.ok('POST', '/tenants', { label: label(), displayName: 'Deep', plan: 'L2' });
+    const { clientId } = await admin.ok('POST', `/tenants/${tenantId}/clients`, { slug: 'deep', name: 'Deep', kind: 'third_party', type: 'confidential', redirectUris: ['https://deep.example/cb'] });
+    // A schema with a 5,000-level default: 10 KB, within the body limit; serializing it once overflowed the stack (503).
+    const deepSchema = `{"name":"deep","schemas":{"1":{"type":"object","default":${'['.repeat(5000)}${']'.repeat(5000)}}}}`;
+    const res = await fetch(`${system.pdpUrl}/admin/v1/clients/${clientId}/extensions`, {
+      method: 'POST', headers: { authorization: `Bearer ${system.adminToken}`, 'content-type': 'application/json' }, body: deepSchema,
+    });
+    expect(res.status).toBe(422);
+    expect((await res.json()).error).toBe('schema_invalid');
+    expect(await system.db.knex('extensions').where({ client_id: clientId }).select('id')).toEqual([]);
+    // A lone surrogate escape, which jsonb refuses to store (that was a 503 too), is refused the same way.
+    const lone = await fetch(`${system.pdpUrl}/admin/v1/clients/${clientId}/extensions`, {
+      method: 'POST', headers: { authorization: `Bearer ${system.adminToken}`, 'content-type': 'application/json' },
+      body: '{"name":"lone","schemas":{"1":{"type":"object","description":"\\ud800"}}}',
+    });
+    expect({ status: lone.status, error: (await lone.json()).error }).toEqual({ status: 422, error: 'schema_invalid' });
+    expect(await system.db.knex('extensions').where({ client_id: clientId }).select('id')).toEqual([]);
+  });
+
   it('answers a NUL character in input with 422 schema_invalid and a malformed path escape with 404, never a 5xx', async () => {
     const nul = await admin.checked('createTenant', 'POST', '/tenants', { label: label(), displayName: 'a\u0000b', plan: 'L1' });
     expect(nul.status).toBe(422);
@@ -90,7 +110,8 @@ describe('tenants', () => {
     const rateLimit = { tenant: { points: 10, durationS: 60 }, account: { points: 5, durationS: 60 } };
     const res = await admin.checked('updateTenant', 'PATCH', `/tenants/${t.tenantId}`, { plan: 'L2', status: 'suspended', rateLimit });
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ tenantId: t.tenantId, plan: 'L2', status: 'suspended' });
+    expect(res.body).toMatchObject({ tenantId: t.tenantId, plan: 'L2', status: 'suspended', rateLimit });
+    expect(await system.db.knex('tenants').where({ id: t.tenantId }).first('plan', 'status', 'rate_limit')).toEqual({ plan: 'L2', status: 'suspended', rate_limit: rateLimit });
     const missing = await admin.checked('updateTenant', 'PATCH', '/tenants/ten_00000000000000000000000000', { plan: 'L2' });
     expect(missing.status).toBe(404);
     expect(missing.body.error).toBe('not_found');

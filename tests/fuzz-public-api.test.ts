@@ -9,7 +9,7 @@ import fc from 'fast-check';
 import { Pool } from 'undici';
 import type { Browser } from 'playwright-core';
 import type { System } from '../infra/system.js';
-import { startTestSystem } from './support/system.js';
+import { startProbingSystem } from './support/system.js';
 import { adminClient, setupTenant, type TenantSetup } from './support/admin.js';
 import { launchBrowser } from './support/browser.js';
 import { obtainTokens } from './support/oauth.js';
@@ -25,9 +25,11 @@ let tenant: TenantSetup;
 let token: string;
 let extensionId: string;
 let pool: Pool;
+/** PUTs the fuzzer got accepted: the last check reads back records the fuzzer really wrote. */
+let acceptedWrites = 0;
 
 beforeAll(async () => {
-  [system, browser] = await Promise.all([startTestSystem(), launchBrowser()]);
+  [system, browser] = await Promise.all([startProbingSystem(), launchBrowser()]);
   const admin = adminClient(system);
   tenant = await setupTenant(admin, { capabilities: CAPABILITIES });
   // Limits far above what the run sends: the fuzzer looks for wrong answers, not for 429s.
@@ -38,6 +40,11 @@ beforeAll(async () => {
   });
   extensionId = extension.extensionId;
   token = (await obtainTokens(browser, { authUrl: system.authUrl, clientId: tenant.clientId, redirectUri: tenant.redirectUri }, tenant, CAPABILITIES.join(' '))).access_token;
+  // One stored record from the start, so writes with `If-Match: *` reach a real record and the last test has one to check.
+  const stored = await fetch(`${system.baseUrl}/persons/${tenant.personId}/extensions/${extensionId}`, {
+    method: 'PUT', headers: { authorization: `Bearer ${token}`, 'if-none-match': '*', 'content-type': 'application/json' }, body: JSON.stringify({ schemaVersion: 1, data: { note: 'seed', n: 1 } }),
+  });
+  if (stored.status !== 201) throw new Error(`seed record: ${stored.status}`);
   // A request the system never answers is a failure to report, not a reason to wait for undici's 300 s default.
   pool = new Pool(new URL(system.baseUrl).origin, { connections: 4, headersTimeout: 15_000, bodyTimeout: 15_000 });
 });
@@ -116,7 +123,18 @@ interface Sent {
   body?: string;
 }
 
+/** Stands for the stored record's ETag as it is when the request is sent (each accepted write changes it). */
+const CURRENT_ETAG = 'the stored record\'s current etag';
+
+async function currentEtag(): Promise<string> {
+  const res = await pool.request({ method: 'GET', path: `/v1/persons/${tenant.personId}/extensions/${extensionId}`, headers: { authorization: `Bearer ${token}` } });
+  await res.body.dump();
+  if (res.statusCode !== 200) throw new Error(`the stored record: ${res.statusCode}`);
+  return String(res.headers.etag);
+}
+
 async function send({ method, path, headers = {}, body }: Sent) {
+  if (headers['if-match'] === CURRENT_ETAG) headers = { ...headers, 'if-match': await currentEtag() };
   const res = await pool.request({
     method,
     path: `/v1${path}`,
@@ -145,6 +163,7 @@ async function expectDeclaredAnswer(request: Sent) {
   } catch (err) {
     throw new Error(`${where}\n${(err as Error).message}`);
   }
+  if (request.method === 'PUT' && (answer.status === 200 || answer.status === 201)) acceptedWrites++;
 }
 
 const property = (arbitrary: fc.Arbitrary<Sent>) => fc.assert(fc.asyncProperty(arbitrary, expectDeclaredAnswer), { numRuns: RUNS, endOnFailure: true });
@@ -160,17 +179,15 @@ describe('fuzzing every public operation: only declared answers, never a 5xx', (
     operationId: 'putPersonExtension', method: 'PUT', path: `/persons/${p}/extensions/${e}`, headers: { ...pre, 'content-type': type }, body,
   }))));
 
-  it('deletePersonExtension', () => property(fc.tuple(personSegment(), extensionSegment(), preconditions).map(([p, e, pre]) => ({
-    operationId: 'deletePersonExtension', method: 'DELETE', path: `/persons/${p}/extensions/${e}`, headers: pre,
+  // Updates of the stored record with its current ETag, so accepted writes (and their validation) certainly happen.
+  it('putPersonExtension on the stored record', () => property(fc.tuple(writeBody, contentType).map(([body, type]) => ({
+    operationId: 'putPersonExtension', method: 'PUT', path: `/persons/${tenant.personId}/extensions/${extensionId}`, headers: { 'if-match': CURRENT_ETAG, 'content-type': type }, body,
   }))));
 
-  it('getMe and getTenant with hostile headers', () => property(fc.tuple(fc.constantFrom('getMe', 'getTenant'), fc.record({
-    'x-request-id': fc.option(fc.string({ maxLength: 300 }).map((s) => s.replace(/[^\x21-\x7e]/g, '')), { nil: undefined }),
-    accept: fc.option(fc.constantFrom('*/*', 'text/html', 'application/xml', 'application/json;q=0'), { nil: undefined }),
-  }, { requiredKeys: [] })).map(([operationId, headers]) => ({ operationId, method: 'GET' as const, path: operationId === 'getMe' ? '/me' : '/tenant', headers }))));
-
-  it('left every stored record whole and valid under its schema', async () => {
+  it('left every stored record whole and valid under its schema after the writes (before the deletes)', async () => {
     const records = await system.db.knex('person_extensions').select('*');
+    expect(acceptedWrites).toBeGreaterThan(0);
+    expect(records.length).toBeGreaterThan(0);
     for (const { data, schema_version: version, etag } of records) {
       expect(version).toBe(1);
       expect(etag).toMatch(/^"[^"]+"$/);
@@ -179,4 +196,13 @@ describe('fuzzing every public operation: only declared answers, never a 5xx', (
       if ('n' in data) expect(Number.isInteger(data.n)).toBe(true);
     }
   });
+
+  it('deletePersonExtension', () => property(fc.tuple(personSegment(), extensionSegment(), preconditions).map(([p, e, pre]) => ({
+    operationId: 'deletePersonExtension', method: 'DELETE', path: `/persons/${p}/extensions/${e}`, headers: pre,
+  }))));
+
+  it('getMe and getTenant with hostile headers', () => property(fc.tuple(fc.constantFrom('getMe', 'getTenant'), fc.record({
+    'x-request-id': fc.option(fc.string({ maxLength: 300 }).map((s) => s.replace(/[^\x21-\x7e]/g, '')), { nil: undefined }),
+    accept: fc.option(fc.constantFrom('*/*', 'text/html', 'application/xml', 'application/json;q=0'), { nil: undefined }),
+  }, { requiredKeys: [] })).map(([operationId, headers]) => ({ operationId, method: 'GET' as const, path: operationId === 'getMe' ? '/me' : '/tenant', headers }))));
 });

@@ -253,6 +253,22 @@ describe('PUT body', () => {
     expect(created.status).toBe(201);
     expectProblem(await api.put(token, someone, extension, { schemaVersion: 1, data: nestedData(33) }, { 'if-match': created.body.etag }), 422, 'schema_invalid');
     expect((await api.get(token, someone, extension)).body).toEqual(created.body);
+    // Thousands of levels in 10 KB: refused the same way, before anything recursive (JSON.stringify, the schema
+    // validator, jsonb) overflows its stack — that was a 503 once.
+    const deep = `{"schemaVersion":1,"data":{"n":${'['.repeat(5000)}${']'.repeat(5000)}}}`;
+    expectProblem(await api.put(token, someone, extension, deep, { 'if-match': created.body.etag }), 422, 'schema_invalid');
+    expectProblem(await api.put(token, await newPerson(tenant.tenantId), extension, deep, CREATE), 422, 'schema_invalid');
+    expect((await api.get(token, someone, extension)).body).toEqual(created.body);
+  });
+
+  it('refuses data with a lone surrogate (an escape jsonb cannot store) with 422 schema_invalid, in keys and values, leaving the record as it was', async () => {
+    const someone = await newPerson(tenant.tenantId);
+    for (const body of ['{"schemaVersion":1,"data":{"note":"\\ud800"}}', '{"schemaVersion":1,"data":{"\\udc00x":1}}', '{"schemaVersion":1,"data":{"a":["ok","\\ud83d"]}}'])
+      expectProblem(await api.put(token, someone, extension, body, CREATE), 422, 'schema_invalid');
+    const created = await api.put(token, someone, extension, { schemaVersion: 1, data: { note: 'paired \ud83d\ude00 is fine' } }, CREATE);
+    expect(created.status).toBe(201);
+    expectProblem(await api.put(token, someone, extension, '{"schemaVersion":1,"data":{"note":"\\ud800"}}', { 'if-match': created.body.etag }), 422, 'schema_invalid');
+    expect((await api.get(token, someone, extension)).body).toEqual(created.body);
   });
 
   it('refuses a body far above the cap before parsing it (413, although it is not even JSON)', async () => {

@@ -56,3 +56,9 @@ export async function createOrConflict(res: Response, message: string, create: (
   const outcome = await unlessTaken(message, async () => done(await create()));
   if (!outcome.ok) sendRefusal(res, outcome);
 }
+
+/**
+ * Deepest admin request body (and console schema): room for JSON Schemas describing extension data at its own limit
+ * (32 levels, two schema levels per data level) and their envelope; far below what overflows a recursive reader.
+ */
+export const MAX_BODY_DEPTH = 100;

@@ -7,6 +7,7 @@ import cookieParser from 'cookie-parser';
 import type { Knex } from 'knex';
 import { isClientDataError, requestIdOf } from '../../common/http.js';
 import { sameSecret } from '../../common/secrets.js';
+import { jsonInputProblem } from '../../common/json-input.js';
 import type { Logger } from '../../common/log.js';
 import { STATUS_OF } from '../codes.js';
 import { identifyAdmin, ownerOf, refusalOf, type AdminCaller, type AdminOperation } from '../admin/authority.js';
@@ -18,7 +19,7 @@ import { advanceEpoch, listServiceAccounts, setAccountStatus } from '../admin/ac
 import { listExtensions, registerExtension } from '../admin/extensions.js';
 import { recentDecisions, usage, usagePerDay } from '../admin/observability.js';
 import { findTenant, listTenants, type TenantView } from '../admin/tenants.js';
-import type { Outcome, Refusal } from '../admin/support.js';
+import { MAX_BODY_DEPTH, type Outcome, type Refusal } from '../admin/support.js';
 import { STYLE_HASH, type Html } from './html.js';
 import { SessionStore, type ConsoleSession } from './sessions.js';
 import * as pages from './pages.js';
@@ -249,6 +250,8 @@ export function consoleRouter({ knex, adminToken, log }: ConsoleDeps): Router {
     } catch {
       return refusedPage(res, { ok: false, error: 'schema_invalid', message: 'the schema is not valid JSON' });
     }
+    const problem = jsonInputProblem(schema, MAX_BODY_DEPTH);
+    if (problem) return refusedPage(res, { ok: false, error: 'schema_invalid', message: `the schema ${problem}` });
     const body = { name: req.body.name, schemas: { 1: schema } };
     const registered = await perform(res, { method: 'POST', path: apiPath('clients', clientId, 'extensions'), body }, () => registerExtension(knex, clientId, body));
     if (registered) goTo(res, tenantPath(tenantId, 'extensions'), `Registered ${registered.name} as ${registered.extensionId}.`);

@@ -64,7 +64,8 @@ describe('batch writer', () => {
     const s = storage();
     const writer = batchWriter(options(s, { flushIntervalMs: 20 }), capturedLog().log);
     writer.record(1);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // The timer's flush, not close(): polled (a busy machine may run the 20 ms timer late), close comes after.
+    for (let waited = 0; s.batches.length === 0 && waited < 5_000; waited += 10) await new Promise((resolve) => setTimeout(resolve, 10));
     expect(s.batches).toEqual([[1]]);
     await writer.close();
   });

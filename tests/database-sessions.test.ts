@@ -5,13 +5,13 @@
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import type { Browser } from 'playwright-core';
 import * as oidc from 'openid-client';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { System } from '../infra/system.js';
 import { startTestSystem } from './support/system.js';
 import { adminClient, setupTenant, type TenantSetup } from './support/admin.js';
 import { launchBrowser } from './support/browser.js';
 import { discover, obtainTokens } from './support/oauth.js';
 import { callApi } from './support/api.js';
+import { waitFor } from './support/processes.js';
 
 interface PgConnection {
   processID: number;
@@ -45,11 +45,6 @@ afterAll(async () => {
 
 const pooled = () => system.db.knex.client as unknown as KnexPoolClient;
 
-async function waitFor(condition: () => boolean, what: string) {
-  for (let i = 0; i < 300 && !condition(); i++) await sleep(20);
-  if (!condition()) throw new Error(`gave up waiting for ${what}`);
-}
-
 /** A /v1/me and a /v1/tenant call (token check, PDP decision, backend read) and a refresh (issuer storage) all answer 200. */
 async function expectServing() {
   for (const [operationId, path] of [['getMe', '/me'], ['getTenant', '/tenant'], ['getMe', '/me']] as const)
@@ -63,9 +58,9 @@ async function expectServing() {
 describe('database connections come and go; the API keeps answering', () => {
   it('after the pool has closed every idle connection', async () => {
     await expectServing();
-    await waitFor(() => pooled().pool.numUsed() + pooled().pool.numFree() === 0, 'the pool to close its idle connections');
+    await waitFor('the pool to close its idle connections', () => pooled().pool.numUsed() + pooled().pool.numFree() === 0, 6_000, 20);
     await expectServing();
-    await waitFor(() => pooled().pool.numUsed() + pooled().pool.numFree() === 0, 'the pool to close its idle connections again');
+    await waitFor('the pool to close its idle connections again', () => pooled().pool.numUsed() + pooled().pool.numFree() === 0, 6_000, 20);
     await expectServing();
   });
 

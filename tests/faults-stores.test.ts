@@ -87,7 +87,8 @@ describe('Redis stopped and restarted under traffic (docs/decisions.md, "Redis o
     const burst = async (n: number) => {
       const answers = [];
       for (let i = 0; i < n; i++) answers.push(await call());
-      return { allowed: answers.filter((a) => a.status === 200).length, statuses: new Set(answers.map((a) => a.status)), slowest: Math.max(...answers.map((a) => a.ms)) };
+      const ms = answers.map((a) => a.ms).sort((a, b) => a - b);
+      return { allowed: answers.filter((a) => a.status === 200).length, statuses: new Set(answers.map((a) => a.status)), median: ms[Math.floor(ms.length / 2)]!, slowest: ms.at(-1)! };
     };
 
     const before = await burst(2 * LIMIT);
@@ -101,13 +102,16 @@ describe('Redis stopped and restarted under traffic (docs/decisions.md, "Redis o
 
     printFigures('Redis stopped and restarted', {
       limit: LIMIT, 'allowed before': before.allowed, 'allowed while away': during.allowed, 'allowed after (incl. the first)': after.allowed + 1,
-      'slowest before ms': before.slowest, 'slowest while away ms': during.slowest, 'counted in Redis again after ms': reconnectedMs,
+      'median/slowest before ms': `${before.median.toFixed(1)}/${before.slowest.toFixed(0)}`, 'median/slowest while away ms': `${during.median.toFixed(1)}/${during.slowest.toFixed(0)}`,
+      'counted in Redis again after ms': reconnectedMs,
     });
     for (const phase of [before, during, after]) expect([...phase.statuses].sort()).toEqual([200, 429]);
     expect(before.allowed).toBe(LIMIT);
     expect(during.allowed).toBe(LIMIT); // one gateway: one limit in process, never open
     expect(after.allowed + 1).toBe(LIMIT);
-    // No request waits on the absent Redis: nothing slower by a second than the slowest with Redis up.
-    expect(during.slowest).toBeLessThan(before.slowest + 1000);
+    // No request waits on the absent Redis (its reconnect backoff is seconds): the typical call costs what it did with
+    // Redis up, and none takes seconds. Medians, so one scheduler stall on a busy machine is not read as a wait.
+    expect(during.median).toBeLessThan(before.median + 100);
+    expect(during.slowest).toBeLessThan(3000);
   }, 120_000);
 });

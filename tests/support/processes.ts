@@ -246,10 +246,30 @@ export async function startProcesses(opts: { databaseUrl: string; redisUrl?: str
   };
 }
 
-/** Polls `probe` until it returns true (or throws after `timeoutMs`); returns the milliseconds it took. */
-export async function waitFor(what: string, probe: () => Promise<boolean>, timeoutMs = 30_000, everyMs = 200): Promise<number> {
+/**
+ * A request that got no answer: the connection was refused, reset or cut. By name and message, since undici's errors
+ * come from another realm under jest.
+ */
+export function isConnectionError(err: unknown): boolean {
+  const e = err as Error | undefined;
+  return e?.name === 'TypeError' && /^(fetch failed|terminated)$/.test(e.message);
+}
+
+/**
+ * Polls `probe` until it returns true (or throws after `timeoutMs`); returns the milliseconds it took. A probe whose
+ * request gets no answer counts as "not yet"; any other error (an undeclared answer, a failed expectation) is thrown.
+ */
+export async function waitFor(what: string, probe: () => boolean | Promise<boolean>, timeoutMs = 30_000, everyMs = 200): Promise<number> {
   const started = Date.now();
-  while (!(await probe().catch(() => false))) {
+  const attempt = async () => {
+    try {
+      return await probe();
+    } catch (err) {
+      if (isConnectionError(err)) return false;
+      throw err;
+    }
+  };
+  while (!(await attempt())) {
     if (Date.now() - started > timeoutMs) throw new Error(`${what}: not within ${timeoutMs} ms`);
     await sleep(everyMs);
   }

@@ -5,7 +5,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { performance } from 'node:perf_hooks';
 import { personApi } from './extensions.js';
-import { sleep } from './processes.js';
+import { isConnectionError, sleep } from './processes.js';
 
 export interface Outcome {
   kind: 'read' | 'create' | 'update' | 'list';
@@ -51,9 +51,8 @@ export async function timedCall<T extends Answer>(kind: Outcome['kind'], request
     const res = await send({ 'x-request-id': requestId });
     return { res, outcome: { kind, status: res.status, error: res.body?.error, ms: performance.now() - started, requestId } };
   } catch (err) {
-    // By name: undici's errors come from another realm under jest.
+    if (!isConnectionError(err)) throw err;
     const e = err as Error & { cause?: { code?: string } };
-    if (!(e.name === 'TypeError' && /^(fetch failed|terminated)$/.test(e.message))) throw err;
     return { res: undefined, outcome: { kind, status: 0, error: String(e.cause?.code ?? e.cause ?? e.message), ms: performance.now() - started, requestId } };
   }
 }

@@ -25,7 +25,7 @@ export interface ExtensionRecord {
 export type ExtensionSummary = Pick<ExtensionRecord, 'extensionId' | 'schemaVersion' | 'etag' | 'updatedAt' | 'updatedBy'>;
 
 export type CreateResult = { created: ExtensionRecord } | { exists: string } | { quotaExceeded: true };
-export type UpdateResult = { updated: ExtensionRecord } | { conflict: string } | { absent: true };
+export type UpdateResult = { updated: ExtensionRecord } | { conflict: string } | { absent: true } | { quotaExceeded: true };
 export type DeleteResult = { deleted: true } | { absent: true } | { conflict: string };
 
 interface Row {
@@ -117,15 +117,25 @@ export function extensionRecords(knex: Knex) {
       }
     },
 
-    /** Replaces the record only if its ETag is still `ifMatch` (compare-and-set in one statement). */
+    /**
+     * Replaces the record only if its ETag is still `ifMatch` and the (tenant, extension) record quota is not full
+     * (contract §3: a full quota, also after a plan downgrade, rejects writes; reads and deletes go on), in one
+     * statement. When nothing was replaced, the record's current state says why: absent, another revision, or the quota.
+     */
     async update(k: RecordKey, ifMatch: string, w: ExtensionWrite, clientId: string): Promise<UpdateResult> {
       const [row] = await knex('person_extensions')
         .where({ ...byKey(k), etag: ifMatch })
+        .whereRaw(
+          `coalesce((select records from extension_record_counts where tenant_id = ? and extension_id = ?), 0)
+             < (select p.max_records_per_extension from tenants t join plans p on p.id = t.plan where t.id = ?)`,
+          [k.tenantId, k.extensionId, k.tenantId],
+        )
         .update({ schema_version: w.schemaVersion, data: w.json, etag: newEtag(), updated_by: clientId, updated_at: knex.fn.now() })
         .returning('*');
       if (row) return { updated: recordOf(row) };
       const etag = await currentEtag(knex, k);
-      return etag ? { conflict: etag } : { absent: true };
+      if (!etag) return { absent: true };
+      return etag === ifMatch ? { quotaExceeded: true } : { conflict: etag };
     },
 
     /** Deletes the record (only at `ifMatch`, unless `*`) and releases its quota unit in the same transaction. */

@@ -77,16 +77,18 @@ export function personResourcesRouter(knex: Knex, cursorSecret: string): Router 
     if (!validate) return sendProblem(res, 'schema_invalid', { message: `schemaVersion ${write.schemaVersion} is not registered for this extension` });
     if (!validate(write.data)) return sendProblem(res, 'schema_invalid', { message: `data does not match schema version ${write.schemaVersion}` });
 
+    const quotaFull = () => sendProblem(res, 'quota_exceeded', { message: "the tenant's record quota for this extension is full" });
     if (precondition.create) {
       const result = await records.create(key, write, clientId);
       if ('exists' in result) return sendProblem(res, 'already_exists', { headers: { etag: result.exists } });
-      if ('quotaExceeded' in result) return sendProblem(res, 'quota_exceeded', { message: "the tenant's record quota for this extension is full" });
+      if ('quotaExceeded' in result) return quotaFull();
       const location = `/v1/persons/${key.personId}/extensions/${key.extensionId}`;
       return void res.status(201).setHeader('etag', result.created.etag).setHeader('location', location).json(result.created);
     }
     const result = await records.update(key, precondition.ifMatch, write, clientId);
     if ('absent' in result) return notFound(res);
     if ('conflict' in result) return sendProblem(res, 'revision_conflict', { headers: { etag: result.conflict } });
+    if ('quotaExceeded' in result) return quotaFull();
     res.setHeader('etag', result.updated.etag).json(result.updated);
   });
 

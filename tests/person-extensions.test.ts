@@ -143,6 +143,19 @@ describe('extension record state table (contract §3, §4.7, §4.8)', () => {
     expect((await api.delete(token, person, extension, { 'if-match': '*' })).status).toBe(204);
   });
 
+  it('answers reads 200 with the body whatever conditional headers they carry (the contract declares no 304)', async () => {
+    const someone = await newPerson(tenant.tenantId);
+    const created = await api.put(token, someone, extension, { schemaVersion: 1, data: { tier: 'gold' } }, CREATE);
+    const future = new Date(Date.now() + 86_400_000).toUTCString();
+    const conditions: Record<string, string>[] = [{ 'if-none-match': created.body.etag }, { 'if-none-match': '*' }, { 'if-modified-since': future }];
+    for (const headers of conditions) {
+      const read = await api.get(token, someone, extension, headers);
+      expect({ status: read.status, body: read.body, remaining: read.headers.has('x-ratelimit-remaining') }).toEqual({ status: 200, body: created.body, remaining: true });
+      expect((await api.list(token, someone, '', headers)).status).toBe(200);
+      expect((await api.getPerson(token, someone)).status).toBe(200);
+    }
+  });
+
   it('walks create, conflicting create, update, stale update and deletes with the contract statuses, bodies and headers', async () => {
     const created = await api.put(token, person, extension, { schemaVersion: 1, data: { tier: 'gold', note: 'first' } }, CREATE);
     expect(created.status).toBe(201);

@@ -169,15 +169,19 @@ describe('decisions and usage', () => {
       expect((await admin.checked('listDecisions', 'GET', `/tenants/${tenant.tenantId}/decisions?${bad}`)).status).toBe(422);
   });
 
-  it('reports the tenant\'s metered calls, counting each request id once', async () => {
+  it('reports the tenant\'s metered calls, counting each request id once (a retry with the same x-request-id is one call)', async () => {
     const tenant = await setupTenant(admin);
-    const record = (requestId: string) => ({
-      request_id: requestId, tenant_id: tenant.tenantId, client_id: tenant.clientId, account_id: tenant.accountId, operation_id: 'getMe', status: 200,
-    });
-    await system.db.knex('usage_records').insert([record('req-00000001'), record('req-00000002')]);
-    const res = await admin.checked('getUsage', 'GET', `/tenants/${tenant.tenantId}/usage`);
+    const tokens = await signIn(tenant);
+    const ids = ['usage-call-0001', 'usage-call-0001', 'usage-call-0002'];
+    for (const id of ids) expect((await callApi(system.baseUrl, 'getMe', '/me', tokens.access_token, { headers: { 'x-request-id': id } })).status).toBe(200);
+    // The gateway meters in batches (every second); poll until both calls are stored.
+    let res = await admin.checked('getUsage', 'GET', `/tenants/${tenant.tenantId}/usage`);
+    for (let i = 0; i < 50 && res.body.total < 2; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      res = await admin.checked('getUsage', 'GET', `/tenants/${tenant.tenantId}/usage`);
+    }
     expect(res.body.tenantId).toBe(tenant.tenantId);
     expect(res.body.total).toBe(2);
-    expect(res.body.items.map((i: { requestId: string }) => i.requestId).sort()).toEqual(['req-00000001', 'req-00000002']);
+    expect(res.body.items.map((i: { requestId: string }) => i.requestId).sort()).toEqual(['usage-call-0001', 'usage-call-0002']);
   });
 });

@@ -13,6 +13,7 @@ import { startTestSystem } from './support/system.js';
 import { adminClient, setupTenant, type AdminClient, type TenantSetup } from './support/admin.js';
 import { callApi } from './support/api.js';
 import { personApi } from './support/extensions.js';
+import { basicAuth, clientCredentialsToken } from './support/oauth.js';
 
 const ARTIFACTS = 'test-artifacts/admin-console';
 const ALL = ['svc.profile.self.read', 'svc.tenant.info.read', 'svc.person.read', 'svc.person.metadata.read', 'svc.person.metadata.write'];
@@ -57,22 +58,17 @@ async function signIn(context: BrowserContext, key: string): Promise<{ page: Pag
   return { page, response: await press(page, 'Sign in') };
 }
 
-const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
 
 /** client_credentials at the token endpoint for the own tenant's confidential app. */
 async function tokenRequest(secret = own.clientSecret) {
   const res = await fetch(`${system.authUrl}/oauth2/token`, {
     method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic(own.clientId, secret) },
+    headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basicAuth(own.clientId, secret) },
     body: new URLSearchParams({ grant_type: 'client_credentials', scope: ALL.join(' ') }).toString(),
   });
   return { status: res.status, body: (await res.json()) as Record<string, string> };
 }
-async function workloadToken(secret = own.clientSecret): Promise<string> {
-  const res = await tokenRequest(secret);
-  if (res.status !== 200) throw new Error(`no token: ${res.status} ${JSON.stringify(res.body)}`);
-  return res.body.access_token!;
-}
+const workloadToken = (secret = own.clientSecret): Promise<string> => clientCredentialsToken(system.authUrl, { clientId: own.clientId, clientSecret: secret }, ALL.join(' '));
 const getMe = (token: string) => callApi(system.baseUrl, 'getMe', '/me', token);
 const getTenant = (token: string) => callApi(system.baseUrl, 'getTenant', '/tenant', token);
 

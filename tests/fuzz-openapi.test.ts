@@ -60,12 +60,13 @@ beforeAll(async () => {
   const fixtures: Fixtures = {
     personId: [api.personId], extensionId: [apiExtension], 'If-Match': ['*', created.headers.get('etag')!], 'If-None-Match': ['*'], limit: ['1', '20', '100'],
   };
-  const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`;
+  // Not form-encoded first (support/oauth.ts basicAuth would): '%00' must reach the issuer as written.
+  const rawBasic = (id: string, secret: string) => `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`;
   options = {
     public: { fixtures, authorizations: [`Bearer ${token}`, undefined, 'Bearer a.b.c', 'Basic eDp5', `Bearer ${token}x`, `bearer ${token}`] },
     token: {
       fixtures: {},
-      authorizations: [undefined, basic(api.clientId, api.clientSecret), basic(publicClient.clientId, ''), basic('%00', 'x'), 'Basic !!!', `Bearer ${token}`],
+      authorizations: [undefined, rawBasic(api.clientId, api.clientSecret), rawBasic(publicClient.clientId, ''), rawBasic('%00', 'x'), 'Basic !!!', `Bearer ${token}`],
     },
     admin: {
       fixtures: {

@@ -15,6 +15,7 @@ import knexFactory, { type Knex } from 'knex';
 import { DEFAULT_GATEWAY_FILE } from '../gateway/gateway-file.js';
 import { adminClient, setupTenant, type TenantSetup } from './support/admin.js';
 import { scratchDatabase } from './support/database.js';
+import { clientCredentialsToken } from './support/oauth.js';
 import { Child, freePort, nodeEntry, privatePostgres, waitFor, type PrivatePostgres } from './support/processes.js';
 
 const SERVICES = ['issuer', 'policies', 'backend', 'gateway'] as const;
@@ -84,13 +85,7 @@ afterAll(async () => {
 async function workloadToken(tenant: TenantSetup): Promise<string> {
   const admin = adminClient({ pdpUrl: `http://127.0.0.1:${ports.policies}`, adminToken: ADMIN_TOKEN });
   await admin.ok('POST', `/tenants/${tenant.tenantId}/service-accounts`, { clientId: tenant.clientId, name: 'load', capabilities: ['svc.tenant.info.read'] });
-  const res = await fetch(`http://127.0.0.1:${ports.issuer}/oauth2/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${tenant.clientId}:${tenant.clientSecret}`).toString('base64')}` },
-    body: new URLSearchParams({ grant_type: 'client_credentials', scope: 'svc.tenant.info.read' }).toString(),
-  });
-  expect(res.status).toBe(200);
-  return ((await res.json()) as { access_token: string }).access_token;
+  return clientCredentialsToken(`http://127.0.0.1:${ports.issuer}`, { clientId: tenant.clientId, clientSecret: tenant.clientSecret! }, 'svc.tenant.info.read');
 }
 
 /**

@@ -18,7 +18,7 @@ import { createIssuerApp } from '../issuer/app.js';
 import { launchBrowser } from './support/browser.js';
 import { freshDatabase } from './support/database.js';
 import { createTelemetry } from '../common/telemetry.js';
-import { authorizationRequest, discover, signInAndConsent } from './support/oauth.js';
+import { authorizationRequest, basicAuth, discover, signInAndConsent } from './support/oauth.js';
 import { assertResponseMatches, captureResponse, type ApiResponse } from './support/openapi.js';
 
 const TOKEN_ERRORS = ['invalid_client', 'invalid_grant', 'invalid_scope', 'unsupported_grant_type'];
@@ -206,8 +206,6 @@ function expectTokenError(r: { status: number; headers: Headers; body: Record<st
   expect(r.headers.get('content-type')).toMatch(/^application\/json/);
 }
 
-const basic = (id: string, secret: string) =>
-  `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
 
 // ---- tests ---------------------------------------------------------------------------------------------------
 
@@ -455,7 +453,7 @@ describe('token endpoint strictness', () => {
   });
 
   it('answers client_credentials with 400 unsupported_grant_type while it is switched off', async () => {
-    const r = await postToken({ grant_type: 'client_credentials', client_id: seed.confidentialClientId }, { authorization: basic(seed.confidentialClientId, seed.clientSecret) });
+    const r = await postToken({ grant_type: 'client_credentials', client_id: seed.confidentialClientId }, { authorization: basicAuth(seed.confidentialClientId, seed.clientSecret) });
     expectTokenError(r, 400, 'unsupported_grant_type');
   });
 
@@ -466,7 +464,7 @@ describe('token endpoint strictness', () => {
 
   it('rejects Basic auth combined with client_secret in the body as invalid_client with a Basic challenge', async () => {
     const r = await postToken(exchange({ client_id: seed.confidentialClientId, client_secret: seed.clientSecret }), {
-      authorization: basic(seed.confidentialClientId, seed.clientSecret),
+      authorization: basicAuth(seed.confidentialClientId, seed.clientSecret),
     });
     expectTokenError(r, 401, 'invalid_client');
     expect(r.headers.get('www-authenticate')).toMatch(/^Basic /);
@@ -484,7 +482,7 @@ describe('confidential client', () => {
     const flow = await authorizationCode(seed.confidentialClientId, 'svc.profile.self.read', seed.clientSecret);
     const r = await postToken(
       { grant_type: 'authorization_code', code: flow.code, code_verifier: flow.verifier, redirect_uri: REDIRECT_URI },
-      { authorization: basic(seed.confidentialClientId, 'not-the-secret') },
+      { authorization: basicAuth(seed.confidentialClientId, 'not-the-secret') },
     );
     expectTokenError(r, 401, 'invalid_client');
     expect(r.headers.get('www-authenticate')).toMatch(/^Basic /);
@@ -624,7 +622,7 @@ describe('configuration variants', () => {
       // The confidential client, now listing client_credentials, still loads and authenticates.
       const bad = await postToken(
         { grant_type: 'refresh_token', refresh_token: 'no-such-token' },
-        { authorization: basic(seed.confidentialClientId, seed.clientSecret) },
+        { authorization: basicAuth(seed.confidentialClientId, seed.clientSecret) },
         other.url,
       );
       expect({ status: bad.status, error: bad.body.error }).toEqual({ status: 400, error: 'invalid_grant' });

@@ -12,6 +12,7 @@ import { startTestSystem } from './support/system.js';
 import { adminClient, setupMachineClient, setupTenant, type AdminClient, type MachineClientSetup } from './support/admin.js';
 import { callApi } from './support/api.js';
 import { assertResponseMatches, captureResponse } from './support/openapi.js';
+import { basicAuth } from './support/oauth.js';
 
 let system: System;
 let admin: AdminClient;
@@ -58,7 +59,6 @@ async function postToken(form: Record<string, string>, headers: Record<string, s
   const body = assertResponseMatches('token', 'issueToken', await captureResponse(res)) as Record<string, unknown>;
   return { status: res.status, body };
 }
-const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
 
 /** The token error openid-client surfaced, as {status, error}: from the body, or for a 401 from the Basic challenge. */
 async function grantError(attempt: Promise<unknown>) {
@@ -119,7 +119,7 @@ describe('client_credentials through openid-client', () => {
 
   it('refuses Basic and client_secret in one request with 401 invalid_client', async () => {
     const r = await postToken({ grant_type: 'client_credentials', client_id: app.clientId, client_secret: app.clientSecret, scope: BOTH }, {
-      authorization: basic(app.clientId, app.clientSecret),
+      authorization: basicAuth(app.clientId, app.clientSecret),
     });
     expect({ status: r.status, error: r.body.error }).toEqual({ status: 401, error: 'invalid_client' });
   });

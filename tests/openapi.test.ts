@@ -7,6 +7,7 @@ import {
   assertSchema,
   declaredResponse,
   findOperation,
+  isObject,
   loadApiDocuments,
   locate,
   operationsOf,
@@ -85,7 +86,6 @@ const DOCS: DocName[] = ['public', 'token', 'admin'];
 
 // ---- Small helpers over the parsed documents
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const at = (doc: DocName, ...tokens: string[]): unknown => locate(doc, pointerOf(...tokens)).node;
 const obj = (v: unknown): Record<string, unknown> => {
   if (!isObject(v)) throw new Error(`expected an object, got ${JSON.stringify(v)}`);

@@ -4,9 +4,10 @@
 // JSON keys, oversized and truncated payloads, wrong content types). Plus a scan of error bodies for leaked
 // internals and secrets.
 import fc from 'fast-check';
-import { locate, type DocName, type OperationRef } from './openapi.js';
+import { isObject as isJsonObject, locate, type DocName, type OperationRef } from './openapi.js';
 
-const isObject = (v: unknown): v is Record<string, any> => typeof v === 'object' && v !== null && !Array.isArray(v);
+/** Schema nodes are read loosely here: an object's members typed `any`. */
+const isObject = (v: unknown): v is Record<string, any> => isJsonObject(v);
 
 // ---- well-formed values from a schema ----------------------------------------------------------------------------
 

@@ -87,12 +87,16 @@ export async function obtainTokens(
 }
 
 /** A workload access token by client_credentials with client_secret_basic, sent as a plain form request. */
+/** HTTP Basic client authentication (RFC 6749 §2.3.1: id and secret form-encoded, then base64). */
+export const basicAuth = (clientId: string, secret: string) =>
+  `Basic ${Buffer.from(`${encodeURIComponent(clientId)}:${encodeURIComponent(secret)}`).toString('base64')}`;
+
 export async function clientCredentialsToken(authUrl: string, client: { clientId: string; clientSecret: string }, scope: string): Promise<string> {
   const res = await fetch(`${authUrl}/oauth2/token`, {
     method: 'POST',
     headers: {
       'content-type': 'application/x-www-form-urlencoded',
-      authorization: `Basic ${Buffer.from(`${encodeURIComponent(client.clientId)}:${encodeURIComponent(client.clientSecret)}`).toString('base64')}`,
+      authorization: basicAuth(client.clientId, client.clientSecret),
     },
     body: new URLSearchParams({ grant_type: 'client_credentials', scope }).toString(),
   });

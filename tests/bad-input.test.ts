@@ -6,8 +6,7 @@ import type { System } from '../infra/system.js';
 import { startTestSystem } from './support/system.js';
 import { adminClient, setupTenant, type TenantSetup } from './support/admin.js';
 import { launchBrowser } from './support/browser.js';
-import { authorizationRequest, discover } from './support/oauth.js';
-import { assertResponseMatches, captureResponse } from './support/openapi.js';
+import { authorizationRequest, discover, postTokenForm } from './support/oauth.js';
 
 let system: System;
 let browser: Browser;
@@ -21,14 +20,7 @@ afterAll(async () => {
   await system?.close();
 });
 
-const tokenRequest = async (form: Record<string, string>) => {
-  const res = await fetch(`${system.authUrl}/oauth2/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams(form).toString(),
-  });
-  return assertResponseMatches('token', 'issueToken', await captureResponse(res)) as { error: string };
-};
+const tokenRequest = async (form: Record<string, string>) => (await postTokenForm(system.authUrl, form)).body as { error: string };
 
 describe('client authentication', () => {
   it('refuses an empty client_secret from a public client with invalid_client', async () => {

@@ -7,7 +7,8 @@ import { startTestSystem } from './support/system.js';
 import { adminClient, setupTenant, type AdminClient, type TenantSetup } from './support/admin.js';
 import { launchBrowser } from './support/browser.js';
 import { obtainTokens } from './support/oauth.js';
-import { callApi, type CheckedResponse } from './support/api.js';
+import { callApi } from './support/api.js';
+import { expectProblem } from './support/problems.js';
 
 let system: System;
 let browser: Browser;
@@ -32,11 +33,6 @@ async function tokenFor(tenant: TenantSetup, scope = 'svc.profile.self.read svc.
 }
 
 /** The answer is the Problem `error` with `status` (shape, headers and requestId are checked by callApi). */
-function expectProblem(res: CheckedResponse, status: number, error: string) {
-  expect(res.status).toBe(status);
-  expect(res.body.error).toBe(error);
-}
-
 /** Signs `claims` with the issuer's own key (taken from its key table), to test checks beyond the signature. */
 async function signWithIssuerKey(claims: Record<string, unknown>, header: Record<string, unknown>) {
   const row = await system.db.knex('issuer_keys').first();

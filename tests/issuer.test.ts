@@ -18,7 +18,7 @@ import { createIssuerApp } from '../issuer/app.js';
 import { launchBrowser } from './support/browser.js';
 import { freshDatabase } from './support/database.js';
 import { createTelemetry } from '../common/telemetry.js';
-import { authorizationRequest, basicAuth, discover, signInAndConsent } from './support/oauth.js';
+import { authorizationRequest, basicAuth, discover, postTokenForm, signInAndConsent } from './support/oauth.js';
 import { assertResponseMatches, captureResponse, type ApiResponse } from './support/openapi.js';
 
 const TOKEN_ERRORS = ['invalid_client', 'invalid_grant', 'invalid_scope', 'unsupported_grant_type'];
@@ -188,14 +188,9 @@ const errorBodies: unknown[] = [];
 
 /** A raw form post to the token endpoint (of `base`, default this issuer); the answer is held to the document. */
 async function postToken(form: Record<string, string>, headers: Record<string, string> = {}, base = url) {
-  const res = await fetch(`${base}/oauth2/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json', ...headers },
-    body: new URLSearchParams(form).toString(),
-  });
-  const body = assertResponseMatches('token', 'issueToken', await captureResponse(res)) as Record<string, unknown>;
-  if (res.status >= 400) errorBodies.push(body);
-  return { status: res.status, headers: res.headers, body };
+  const answer = await postTokenForm(base, form, { accept: 'application/json', ...headers });
+  if (answer.status >= 400) errorBodies.push(answer.body);
+  return answer;
 }
 
 function expectTokenError(r: { status: number; headers: Headers; body: Record<string, unknown> }, status: number, error: string) {

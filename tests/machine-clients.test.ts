@@ -12,7 +12,7 @@ import { startTestSystem } from './support/system.js';
 import { adminClient, setupMachineClient, setupTenant, type AdminClient, type MachineClientSetup } from './support/admin.js';
 import { callApi } from './support/api.js';
 import { assertResponseMatches, captureResponse } from './support/openapi.js';
-import { basicAuth } from './support/oauth.js';
+import { basicAuth, postTokenForm } from './support/oauth.js';
 
 let system: System;
 let admin: AdminClient;
@@ -50,15 +50,7 @@ async function workloadToken(app: MachineClient, scope = BOTH, secret = app.clie
 }
 
 /** A raw token request (for the shapes openid-client would never send); the answer is held to the document. */
-async function postToken(form: Record<string, string>, headers: Record<string, string> = {}) {
-  const res = await fetch(`${system.authUrl}/oauth2/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
-    body: new URLSearchParams(form).toString(),
-  });
-  const body = assertResponseMatches('token', 'issueToken', await captureResponse(res)) as Record<string, unknown>;
-  return { status: res.status, body };
-}
+const postToken = (form: Record<string, string>, headers: Record<string, string> = {}) => postTokenForm(system.authUrl, form, headers);
 
 /** The token error openid-client surfaced, as {status, error}: from the body, or for a 401 from the Basic challenge. */
 async function grantError(attempt: Promise<unknown>) {

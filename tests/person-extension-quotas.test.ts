@@ -6,7 +6,8 @@ import type { Browser } from 'playwright-core';
 import type { Knex } from 'knex';
 import type { System } from '../infra/system.js';
 import { startTestSystem } from './support/system.js';
-import { adminClient, setupTenant, type AdminClient, type TenantSetup } from './support/admin.js';
+import { adminClient, createPerson, setupTenant, type AdminClient, type TenantSetup } from './support/admin.js';
+import { problemOf } from './support/problems.js';
 import { launchBrowser } from './support/browser.js';
 import { obtainTokens } from './support/oauth.js';
 import { PERSON_SCOPES, personApi, registerExtension, OPEN_SCHEMA, type PersonApi } from './support/extensions.js';
@@ -26,17 +27,12 @@ const CREATE = { 'if-none-match': '*' };
 const setPlan = (plan: string) => knex('tenants').where({ id: tenant.tenantId }).update({ plan });
 const storedRecords = async (extensionId: string) =>
   Number((await knex('person_extensions').where({ tenant_id: tenant.tenantId, extension_id: extensionId }).count({ n: '*' }))[0]!.n);
-const problemOf = (res: { status: number; body: any }) => ({ status: res.status, error: res.body?.error });
 const statuses = (answers: { status: number; body: any }[]) =>
   answers.map((r) => `${r.status}${r.body?.error ? ` ${r.body.error}` : ''}`).sort();
 
-let personCounter = 0;
 async function newPersons(n: number): Promise<string[]> {
   const created = [];
-  for (let i = 0; i < n; i++) {
-    const u = `q${Date.now().toString(36)}-${++personCounter}`;
-    created.push((await admin.ok('POST', `/tenants/${tenant.tenantId}/persons`, { displayName: u, username: u, password: 'correct horse battery' })).personId as string);
-  }
+  for (let i = 0; i < n; i++) created.push(await createPerson(admin, tenant.tenantId));
   return created;
 }
 

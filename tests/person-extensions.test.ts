@@ -5,10 +5,10 @@ import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import type { Browser } from 'playwright-core';
 import type { System } from '../infra/system.js';
 import { startTestSystem } from './support/system.js';
-import { adminClient, setupTenant, type AdminClient, type TenantSetup } from './support/admin.js';
+import { adminClient, createPerson, setupTenant, type AdminClient, type TenantSetup } from './support/admin.js';
+import { expectProblem } from './support/problems.js';
 import { launchBrowser } from './support/browser.js';
 import { obtainTokens } from './support/oauth.js';
-import type { CheckedResponse } from './support/api.js';
 import { OPEN_SCHEMA, PERSON_SCOPES, personApi, registerExtension, type PersonApi } from './support/extensions.js';
 
 let system: System;
@@ -25,15 +25,7 @@ const CREATE = { 'if-none-match': '*' };
 const TIER_SCHEMA_V1 = { type: 'object', additionalProperties: false, required: ['tier'], properties: { tier: { enum: ['silver', 'gold'] }, note: { type: 'string' } } };
 const TIER_SCHEMA_V2 = { ...TIER_SCHEMA_V1, properties: { ...TIER_SCHEMA_V1.properties, points: { type: 'integer', minimum: 0 } } };
 
-function expectProblem(res: CheckedResponse, status: number, error: string) {
-  expect({ status: res.status, error: res.body?.error }).toEqual({ status, error });
-}
-
-async function newPerson(tenantId: string) {
-  const n = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;
-  const p = await admin.ok('POST', `/tenants/${tenantId}/persons`, { displayName: `Person ${n}`, username: `p-${n}`, password: 'correct horse battery' });
-  return p.personId as string;
-}
+const newPerson = (tenantId: string) => createPerson(admin, tenantId);
 
 beforeAll(async () => {
   [system, browser] = await Promise.all([startTestSystem(), launchBrowser()]);

@@ -4,7 +4,7 @@ import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import type { System } from '../infra/system.js';
 import { startTestSystem } from './support/system.js';
 import { adminClient, setupTenant, type AdminClient } from './support/admin.js';
-import { assertResponseMatches, captureResponse } from './support/openapi.js';
+import { postTokenForm } from './support/oauth.js';
 
 const APP_ORIGIN = 'https://notes.example';
 let system: System;
@@ -33,16 +33,11 @@ const preflight = (origin: string) =>
   });
 
 async function refresh(clientId: string, origin?: string) {
-  const res = await fetch(`${system.authUrl}/oauth2/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', ...(origin && { origin }) },
-    body: new URLSearchParams({ grant_type: 'refresh_token', client_id: clientId, refresh_token: 'no-such-token' }).toString(),
-  });
-  const body = assertResponseMatches('token', 'issueToken', await captureResponse(res)) as { error: string };
-  return { res, body };
+  const res = await postTokenForm(system.authUrl, { grant_type: 'refresh_token', client_id: clientId, refresh_token: 'no-such-token' }, origin ? { origin } : {});
+  return { res, body: res.body as { error: string } };
 }
 
-const corsHeaders = (res: Response) => [...res.headers.keys()].filter((k) => k.startsWith('access-control-'));
+const corsHeaders = (res: { headers: Headers }) => [...res.headers.keys()].filter((k) => k.startsWith('access-control-'));
 
 describe('token endpoint CORS', () => {
   it('answers a preflight from a registered origin for that origin only, without credentials', async () => {

@@ -47,6 +47,13 @@ export interface TenantSetup {
 }
 
 let counter = 0;
+
+/** Another person of `tenantId` (with a login account and the tenant's relationship); returns the person id. */
+export async function createPerson(admin: AdminClient, tenantId: string): Promise<string> {
+  const n = `${process.pid}-${++counter}-${Date.now().toString(36)}`;
+  return (await admin.ok('POST', `/tenants/${tenantId}/persons`, { displayName: `Person ${n}`, username: `person-${n}`, password: 'correct horse battery' })).personId as string;
+}
+
 /** A tenant with one person, one third-party client and a grant of `capabilities` to it. */
 export async function setupTenant(
   admin: AdminClient,

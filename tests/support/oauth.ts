@@ -2,6 +2,7 @@
 // real browser for the person's login and consent.
 import * as oidc from 'openid-client';
 import type { Browser, Page } from 'playwright-core';
+import { assertResponseMatches, captureResponse } from './openapi.js';
 
 export interface AppRegistration {
   authUrl: string;
@@ -87,6 +88,17 @@ export async function obtainTokens(
 }
 
 /** A workload access token by client_credentials with client_secret_basic, sent as a plain form request. */
+/** A form POSTed to the token endpoint by hand (for what client libraries will not send); held to token-api.yaml. */
+export async function postTokenForm(authUrl: string, form: Record<string, string>, headers: Record<string, string> = {}) {
+  const res = await fetch(`${authUrl}/oauth2/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+    body: new URLSearchParams(form).toString(),
+  });
+  const body = assertResponseMatches('token', 'issueToken', await captureResponse(res)) as Record<string, unknown>;
+  return { status: res.status, headers: res.headers, body };
+}
+
 /** HTTP Basic client authentication (RFC 6749 §2.3.1: id and secret form-encoded, then base64). */
 export const basicAuth = (clientId: string, secret: string) =>
   `Basic ${Buffer.from(`${encodeURIComponent(clientId)}:${encodeURIComponent(secret)}`).toString('base64')}`;

@@ -40,9 +40,13 @@ const issuerDown = () => {
 };
 
 const nowS = () => Math.floor(Date.now() / 1000);
+/**
+ * Claims of a token minted a second ago: a verifier's test clock is read when the verifier is built, slightly before
+ * the token is signed, and an `iat` one second past that clock (a second boundary in between) would be "in the future".
+ */
 const claimsFor = (overrides: Record<string, unknown> = {}) => ({
   sub: 'psn_x', client_id: 'tp_a_b', tenant_id: 'ten_x', scope: 'svc.profile.self.read', profile: 'self', jti: 'j1',
-  iss: issuer.url, aud: 'svc-api', iat: nowS(), exp: nowS() + 900, ...overrides,
+  iss: issuer.url, aud: 'svc-api', iat: nowS() - 1, exp: nowS() + 899, ...overrides,
 });
 function sign(key: Key, claims: Record<string, unknown> = {}, header: Record<string, unknown> = {}) {
   return new SignJWT(claimsFor(claims)).setProtectedHeader({ alg: 'ES256', typ: 'at+jwt', kid: key.kid, ...header }).sign(key.privateKey);
@@ -228,7 +232,7 @@ describe('verified tokens remembered by their exact string', () => {
   it('answers 503 for a token it accepted before once no key set is usable', async () => {
     publish(keyA);
     const { verify, clock } = rememberingVerifier();
-    const token = await sign(keyA, { exp: nowS() + 900 });
+    const token = await sign(keyA, { exp: nowS() + 899 });
     expect(await verify(token)).toMatchObject({ ok: true });
     issuerDown();
     clock.now += 601_000; // past maxStaleS, still before the token's exp

@@ -28,6 +28,8 @@ export function batchWriter<R>(opts: BatchWriterOptions<R>, log: Logger): BatchW
   let pending: R[] = [];
   let inFlight = 0;
   let writing: Promise<void> = Promise.resolve();
+  /** A drain waiting behind the running one: further flushes join it rather than queue more. */
+  let queued: Promise<void> | undefined;
   let dropped = 0;
   const timer = setInterval(() => void flush(), opts.flushIntervalMs).unref();
 
@@ -59,8 +61,11 @@ export function batchWriter<R>(opts: BatchWriterOptions<R>, log: Logger): BatchW
   }
 
   function flush(): Promise<void> {
-    writing = writing.then(drain);
-    return writing;
+    queued ??= writing = writing.then(() => {
+      queued = undefined;
+      return drain();
+    });
+    return queued;
   }
 
   return {
@@ -77,6 +82,7 @@ export function batchWriter<R>(opts: BatchWriterOptions<R>, log: Logger): BatchW
     async close() {
       clearInterval(timer);
       await flush();
+      if (pending.length) log.error({ batch: opts.name, rows: pending.length }, 'rows not written at close');
     },
   };
 }

@@ -174,7 +174,7 @@ export function runPrepared<R = Record<string, unknown>>(knex: Knex, query: Knex
   if (!name && statementNames.size < MAX_PREPARED_TEXTS) statementNames.set(sql, (name = `q_${createHash('sha1').update(sql).digest('hex').slice(0, 24)}`));
   else if (!name && !warnedUnprepared) {
     warnedUnprepared = true;
-    process.emitWarning(`runPrepared: over ${MAX_PREPARED_TEXTS} distinct statements; a query whose SQL varies with its values is being prepared`);
+    process.emitWarning(`runPrepared: over ${MAX_PREPARED_TEXTS} distinct statements (a query whose SQL varies with its values?); new texts run unprepared, e.g. ${sql.slice(0, 200)}`);
   }
   return preparedQuery<R>(knex, name, sql, bindings as unknown[]);
 }

@@ -77,7 +77,7 @@ export function createPoliciesApp({ knex, adminToken, internalSecret, log, decis
   });
 
   const admin = express.Router();
-  admin.use(authenticateAdmin(knex, adminToken), express.json({ limit: '64kb' }), jsonInputGuard(MAX_BODY_DEPTH), authorizeAdmin(knex));
+  admin.use(authenticateAdmin(knex, adminToken), express.json({ limit: '64kb' }), authorizeAdmin(knex), jsonInputGuard(MAX_BODY_DEPTH));
   admin.use(
     tenantsRouter(knex), adminKeysRouter(knex), personsRouter(knex), clientsRouter(knex), clientSecretsRouter(knex),
     grantsRouter(knex), accountsRouter(knex), capabilitiesRouter(knex), observabilityRouter(knex), extensionsRouter(knex),

@@ -51,13 +51,27 @@ describe('batch writer', () => {
   it('writes a batch as soon as it is full, one write at a time, and the rest at close', async () => {
     const s = storage();
     const { log } = capturedLog();
-    const writer = batchWriter(options(s), log);
-    for (let n = 1; n <= 8; n++) writer.record(n);
-    expect(writer.pending()).toBe(8);
+    const writer = batchWriter(options(s), log); // its timer waits a minute: only a full batch can start a write
+    for (let n = 1; n <= 3; n++) writer.record(n);
+    for (let waited = 0; s.batches.length === 0 && waited < 5_000; waited += 10) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(s.batches).toEqual([[1, 2, 3]]);
+    for (let n = 4; n <= 8; n++) writer.record(n);
+    expect(writer.pending()).toBe(5);
     await writer.close();
     expect(s.batches).toEqual([[1, 2, 3], [4, 5, 6], [7, 8]]);
     expect(s.mostConcurrent()).toBe(1);
     expect(writer.pending()).toBe(0);
+  });
+
+  it('joins flushes that arrive while one is waiting to run, instead of queueing a write for each', async () => {
+    const s = storage();
+    const writer = batchWriter(options(s), capturedLog().log);
+    writer.record(1);
+    const flushes = Array.from({ length: 5 }, () => writer.flush());
+    expect(new Set(flushes).size).toBe(1);
+    await Promise.all(flushes);
+    expect(s.batches).toEqual([[1]]);
+    await writer.close();
   });
 
   it('flushes on its timer without being full', async () => {
@@ -74,7 +88,7 @@ describe('batch writer', () => {
     const s = storage();
     const { lines, log } = capturedLog();
     const writer = batchWriter(options(s), log);
-    s.failNext(2); // the write the full batch starts, and the one flush() starts
+    s.failNext(1); // the write the full batch starts, which flush() joins rather than queue another
     [1, 2, 3, 4].forEach((n) => writer.record(n));
     await writer.flush();
     expect(s.batches).toEqual([]);
@@ -99,8 +113,8 @@ describe('batch writer', () => {
     const s = storage();
     const { lines, log } = capturedLog();
     const writer = batchWriter(options(s, { maxPending: 5 }), log);
-    s.failNext(2);
-    for (let n = 1; n <= 3; n++) writer.record(n); // a full batch: its write, and flush()'s, fail; the rows come back
+    s.failNext(1);
+    for (let n = 1; n <= 3; n++) writer.record(n); // a full batch: its write (which flush() joins) fails; the rows come back
     await writer.flush();
     for (let n = 4; n <= 9; n++) writer.record(n);
     expect(writer.pending()).toBe(5);

@@ -40,7 +40,7 @@ beforeAll(async () => {
   });
   extensionId = extension.extensionId;
   token = (await obtainTokens(browser, { authUrl: system.authUrl, clientId: tenant.clientId, redirectUri: tenant.redirectUri }, tenant, CAPABILITIES.join(' '))).access_token;
-  // One stored record from the start, so writes with `If-Match: *` reach a real record and the last test has one to check.
+  // One stored record from the start: updates with its ETag and deletes with `If-Match: *` reach a real record.
   const stored = await fetch(`${system.baseUrl}/persons/${tenant.personId}/extensions/${extensionId}`, {
     method: 'PUT', headers: { authorization: `Bearer ${token}`, 'if-none-match': '*', 'content-type': 'application/json' }, body: JSON.stringify({ schemaVersion: 1, data: { note: 'seed', n: 1 } }),
   });

@@ -55,7 +55,9 @@ async function startService(name: ServiceName, env: Record<string, string>): Pro
 async function untilReady({ child, managementUrl }: ServiceProcess): Promise<void> {
   const exited = () => child.process.exitCode !== null;
   const ready = () => fetch(`${managementUrl}/readyz`).then((r) => r.status === 200, () => false);
-  await waitFor(`${child.name} ready`, async () => exited() || ready(), 60_000, 250);
+  await waitFor(`${child.name} ready`, async () => exited() || ready(), 60_000, 250).catch((err: Error) => {
+    throw new Error(`${err.message}:\n${child.output}`);
+  });
   if (exited()) throw new Error(`${child.name} exited before it was ready:\n${child.output}`);
 }
 

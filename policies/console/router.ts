@@ -250,9 +250,10 @@ export function consoleRouter({ knex, adminToken, log }: ConsoleDeps): Router {
     } catch {
       return refusedPage(res, { ok: false, error: 'schema_invalid', message: 'the schema is not valid JSON' });
     }
-    const problem = jsonInputProblem(schema, MAX_BODY_DEPTH);
-    if (problem) return refusedPage(res, { ok: false, error: 'schema_invalid', message: `the schema ${problem}` });
     const body = { name: req.body.name, schemas: { 1: schema } };
+    // The same limits as the admin API's body, checked on the same body.
+    const problem = jsonInputProblem(body, MAX_BODY_DEPTH);
+    if (problem) return refusedPage(res, { ok: false, error: 'schema_invalid', message: `the schema ${problem}` });
     const registered = await perform(res, { method: 'POST', path: apiPath('clients', clientId, 'extensions'), body }, () => registerExtension(knex, clientId, body));
     if (registered) goTo(res, tenantPath(tenantId, 'extensions'), `Registered ${registered.name} as ${registered.extensionId}.`);
   });

@@ -87,7 +87,6 @@ export async function obtainTokens(
   return tokens as unknown as Tokens;
 }
 
-/** A workload access token by client_credentials with client_secret_basic, sent as a plain form request. */
 /** A form POSTed to the token endpoint by hand (for what client libraries will not send); held to token-api.yaml. */
 export async function postTokenForm(authUrl: string, form: Record<string, string>, headers: Record<string, string> = {}) {
   const res = await fetch(`${authUrl}/oauth2/token`, {
@@ -103,6 +102,7 @@ export async function postTokenForm(authUrl: string, form: Record<string, string
 export const basicAuth = (clientId: string, secret: string) =>
   `Basic ${Buffer.from(`${encodeURIComponent(clientId)}:${encodeURIComponent(secret)}`).toString('base64')}`;
 
+/** A workload access token by client_credentials with client_secret_basic, sent as a plain form request. */
 export async function clientCredentialsToken(authUrl: string, client: { clientId: string; clientSecret: string }, scope: string): Promise<string> {
   const res = await fetch(`${authUrl}/oauth2/token`, {
     method: 'POST',

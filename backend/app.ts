@@ -34,16 +34,6 @@ export function createBackendApp({ knex, internalSecret, log }: BackendDeps): ex
     next();
   });
 
-  // Reads answer 200 with their body (contract §4.2–4.6 declare no 304): Express would answer a matching If-None-Match
-  // (`*` matches anything) or If-Modified-Since with a bodiless 304, so reads do not see those headers.
-  app.use((req, _res, next) => {
-    if (req.method === 'GET' || req.method === 'HEAD') {
-      delete req.headers['if-none-match'];
-      delete req.headers['if-modified-since'];
-    }
-    next();
-  });
-
   app.get('/v1/me', (_req, res) => void res.json(meOf(contextOf(res))));
   app.get('/v1/tenant', async (_req, res) => {
     const tenant = await repo.tenant(contextOf(res).tenantId);

@@ -5,12 +5,12 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { SETTINGS, loadConfig } from '../common/config.js';
 
-export const BEGIN = '<!-- configuration:begin (generated from common/config.ts by `npm run docs:config`; do not edit) -->';
-export const END = '<!-- configuration:end -->';
-export const README = new URL('../README.md', import.meta.url);
+const BEGIN = '<!-- configuration:begin (generated from common/config.ts by `npm run docs:config`; do not edit) -->';
+const END = '<!-- configuration:end -->';
+const README = new URL('../README.md', import.meta.url);
 
 /** The table: one row per setting, in SETTINGS order; "unset" where the code has no default. */
-export function configurationTable(): string {
+function configurationTable(): string {
   const defaults: Record<string, unknown> = loadConfig({});
   const cell = (text: string) => text.replace(/\|/g, '\\|');
   const rows = Object.entries(SETTINGS).map(([name, { doc }]) =>

@@ -4,9 +4,9 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { stringify } from 'yaml';
+import { DEFAULT_GATEWAY_FILE } from '../gateway/gateway-file.js';
 
-export const GATEWAY_FILE = new URL('../gateway/gateway.yaml', import.meta.url);
-export const CONFIGMAP_FILE = new URL('./k8s/gateway-file.yaml', import.meta.url);
+const CONFIGMAP_FILE = new URL('./k8s/gateway-file.yaml', import.meta.url);
 /** The ConfigMap's key: the file name inside the mounted directory. */
 export const GATEWAY_FILE_KEY = 'gateway.yaml';
 
@@ -16,7 +16,7 @@ export function gatewayFileConfigMap(): string {
     apiVersion: 'v1',
     kind: 'ConfigMap',
     metadata: { name: 'tpi-gateway-file', labels: { 'app.kubernetes.io/part-of': 'third-party-integration-platform' } },
-    data: { [GATEWAY_FILE_KEY]: readFileSync(GATEWAY_FILE, 'utf8') },
+    data: { [GATEWAY_FILE_KEY]: readFileSync(DEFAULT_GATEWAY_FILE, 'utf8') },
   }, { lineWidth: 0 });
 }
 

@@ -10,10 +10,10 @@ import type { System } from '../infra/system.js';
 import { IDLE_MS, MAX_AGE_MS, SessionStore } from '../policies/console/sessions.js';
 import { launchBrowser } from './support/browser.js';
 import { startTestSystem } from './support/system.js';
-import { adminClient, setupTenant, type AdminClient, type TenantSetup } from './support/admin.js';
+import { adminClient, setupMachineClient, setupTenant, type AdminClient, type MachineClientSetup, type TenantSetup } from './support/admin.js';
 import { callApi } from './support/api.js';
 import { personApi } from './support/extensions.js';
-import { basicAuth, clientCredentialsToken } from './support/oauth.js';
+import { basicAuth, clientCredentialsToken, postTokenForm } from './support/oauth.js';
 
 const ARTIFACTS = 'test-artifacts/admin-console';
 const ALL = ['svc.profile.self.read', 'svc.tenant.info.read', 'svc.person.read', 'svc.person.metadata.read', 'svc.person.metadata.write'];
@@ -22,7 +22,7 @@ let system: System;
 let operator: AdminClient;
 let browser: Browser;
 let consoleUrl: string;
-let own: TenantSetup & { clientSecret: string; serviceAccountId: string };
+let own: MachineClientSetup;
 let other: TenantSetup;
 let adminKey: { keyId: string; key: string };
 
@@ -31,9 +31,7 @@ beforeAll(async () => {
   [system, browser] = await Promise.all([startTestSystem({ ISSUER_ENABLE_CLIENT_CREDENTIALS: 'true' }), launchBrowser()]);
   operator = adminClient(system);
   consoleUrl = `${system.pdpUrl}/admin/console`;
-  const tenant = await setupTenant(operator, { type: 'confidential', capabilities: ALL });
-  const account = await operator.ok('POST', `/tenants/${tenant.tenantId}/service-accounts`, { clientId: tenant.clientId, name: 'nightly sync', capabilities: ALL });
-  own = { ...tenant, clientSecret: tenant.clientSecret!, serviceAccountId: account.accountId };
+  own = await setupMachineClient(operator, { grant: ALL });
   other = await setupTenant(operator);
   adminKey = await operator.ok('POST', `/tenants/${own.tenantId}/admin-keys`);
 });
@@ -58,16 +56,9 @@ async function signIn(context: BrowserContext, key: string): Promise<{ page: Pag
   return { page, response: await press(page, 'Sign in') };
 }
 
-
 /** client_credentials at the token endpoint for the own tenant's confidential app. */
-async function tokenRequest(secret = own.clientSecret) {
-  const res = await fetch(`${system.authUrl}/oauth2/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basicAuth(own.clientId, secret) },
-    body: new URLSearchParams({ grant_type: 'client_credentials', scope: ALL.join(' ') }).toString(),
-  });
-  return { status: res.status, body: (await res.json()) as Record<string, string> };
-}
+const tokenRequest = (secret = own.clientSecret) =>
+  postTokenForm(system.authUrl, { grant_type: 'client_credentials', scope: ALL.join(' ') }, { authorization: basicAuth(own.clientId, secret) });
 const workloadToken = (secret = own.clientSecret): Promise<string> => clientCredentialsToken(system.authUrl, { clientId: own.clientId, clientSecret: secret }, ALL.join(' '));
 const getMe = (token: string) => callApi(system.baseUrl, 'getMe', '/me', token);
 const getTenant = (token: string) => callApi(system.baseUrl, 'getTenant', '/tenant', token);

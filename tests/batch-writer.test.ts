@@ -6,6 +6,7 @@ import { describe, it, expect } from '@jest/globals';
 import { Writable } from 'node:stream';
 import { createLogger } from '../common/log.js';
 import { batchWriter, type BatchWriterOptions } from '../common/batch-writer.js';
+import { waitFor } from './support/processes.js';
 
 function storage() {
   const batches: number[][] = [];
@@ -53,7 +54,7 @@ describe('batch writer', () => {
     const { log } = capturedLog();
     const writer = batchWriter(options(s), log); // its timer waits a minute: only a full batch can start a write
     for (let n = 1; n <= 3; n++) writer.record(n);
-    for (let waited = 0; s.batches.length === 0 && waited < 5_000; waited += 10) await new Promise((resolve) => setTimeout(resolve, 10));
+    await waitFor('a batch written', () => s.batches.length > 0, 5_000, 10);
     expect(s.batches).toEqual([[1, 2, 3]]);
     for (let n = 4; n <= 8; n++) writer.record(n);
     expect(writer.pending()).toBe(5);
@@ -79,7 +80,7 @@ describe('batch writer', () => {
     const writer = batchWriter(options(s, { flushIntervalMs: 20 }), capturedLog().log);
     writer.record(1);
     // The timer's flush, not close(): polled (a busy machine may run the 20 ms timer late), close comes after.
-    for (let waited = 0; s.batches.length === 0 && waited < 5_000; waited += 10) await new Promise((resolve) => setTimeout(resolve, 10));
+    await waitFor('a batch written', () => s.batches.length > 0, 5_000, 10);
     expect(s.batches).toEqual([[1]]);
     await writer.close();
   });

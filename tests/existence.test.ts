@@ -6,7 +6,7 @@ import { Pool } from 'undici';
 import { ulid } from 'ulid';
 import type { System } from '../infra/system.js';
 import { startProbingSystem } from './support/system.js';
-import { adminClient, setupMachineClient, type MachineClientSetup } from './support/admin.js';
+import { adminClient, createPerson, setupMachineClient, type MachineClientSetup } from './support/admin.js';
 import { clientCredentialsToken } from './support/oauth.js';
 import { registerExtension } from './support/extensions.js';
 import { leakIn } from './support/fuzz.js';
@@ -48,9 +48,8 @@ beforeAll(async () => {
   });
   expect(put.status).toBe(201);
   // A person whose only relationship has ended.
-  const gone = await admin.ok('POST', `/tenants/${b.tenantId}/persons`, { displayName: 'Gone', username: `gone-${ulid()}`, password: 'correct horse battery' });
-  await admin.ok('DELETE', `/tenants/${b.tenantId}/persons/${gone.personId}`);
-  unrelatedPersonId = gone.personId;
+  unrelatedPersonId = await createPerson(admin, b.tenantId);
+  await admin.ok('DELETE', `/tenants/${b.tenantId}/persons/${unrelatedPersonId}`);
   pool = new Pool(new URL(system.baseUrl).origin, { connections: 1, headersTimeout: 15_000, bodyTimeout: 15_000 });
 }, 120_000);
 afterAll(async () => {

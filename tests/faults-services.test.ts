@@ -2,6 +2,7 @@
 // deadline, the issuer stopped, and the gateway and the backend killed (SIGKILL) in the middle of writes. Prints its
 // figures ("faults:" lines).
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
+import { expectProblem } from './support/problems.js';
 import { performance } from 'node:perf_hooks';
 import { decodeJwt, generateKeyPair, SignJWT } from 'jose';
 import { callApi, type CheckedResponse } from './support/api.js';
@@ -19,7 +20,7 @@ const getMe = async (token = stack.token) => {
   return { ...res, ms: performance.now() - started };
 };
 const expectUnavailable = (res: CheckedResponse, error: string) => {
-  expect({ status: res.status, error: res.body?.error }).toEqual({ status: 503, error });
+  expectProblem(res, 503, error);
   expect(Number(res.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
 };
 

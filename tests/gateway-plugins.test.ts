@@ -177,12 +177,13 @@ describe('rate limiting across gateways', () => {
 });
 
 describe('flood guard ahead of the PDP', () => {
+  // Decisions the PDP made, counted as it answers (its decision log is written later, in batches).
+  const decisions = async () => (await system.telemetry.decisions.get()).values.reduce((n, v) => n + v.value, 0);
+
   it('answers 429 without asking the PDP once a valid token has been denied often, and never counts allowed calls', async () => {
     const tenant = await tenantWithToken('svc.profile.self.read');
     const gateway = await gatewayFrom(edited('config: { points: 60, durationS: 60 }', 'config: { points: 2, durationS: 60 }'));
     expect(await statuses(4, () => call(gateway.url, '/me', tenant.token))).toEqual([200, 200, 200, 200]);
-    // Decisions the PDP made, counted as it answers (its decision log is written later, in batches).
-    const decisions = async () => (await system.telemetry.decisions.get()).values.reduce((n, v) => n + v.value, 0);
     expect(await statuses(2, () => call(gateway.url, '/tenant', tenant.token))).toEqual([403, 403]);
     const asked = await decisions();
     const flooded = await call(gateway.url, '/tenant', tenant.token);
@@ -196,7 +197,6 @@ describe('flood guard ahead of the PDP', () => {
     const tenant = await tenantWithToken('svc.profile.self.read');
     const text = edited('config: { points: 60, durationS: 60 }', 'config: { points: 2, durationS: 60 }');
     const [a, b] = await Promise.all([gatewayFrom(text, { REDIS_URL: SHARED_REDIS }), gatewayFrom(text, { REDIS_URL: SHARED_REDIS })]);
-    const decisions = async () => (await system.telemetry.decisions.get()).values.reduce((n, v) => n + v.value, 0);
     expect(await statuses(3, () => call(b.url, '/me', tenant.token))).toEqual([200, 200, 200]);
     expect(await statuses(2, () => call(a.url, '/tenant', tenant.token))).toEqual([403, 403]);
     expect((await call(a.url, '/tenant', tenant.token)).status).toBe(429);

@@ -16,7 +16,7 @@ import { DEFAULT_GATEWAY_FILE } from '../gateway/gateway-file.js';
 import { adminClient, setupTenant, type TenantSetup } from './support/admin.js';
 import { scratchDatabase } from './support/database.js';
 import { clientCredentialsToken } from './support/oauth.js';
-import { Child, freePort, nodeEntry, privatePostgres, waitFor, type PrivatePostgres } from './support/processes.js';
+import { Child, freePort, nodeEntry, privatePostgres, untilReady, type PrivatePostgres } from './support/processes.js';
 
 const SERVICES = ['issuer', 'policies', 'backend', 'gateway'] as const;
 type ServiceName = (typeof SERVICES)[number];
@@ -52,15 +52,6 @@ async function startService(name: ServiceName, env: Record<string, string>): Pro
   return { child, managementUrl: `http://127.0.0.1:${ports[`${name}Management`]}` };
 }
 
-async function untilReady({ child, managementUrl }: ServiceProcess): Promise<void> {
-  const exited = () => child.process.exitCode !== null;
-  const ready = () => fetch(`${managementUrl}/readyz`).then((r) => r.status === 200, () => false);
-  await waitFor(`${child.name} ready`, async () => exited() || ready(), 60_000, 250).catch((err: Error) => {
-    throw new Error(`${err.message}:\n${child.output}`);
-  });
-  if (exited()) throw new Error(`${child.name} exited before it was ready:\n${child.output}`);
-}
-
 beforeAll(async () => {
   if (!process.env.DATABASE_URL) postgres = await privatePostgres();
   database = await scratchDatabase(process.env.DATABASE_URL ?? postgres!.url);
@@ -74,7 +65,7 @@ beforeAll(async () => {
   };
   // All four start at once on the fresh database and migrate it together (common/db.ts migrate: losers retry).
   for (const name of SERVICES) processes.set(name, await startService(name, { ...env, MANAGEMENT_PORT: String(ports[`${name}Management`]) }));
-  await Promise.all([...processes.values()].map(untilReady));
+  await Promise.all([...processes.values()].map(({ child, managementUrl }) => untilReady(child, managementUrl)));
 }, 180_000);
 
 afterAll(async () => {

@@ -1,7 +1,6 @@
 // `npm run bench`: the processes of a run, and the two shapes of the product: each service in its own process as
 // deployed (the headline), and the four in one process (`npm start`).
-import { setTimeout as sleep } from 'node:timers/promises';
-import { Child, freePort, nodeEntry } from './processes.js';
+import { Child, freePort, nodeEntry, untilReady } from './processes.js';
 
 /** With BENCH_CPU_PROF=<dir>, the services write V8 CPU profiles there when they stop. */
 const PROFILE_ARGS = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
@@ -28,16 +27,6 @@ export const readyMessage = <T>(child: Child): Promise<T> =>
     child.process.once('message', (m) => resolve(m as T));
     child.process.once('exit', (code) => reject(new Error(`${child.name} exited (${code}) before it was ready`)));
   });
-
-async function waitReady(child: Child, managementPort: number): Promise<void> {
-  for (let i = 0; i < 600; i++) {
-    if (child.process.exitCode !== null) throw new Error(`${child.name} exited before it was ready`);
-    const ready = await fetch(`http://127.0.0.1:${managementPort}/readyz`).then((r) => r.ok, () => false);
-    if (ready) return;
-    await sleep(200);
-  }
-  throw new Error(`${child.name} was not ready in 120 s`);
-}
 
 export interface Shape {
   name: string;
@@ -78,7 +67,7 @@ export async function startDeployed(env: ShapeEnv): Promise<Shape> {
       const management = await freePort();
       const child = await spawnChild(name, entry, { ...benchEnv(env), ...ports, MANAGEMENT_PORT: String(management) }, [], true);
       started.push(child);
-      await waitReady(child, management);
+      await untilReady(child, `http://127.0.0.1:${management}`, 120_000);
     }
   } catch (err) {
     await Promise.all(started.map((c) => c.stop()));
@@ -95,7 +84,7 @@ export async function startAllInOne(env: ShapeEnv): Promise<Shape> {
   // Ready before it seeds the demo data: the run starts once it says it is up.
   const up = new Promise<void>((resolve) => child.process.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('is up') && resolve()));
   try {
-    await waitReady(child, management);
+    await untilReady(child, `http://127.0.0.1:${management}`, 120_000);
     await up;
   } catch (err) {
     await child.stop();

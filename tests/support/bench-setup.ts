@@ -1,7 +1,7 @@
 // `npm run bench`: the data a shape is measured with, made the way users make it: a tenant and an app through the
 // admin API, consented tokens through the browser flow (one per connection, so each has its own refresh chain),
 // persons, an extension, and one record per connection written through the gateway.
-import { adminClient, setupTenant, type TenantSetup } from './admin.js';
+import { adminClient, createPerson, setupTenant, type TenantSetup } from './admin.js';
 import { launchBrowser } from './browser.js';
 import { obtainTokens } from './oauth.js';
 import { registerExtension } from './extensions.js';
@@ -32,7 +32,7 @@ export async function prepare(shape: Shape, adminToken: string, connections: num
   const extensionId = await registerExtension(admin, tenant.clientId);
   const personIds: string[] = [];
   for (let i = 0; i < connections; i++)
-    personIds.push((await admin.ok('POST', `/tenants/${tenant.tenantId}/persons`, { displayName: `Bench person ${i}`, username: `bench-${tenant.tenantId}-${i}`, password: 'correct horse battery' })).personId);
+    personIds.push(await createPerson(admin, tenant.tenantId));
 
   const browser = await launchBrowser();
   const tokens = [];

@@ -4,7 +4,7 @@
 // JSON keys, oversized and truncated payloads, wrong content types). Plus a scan of error bodies for leaked
 // internals and secrets.
 import fc from 'fast-check';
-import { isObject as isJsonObject, locate, type DocName, type OperationRef } from './openapi.js';
+import { isObject as isJsonObject, locate, pointerOf, type DocName, type OperationRef } from './openapi.js';
 
 /** Schema nodes are read loosely here: an object's members typed `any`. */
 const isObject = (v: unknown): v is Record<string, any> => isJsonObject(v);
@@ -31,7 +31,7 @@ function objectShape(doc: DocName, pointer: string): { properties: Record<string
  * anyOf, type lists, string patterns, lengths and formats, integer and number bounds, arrays and objects).
  * Strings are kept short; the hostile arbitraries below cover size.
  */
-export function schemaArbitrary(doc: DocName, pointer: string, depth = 0): fc.Arbitrary<unknown> {
+function schemaArbitrary(doc: DocName, pointer: string, depth = 0): fc.Arbitrary<unknown> {
   const { doc: d, pointer: p, node } = locate(doc, pointer);
   if (!isObject(node) || depth > 5) return fc.constant(null);
   if ('const' in node) return fc.constant(node.const);
@@ -99,7 +99,7 @@ export const hostileSegment = fc.constantFrom(
 );
 
 /** Strings that break naive handling: unicode edge cases, lone surrogates, NUL and other controls, huge lengths. */
-export const hostileString = fc.oneof(
+const hostileString = fc.oneof(
   fc.constantFrom(
     '', ' ', '\u0000', 'a\u0000b', '\ud800', '\udc00x', '\uffff', '\ufeff', '\u202e', 'e\u0301', '👩‍👩‍👧‍👦', '\r\n', '\t', '%00', '${x}', '{{x}}',
     "'; DROP TABLE tenants; --", '<script>', '../../etc/passwd', '__proto__', 'x'.repeat(70_000), 'é'.repeat(40_000),
@@ -109,7 +109,7 @@ export const hostileString = fc.oneof(
 );
 
 /** JSON values that are legal but hostile: huge and odd numbers, deep nesting, prototype keys, hostile strings. */
-export const hostileJsonValue: fc.Arbitrary<unknown> = fc.oneof(
+const hostileJsonValue: fc.Arbitrary<unknown> = fc.oneof(
   hostileString,
   fc.constantFrom(0, -0, 1e308, -1e308, 2 ** 53 + 1, -(2 ** 63), 0.1, 1.5, null, true, [], {}, JSON.parse('{"__proto__":{"admin":true}}'), { constructor: { prototype: { x: 1 } } }),
   fc.integer({ min: 2, max: 3000 }).map((depth) => JSON.parse(`${'['.repeat(depth)}${']'.repeat(depth)}`)),
@@ -117,7 +117,7 @@ export const hostileJsonValue: fc.Arbitrary<unknown> = fc.oneof(
 );
 
 /** Raw JSON texts JSON.stringify cannot produce: duplicate keys, huge literals, escaped surrogates, truncation. */
-export function hostileJsonText(valid: string): fc.Arbitrary<string> {
+function hostileJsonText(valid: string): fc.Arbitrary<string> {
   const inner = valid.startsWith('{') && valid.length > 2 ? valid.slice(1, -1) : '"x":1';
   const firstKey = /^"((?:[^"\\]|\\.)*)"/.exec(inner)?.[1] ?? 'x';
   return fc.oneof(
@@ -206,7 +206,7 @@ function bodyArbitrary(op: OperationRef, fixtures: Fixtures): fc.Arbitrary<{ bod
       { weight: 1, arbitrary: fc.tuple(hostileJsonText('{}'), wrongType).map(([body, contentType]) => ({ body, contentType })) },
     );
   }
-  const fromSchema = schemaArbitrary(requestBody!.doc, `${requestBody!.pointer}/content/${mediaType.replace(/\//g, '~1')}/schema`);
+  const fromSchema = schemaArbitrary(requestBody!.doc, `${requestBody!.pointer}${pointerOf('content', mediaType, 'schema')}`);
   // Top-level members named like a fixture often carry the real value (a real client id, say).
   const known = fc.record(Object.fromEntries(Object.entries(fixtures).map(([name, values]) => [name, fc.constantFrom(...values)])), { requiredKeys: [] });
   const valid = fc.tuple(fromSchema, known, fc.boolean()).map(([v, k, use]) => (use && isObject(v) ? { ...v, ...k } : v));

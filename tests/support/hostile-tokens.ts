@@ -22,7 +22,7 @@ export async function issuerSigningKey(kid = 'issuer-key-1'): Promise<{ key: Sig
   return { key: { kid, privateKey, publicJwk: { ...(await exportJWK(publicKey)), kid } }, jwks: JSON.stringify({ keys: [privateJwk] }) };
 }
 
-export const b64url = (text: string | Uint8Array) => Buffer.from(text).toString('base64url');
+const b64url = (text: string | Uint8Array) => Buffer.from(text).toString('base64url');
 const json = (v: unknown) => (typeof v === 'string' ? v : JSON.stringify(v));
 
 /** A compact JWS over the exact header and payload text given (objects are serialised), signed with ES256 by `key`. */

@@ -80,29 +80,30 @@ export class Child {
     this.kept = 0;
     const proc = spawn(this.command, this.args, { cwd: ROOT, env: this.opts.env, stdio: ['ignore', 'pipe', 'pipe', ...(this.opts.ipc ? ['ipc' as const] : [])] });
     this.proc = proc;
-    const readyLine = this.opts.readyLine;
-    let ready = !readyLine;
-    const up = new Promise<void>((ok, fail) => {
-      if (ready) return ok();
-      const timer = setTimeout(() => fail(new Error(`${this.name} did not start in ${START_TIMEOUT_MS} ms:\n${this.output}`)), START_TIMEOUT_MS);
-      const onData = (chunk: Buffer) => {
-        this.keep(chunk.toString());
-        if (!ready && readyLine!.test(this.output)) {
-          ready = true;
-          clearTimeout(timer);
-          ok();
-        }
-      };
-      proc.stdout!.on('data', onData);
-      proc.stderr!.on('data', onData);
-      proc.once('exit', (code, signal) => (clearTimeout(timer), fail(new Error(`${this.name} exited (${code ?? signal}) before it was ready:\n${this.output}`))));
+    const { readyLine } = this.opts;
+    let ready!: () => void;
+    let isUp = !readyLine;
+    const up = new Promise<void>((ok) => (ready = ok));
+    const onData = (chunk: Buffer) => {
+      this.keep(chunk.toString());
+      if (isUp || !readyLine!.test(this.output)) return;
+      isUp = true;
+      ready();
+    };
+    proc.stdout!.on('data', onData);
+    proc.stderr!.on('data', onData);
+    if (!readyLine) return;
+    let timer: NodeJS.Timeout | undefined;
+    const failed = new Promise<never>((_ok, fail) => {
+      timer = setTimeout(() => fail(new Error(`${this.name} did not start in ${START_TIMEOUT_MS} ms:\n${this.output}`)), START_TIMEOUT_MS);
+      proc.once('exit', (code, signal) => fail(new Error(`${this.name} exited (${code ?? signal}) before it was ready:\n${this.output}`)));
     });
-    if (!readyLine) {
-      const onData = (chunk: Buffer) => this.keep(chunk.toString());
-      proc.stdout!.on('data', onData);
-      proc.stderr!.on('data', onData);
+    failed.catch(() => undefined); // an exit after the ready line is not a failed start
+    try {
+      await Promise.race([up, failed]);
+    } finally {
+      clearTimeout(timer);
     }
-    await up;
   }
 
   /** Sends `signal` and waits for the exit (SIGKILL after 15 s); `process.exitCode` then tells how it ended. */
@@ -274,4 +275,14 @@ export async function waitFor(what: string, probe: () => boolean | Promise<boole
     await sleep(everyMs);
   }
   return Date.now() - started;
+}
+
+/** Waits until the child's management listener reports ready (`/readyz` 200); fails with its output if it exits first or never does. */
+export async function untilReady(child: Child, managementUrl: string, timeoutMs = 60_000): Promise<void> {
+  const exited = () => child.process.exitCode !== null;
+  const ready = () => fetch(`${managementUrl}/readyz`).then((r) => r.status === 200, () => false);
+  await waitFor(`${child.name} ready`, async () => exited() || ready(), timeoutMs, 200).catch((err: Error) => {
+    throw new Error(`${err.message}:\n${child.output}`);
+  });
+  if (exited()) throw new Error(`${child.name} exited before it was ready:\n${child.output}`);
 }

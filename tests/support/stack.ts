@@ -2,7 +2,7 @@
 // private Redis (or, for the soak, a fresh database on DATABASE_URL's server and REDIS_URL's Redis), the four
 // services, one tenant with generous limits, persons and an extension owned by the tenant's app.
 import { launchBrowser } from './browser.js';
-import { adminClient, setupTenant, type AdminClient, type TenantSetup } from './admin.js';
+import { adminClient, createPerson, setupTenant, type AdminClient, type TenantSetup } from './admin.js';
 import { obtainTokens, type Tokens } from './oauth.js';
 import { PERSON_SCOPES, registerExtension } from './extensions.js';
 import { scratchDatabase } from './database.js';
@@ -51,10 +51,7 @@ export async function startStack(opts: { persons: number; shared?: boolean; rate
     await admin.ok('PATCH', `/tenants/${tenant.tenantId}`, { rateLimit: { tenant: { points: limit.tenant, durationS: 60 }, account: { points: limit.account, durationS: 60 } } });
     const extensionId = await registerExtension(admin, tenant.clientId);
     const personIds = [tenant.personId];
-    for (let i = 1; i < opts.persons; i++) {
-      const name = `${tenant.username}-p${i}`;
-      personIds.push((await admin.ok('POST', `/tenants/${tenant.tenantId}/persons`, { displayName: name, username: name, password: tenant.password })).personId);
-    }
+    for (let i = 1; i < opts.persons; i++) personIds.push(await createPerson(admin, tenant.tenantId));
     const browser = await launchBrowser();
     let tokens: Tokens;
     try {

@@ -7,6 +7,7 @@ import { loadConfig } from '../../common/config.js';
 import { startSystem, type System, type SystemOptions } from '../../infra/system.js';
 import type { DatabaseOptions } from '../../common/db.js';
 import { freshDatabase } from './database.js';
+import { DEFAULT_GATEWAY_FILE } from '../../gateway/gateway-file.js';
 
 export async function startTestSystem(
   env: Record<string, string> = {},
@@ -28,7 +29,7 @@ export async function startTestSystem(
  */
 export async function startProbingSystem(env: Record<string, string> = {}): Promise<System> {
   const dir = mkdtempSync(join(tmpdir(), 'probing-gateway-'));
-  const file = parse(readFileSync(new URL('../../gateway/gateway.yaml', import.meta.url), 'utf8'));
+  const file = parse(readFileSync(DEFAULT_GATEWAY_FILE, 'utf8'));
   const plugin = (name: string) => file.plugins.find((p: { name: string }) => p.name === name);
   plugin('flood-guard').config = { points: 1_000_000, durationS: 60 };
   plugin('authorize').config = { timeoutMs: 10_000 };

@@ -56,9 +56,13 @@ export function createPoliciesApp({ knex, adminToken, internalSecret, log, decis
   app.set('etag', false);
   app.use(requestId);
 
-  app.post(DECISION_PATH, express.json({ limit: '16kb' }), async (req, res) => {
+  // The caller is checked before its body is read: only the gateway's requests are parsed.
+  const fromGateway: express.RequestHandler = (req, res, next) => {
     const secret = req.get(INTERNAL_SECRET_HEADER);
     if (!secret || !isInternalSecret(secret)) return sendProblem(res, 'forbidden', { message: 'internal service' });
+    next();
+  };
+  app.post(DECISION_PATH, fromGateway, express.json({ limit: '16kb' }), async (req, res) => {
     const parsed = DecisionRequest.safeParse(req.body);
     // Only the gateway calls this; a malformed request is its bug, and it fails closed on any non-200.
     if (!parsed.success) return sendProblem(res, 'schema_invalid', { message: 'malformed decision request' });

@@ -29,16 +29,19 @@ describe('operator authentication', () => {
 });
 
 describe('the PDP decision endpoint', () => {
-  it('answers only the gateway: a call without the internal secret gets 403 forbidden and no decision', async () => {
+  it.each([
+    ['a decision request', JSON.stringify({ requestId: 'r-0000001', token: {}, capability: 'svc.profile.self.read', resource: { type: 'self' } })],
+    ['a body that is not JSON (refused before it is read)', '{"requestId":'],
+  ])('answers only the gateway: %s without the internal secret gets 403 forbidden and no decision', async (_name, body) => {
     const res = await fetch(`${system.pdpUrl}${DECISION_PATH}`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-internal-secret': 'guess' },
-      body: JSON.stringify({ requestId: 'r-0000001', token: {}, capability: 'svc.profile.self.read', resource: { type: 'self' } }),
+      body,
     });
     expect(res.status).toBe(403);
-    const body = await res.json();
-    expect(body.error).toBe('forbidden');
-    expect(body.allow).toBeUndefined();
+    const answer = await res.json();
+    expect(answer.error).toBe('forbidden');
+    expect(answer.allow).toBeUndefined();
   });
 });
 

@@ -52,6 +52,7 @@ export async function runService(name: ServiceName, start: (config: Config, log:
   const running = await start(config, log, telemetry).catch(exitOnStartError(name));
   telemetry.started();
   log.info({ url: running.url, management: management?.url }, `${name} listening`);
+  log.flush(); // at once: whoever started the process may be waiting for this line
   closeOnSignal(telemetry, log, async () => (await running.close(), await management?.close()));
 }
 

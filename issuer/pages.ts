@@ -1,7 +1,8 @@
 // Server-rendered login, consent and error pages: no scripts, no external assets, every interpolated value escaped,
 // and a Content-Security-Policy that allows only the page's own inline style and form posts.
-import { createHash } from 'node:crypto';
+import escapeHtml from 'escape-html';
 import type { Response } from 'express';
+import { pageSecurityHeaders } from '../common/page-security.js';
 
 const STYLE = `
 body{font:16px/1.5 system-ui,sans-serif;margin:0;background:#f4f5f7;color:#1d2230}
@@ -17,10 +18,7 @@ ul{padding-left:1.2rem}
 code{font-size:.9em;background:#eef0f4;padding:0 .25em;border-radius:3px}
 .actions{display:flex;gap:.75rem}
 `;
-const STYLE_HASH = `'sha256-${createHash('sha256').update(STYLE).digest('base64')}'`;
-
-const ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
-export const escapeHtml = (value: unknown): string => String(value ?? '').replace(/[&<>"']/g, (c) => ENTITIES[c]!);
+const securityHeaders = pageSecurityHeaders(STYLE);
 
 export interface PageOptions {
   status?: number;
@@ -31,18 +29,11 @@ export interface PageOptions {
   redirectOrigin?: string | undefined;
 }
 
-/** Security headers of every page; `redirectOrigin` see PageOptions. */
-export function pageHeaders(redirectOrigin?: string): Record<string, string> {
-  const formAction = ["'self'", redirectOrigin].filter(Boolean).join(' ');
-  return {
-    'content-type': 'text/html; charset=utf-8',
-    'cache-control': 'no-store',
-    'content-security-policy': `default-src 'none'; style-src ${STYLE_HASH}; form-action ${formAction}; frame-ancestors 'none'; base-uri 'none'`,
-    'x-frame-options': 'DENY',
-    'referrer-policy': 'no-referrer',
-    'x-content-type-options': 'nosniff',
-  };
-}
+/** Headers of every page; `redirectOrigin` see PageOptions. */
+export const pageHeaders = (redirectOrigin?: string): Record<string, string> => ({
+  'content-type': 'text/html; charset=utf-8',
+  ...securityHeaders(redirectOrigin ? [redirectOrigin] : []),
+});
 
 export const pageHtml = (title: string, body: string): string =>
   `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">` +

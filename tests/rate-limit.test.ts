@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { createLogger } from '../common/log.js';
 import { connectRedis, limiterStore, type RedisClient } from '../common/rate-limit-store.js';
 import { createRateLimiter } from '../gateway/rate-limit.js';
-import { layerKey } from '../gateway/plugins/rate-limit.js';
+import { accountLayerKey, tenantLayerKey } from '../gateway/plugins/rate-limit.js';
 import { createTelemetry } from '../common/telemetry.js';
 import { startRedisCluster, type RedisCluster } from './support/redis-cluster.js';
 
@@ -40,8 +40,8 @@ describe.each(stores)('two-layer charging in %s', (_name, store) => {
     const run = randomUUID();
     const window = (points: number) => ({ points, durationS: 60 });
     // Keys as the gateway makes them: both layers under the tenant's hash tag.
-    const tenant = { key: layerKey(run, 'tenant', 'api', window(3), run), window: window(3) };
-    const account = (id: string) => ({ key: layerKey(run, 'account', 'api', window(1), id), window: window(1) });
+    const tenant = { key: tenantLayerKey(run, 'api', window(3)), window: window(3) };
+    const account = (id: string) => ({ key: accountLayerKey(run, id, 'api', window(1)), window: window(1) });
     const answers = [];
     for (const id of ['a', 'a', 'a', 'a', 'b', 'c', 'd']) {
       const result = await limiter.consume(tenant, account(id));
@@ -89,7 +89,7 @@ describe('a Redis Cluster', () => {
     const redis = await connect(cluster.url, true);
     const run = randomUUID();
     const w = { points: 5, durationS: 60 };
-    const keys = [layerKey(run, 'tenant', 'api', w, run), layerKey(run, 'account', 'api', w, `acc-${run}`)];
+    const keys = [tenantLayerKey(run, 'api', w), accountLayerKey(run, `acc-${run}`, 'api', w)];
     const slots = await Promise.all(keys.map((k) => (redis as RedisClient).call('CLUSTER', 'KEYSLOT', k)));
     expect(slots[0]).toBe(slots[1]);
     expect((await createRateLimiter(redis, log).consume({ key: keys[0]!, window: w }, { key: keys[1]!, window: w })).allowed).toBe(true);

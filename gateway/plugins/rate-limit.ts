@@ -15,7 +15,9 @@ const settings = z.strictObject({ tenant: rateLimitWindow.optional(), account: r
  * Both layers' keys carry the tenant as a hash tag (`{tenantId}`), so on a Redis Cluster they share a slot and the one
  * script that charges both may run (an account belongs to one tenant).
  */
-export const layerKey = (tenantId: string, layer: string, bucket: string, w: RateLimitWindow, id: string) => `rl:{${tenantId}}:${layer}:${bucket}:${w.points}:${w.durationS}:${id}`;
+const windowKey = (tenantId: string, layer: string, bucket: string, w: RateLimitWindow) => `rl:{${tenantId}}:${layer}:${bucket}:${w.points}:${w.durationS}`;
+export const tenantLayerKey = (tenantId: string, bucket: string, w: RateLimitWindow) => windowKey(tenantId, 'tenant', bucket, w);
+export const accountLayerKey = (tenantId: string, accountId: string, bucket: string, w: RateLimitWindow) => `${windowKey(tenantId, 'account', bucket, w)}:${accountId}`;
 
 export const rateLimit = definePlugin({
   name: 'rate-limit',
@@ -31,8 +33,8 @@ export const rateLimit = definePlugin({
         const account = s.account ?? allow!.rateLimit.account;
         const bucket = (file?: RateLimitWindow) => (file ? route.operationId : 'api');
         const limit = await limiter.consume(
-          { key: layerKey(claims!.tenant_id, 'tenant', bucket(s.tenant), tenant, claims!.tenant_id), window: tenant },
-          { key: layerKey(claims!.tenant_id, 'account', bucket(s.account), account, claims!.actor_account_id!), window: account }, // the PDP denies actor_unknown when absent
+          { key: tenantLayerKey(claims!.tenant_id, bucket(s.tenant), tenant), window: tenant },
+          { key: accountLayerKey(claims!.tenant_id, claims!.actor_account_id!, bucket(s.account), account), window: account }, // the PDP denies actor_unknown when absent
         );
         if (!limit.allowed) {
           env.telemetry.rateLimited.inc({ layer: limit.refusedBy });

@@ -5,7 +5,7 @@
 import type { Request, Response, NextFunction, RequestHandler } from 'express';
 import type { Knex } from 'knex';
 import { noteCaller, sendProblem } from '../../common/http.js';
-import { sameSecret } from '../../common/secrets.js';
+import { secretChecker } from '../../common/secrets.js';
 import { verifyTenantAdminKey } from './admin-key-store.js';
 
 export type AdminCaller = { kind: 'operator' } | { kind: 'tenant'; tenantId: string; keyId: string };
@@ -57,18 +57,22 @@ const tenantInPath = (req: Request) => {
 
 const bearer = (req: Request) => /^Bearer ([^\s]+)$/i.exec(req.get('authorization') ?? '')?.[1];
 
-/** The operator, a live tenant admin key's tenant, or undefined for anything else. */
-export async function identifyAdmin(knex: Knex, adminToken: string, presented: string): Promise<AdminCaller | undefined> {
-  if (sameSecret(presented, adminToken)) return { kind: 'operator' };
-  const tenantId = await verifyTenantAdminKey(knex, presented);
-  return tenantId ? { kind: 'tenant', tenantId, keyId: presented.split('.', 1)[0]! } : undefined;
+/** Finds who presents a credential: the operator, a live tenant admin key's tenant, or undefined for anything else. */
+export function adminIdentifier(knex: Knex, adminToken: string): (presented: string) => Promise<AdminCaller | undefined> {
+  const isOperatorToken = secretChecker(adminToken);
+  return async (presented) => {
+    if (isOperatorToken(presented)) return { kind: 'operator' };
+    const tenantId = await verifyTenantAdminKey(knex, presented);
+    return tenantId ? { kind: 'tenant', tenantId, keyId: presented.split('.', 1)[0]! } : undefined;
+  };
 }
 
 /** 401 invalid_token for anyone but the operator or a live tenant admin key; sets res.locals.adminCaller. */
 export function authenticateAdmin(knex: Knex, adminToken: string): RequestHandler {
+  const identify = adminIdentifier(knex, adminToken);
   return async (req: Request, res: Response, next: NextFunction) => {
     const token = bearer(req);
-    const caller = token ? await identifyAdmin(knex, adminToken, token) : undefined;
+    const caller = token ? await identify(token) : undefined;
     if (!caller) return sendProblem(res, 'invalid_token', { message: 'operator token or tenant admin key required' });
     res.locals.adminCaller = caller;
     noteCaller(res, { tenant: caller.kind === 'operator' ? tenantInPath(req) : caller.tenantId });
@@ -76,14 +80,17 @@ export function authenticateAdmin(knex: Knex, adminToken: string): RequestHandle
   };
 }
 
-/** Why `caller` may not perform `op`, or undefined when it may. */
-export async function refusalOf(knex: Knex, caller: AdminCaller, op: AdminOperation): Promise<string | undefined> {
+/** Why `caller` may not act on what `owner` describes, or undefined when it may. */
+export function refusalFor(caller: AdminCaller, owner: Owner): string | undefined {
   if (caller.kind === 'operator') return undefined;
-  const owner = await ownerOf(knex, op);
   if (owner.operatorOnly) return 'operator token required';
   if (owner.tenantId !== null && owner.tenantId !== caller.tenantId) return 'outside this admin key\'s tenant';
   return undefined;
 }
+
+/** Why `caller` may not perform `op`, or undefined when it may. */
+export const refusalOf = async (knex: Knex, caller: AdminCaller, op: AdminOperation): Promise<string | undefined> =>
+  caller.kind === 'operator' ? undefined : refusalFor(caller, await ownerOf(knex, op));
 
 /** 403 forbidden when a tenant admin key reaches outside its tenant or for an operator-only operation. */
 export function authorizeAdmin(knex: Knex): RequestHandler {

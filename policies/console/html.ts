@@ -1,6 +1,5 @@
 // HTML for the admin console without a template engine: a tagged template whose every interpolated value is escaped
 // (escape-html, the escaper Express itself uses) unless it is already Html built the same way.
-import { createHash } from 'node:crypto';
 import escapeHtml from 'escape-html';
 
 export class Html {
@@ -21,7 +20,7 @@ export function html(strings: TemplateStringsArray, ...values: HtmlValue[]): Htm
 }
 
 /** The console's only style sheet, inline; the CSP allows exactly this text by its hash. */
-const STYLE = `
+export const STYLE = `
 body{font:16px/1.5 system-ui,sans-serif;margin:0;color:#1a1a1a;background:#fff}
 header{display:flex;flex-wrap:wrap;gap:1rem;align-items:center;padding:.75rem 1.5rem;background:#1f3a5f;color:#fff}
 header a{color:#fff}
@@ -44,4 +43,3 @@ button{font:inherit;padding:.3rem .8rem;margin:.25rem 0;cursor:pointer}
 .vh{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
 `;
 export const STYLE_ELEMENT = new Html(`<style>${STYLE}</style>`);
-export const STYLE_HASH = `'sha256-${createHash('sha256').update(STYLE).digest('base64')}'`;

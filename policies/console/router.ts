@@ -6,11 +6,12 @@ import express, { Router, type NextFunction, type Request, type Response } from 
 import cookieParser from 'cookie-parser';
 import type { Knex } from 'knex';
 import { isClientDataError, requestIdOf } from '../../common/http.js';
+import { pageSecurityHeaders } from '../../common/page-security.js';
 import { sameSecret } from '../../common/secrets.js';
 import { jsonInputProblem } from '../../common/json-input.js';
 import type { Logger } from '../../common/log.js';
 import { STATUS_OF } from '../codes.js';
-import { identifyAdmin, ownerOf, refusalOf, type AdminCaller, type AdminOperation } from '../admin/authority.js';
+import { adminIdentifier, ownerOf, refusalFor, type AdminCaller, type AdminOperation } from '../admin/authority.js';
 import { tenantAdminKeyLive } from '../admin/admin-key-store.js';
 import { findClient, listClients, setClientStatus } from '../admin/clients.js';
 import { grantsOfTenant, putGrant } from '../admin/grants.js';
@@ -20,7 +21,7 @@ import { listExtensions, registerExtension } from '../admin/extensions.js';
 import { recentDecisions, usage, usagePerDay } from '../admin/observability.js';
 import { findTenant, listTenants, type TenantView } from '../admin/tenants.js';
 import { MAX_BODY_DEPTH, type Outcome, type Refusal } from '../admin/support.js';
-import { STYLE_HASH, type Html } from './html.js';
+import { STYLE, type Html } from './html.js';
 import { SessionStore, type ConsoleSession } from './sessions.js';
 import * as pages from './pages.js';
 
@@ -28,13 +29,7 @@ const { CONSOLE_PATH, tenantPath, appPath } = pages;
 const COOKIE = 'console_session';
 const DECISIONS_SHOWN = 100;
 
-const SECURITY_HEADERS = {
-  'cache-control': 'no-store',
-  'content-security-policy': `default-src 'none'; style-src ${STYLE_HASH}; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`,
-  'x-content-type-options': 'nosniff',
-  'x-frame-options': 'DENY',
-  'referrer-policy': 'no-referrer',
-};
+const SECURITY_HEADERS = pageSecurityHeaders(STYLE)();
 
 /** A sentence for a person about a refused operation (not_found has its own page). */
 const REFUSAL_TEXT: Partial<Record<Refusal['error'], string>> = {
@@ -56,6 +51,7 @@ export interface ConsoleDeps { knex: Knex; adminToken: string; log: Logger }
 export function consoleRouter({ knex, adminToken, log }: ConsoleDeps): Router {
   const r = Router();
   const sessions = new SessionStore();
+  const identifyAdmin = adminIdentifier(knex, adminToken);
 
   const send = (res: Response, page: Html, status = 200) => res.status(status).type('html').send(page.text);
   const frameOf = (res: Response, title: string) => ({ title, session: res.locals.session as ConsoleSession | undefined, tenant: res.locals.tenant as TenantView | undefined });
@@ -111,7 +107,7 @@ export function consoleRouter({ knex, adminToken, log }: ConsoleDeps): Router {
   r.post('/sign-in', async (req, res) => {
     const old = locals(res).session;
     const key = one(req.body.key)?.trim();
-    const caller = key ? await identifyAdmin(knex, adminToken, key) : undefined;
+    const caller = key ? await identifyAdmin(key) : undefined;
     if (!caller) return send(res, pages.signInPage(old, true), 401);
     // A new session id at sign-in, so an id known before it (fixation) is worth nothing after.
     sessions.destroy(old.id);
@@ -161,7 +157,7 @@ export function consoleRouter({ knex, adminToken, log }: ConsoleDeps): Router {
   async function perform<T>(res: Response, op: AdminOperation, run: () => Promise<Outcome<T>>): Promise<T | undefined> {
     const { caller, tenant: current } = locals(res);
     const owner = await ownerOf(knex, op);
-    if (owner.operatorOnly || owner.tenantId !== current.tenantId || (await refusalOf(knex, caller, op))) return void notFound(res);
+    if (owner.operatorOnly || owner.tenantId !== current.tenantId || refusalFor(caller, owner)) return void notFound(res);
     const outcome = await run();
     if (!outcome.ok) return void refusedPage(res, outcome);
     return outcome.value;

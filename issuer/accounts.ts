@@ -81,9 +81,12 @@ export async function actorOfGrant(knex: Knex, grantId: string): Promise<Session
 export function accountFinder(knex: Knex, reads: RequestReads): FindAccount {
   return async (ctx, sub, token) => {
     const clientId = ctx.oidc.client?.clientId;
-    const tenantId = clientId ? await reads.tenantOfClient(ctx, clientId) : undefined;
+    // Independent reads, sent together.
+    const [tenantId, actor] = await Promise.all([
+      clientId ? reads.tenantOfClient(ctx, clientId) : undefined,
+      token?.grantId ? reads.actorOfGrant(ctx, token.grantId) : undefined,
+    ]);
     if (token?.grantId) {
-      const actor = await reads.actorOfGrant(ctx, token.grantId);
       if (!actor || actor.revoked || !actor.accountActive || actor.personId !== sub) return undefined;
     } else {
       const account = await loginAccountOf(knex, sub, tenantId);

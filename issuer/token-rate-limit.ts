@@ -28,7 +28,9 @@ export function tokenRateLimit(store: LimiterStore, limits: TokenRateLimits, sco
   return async (req, res, next) => {
     const address = req.socket.remoteAddress ?? 'unknown';
     const clientId = namedClient(req);
-    const waitMs = (await spent(perAddress, address)) ?? (clientId ? await spent(perClient, clientId) : undefined);
+    // Both windows read at once (one Redis round trip with auto-pipelining); the address is reported first.
+    const [addressWait, clientWait] = await Promise.all([spent(perAddress, address), clientId ? spent(perClient, clientId) : undefined]);
+    const waitMs = addressWait ?? clientWait;
     if (waitMs !== undefined) {
       onRefused();
       return sendTokenRateLimited(res, retryAfterSeconds(waitMs));

@@ -3,7 +3,9 @@
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import type { System } from '../infra/system.js';
 import { startTestSystem } from './support/system.js';
-import { adminClient, type AdminClient } from './support/admin.js';
+import { adminClient, setupTenant, type AdminClient } from './support/admin.js';
+import { listServiceAccounts } from '../policies/admin/accounts.js';
+import { listExtensions } from '../policies/admin/extensions.js';
 import { verifySecret } from '../common/secrets.js';
 import { DECISION_PATH } from '../policies/decision.js';
 
@@ -213,5 +215,33 @@ describe('persons, clients and grants', () => {
     expect(off.body.status).toBe('disabled');
     const on = await admin.checked('updateClient', 'PATCH', `/clients/${client.clientId}`, { status: 'active' });
     expect(on.body.status).toBe('active');
+  });
+});
+
+describe("the console's listings", () => {
+  it('read all service accounts and all extensions of a tenant in one statement each, with their capabilities and schema versions', async () => {
+    const tenant = await setupTenant(admin, { type: 'confidential' });
+    const other = await admin.ok('POST', `/tenants/${tenant.tenantId}/clients`, { slug: 'other', name: 'Other', kind: 'third_party', type: 'confidential', redirectUris: [tenant.redirectUri] });
+    const withTwo = await admin.ok('POST', `/tenants/${tenant.tenantId}/service-accounts`, { clientId: tenant.clientId, name: 'Two', capabilities: ['svc.tenant.info.read', 'svc.profile.self.read'] });
+    const withNone = await admin.ok('POST', `/tenants/${tenant.tenantId}/service-accounts`, { clientId: other.clientId, name: 'None', capabilities: [] });
+    const schema = { type: 'object', properties: { n: { type: 'integer' } }, additionalProperties: false };
+    const twoVersions = await admin.ok('POST', `/clients/${tenant.clientId}/extensions`, { name: 'two versions', schemas: { 1: schema, 2: schema } });
+    const oneVersion = await admin.ok('POST', `/clients/${other.clientId}/extensions`, { name: 'one version', schemas: { 1: schema } });
+
+    const statements: string[] = [];
+    const count = (q: { sql: string }) => void statements.push(q.sql);
+    system.db.knex.on('query', count);
+    try {
+      const accounts = await listServiceAccounts(system.db.knex, tenant.tenantId);
+      const extensions = await listExtensions(system.db.knex, tenant.tenantId);
+      expect(statements).toHaveLength(2);
+      expect(accounts.map((a) => [a.accountId, 'capabilities' in a && a.capabilities])).toEqual([
+        [withTwo.accountId, ['svc.profile.self.read', 'svc.tenant.info.read']],
+        [withNone.accountId, []],
+      ]);
+      expect(extensions.map((e) => [e.extensionId, e.schemaVersions])).toEqual([[twoVersions.extensionId, [1, 2]], [oneVersion.extensionId, [1]]]);
+    } finally {
+      system.db.knex.off('query', count);
+    }
   });
 });

@@ -66,8 +66,14 @@ export async function registerExtension(knex: Knex, clientId: string, body: unkn
 
 /** The tenant's registered extensions with their schema versions, oldest first. */
 export async function listExtensions(knex: Knex, tenantId: string): Promise<RegisteredExtension[]> {
-  const rows = await knex('extensions').where({ tenant_id: tenantId }).orderBy('created_at').orderBy('id');
-  return Promise.all(rows.map(async (e) => ({ extensionId: e.id, clientId: e.client_id, name: e.name, schemaVersions: await versionsOf(knex, e.id) })));
+  // One read however many extensions: each row carries its versions.
+  const rows = await knex('extensions as e')
+    .leftJoin('extension_schemas as s', 's.extension_id', 'e.id')
+    .where('e.tenant_id', tenantId)
+    .groupBy('e.id')
+    .orderBy('e.created_at').orderBy('e.id')
+    .select('e.id', 'e.client_id', 'e.name', knex.raw(`coalesce(array_agg(s.version order by s.version) filter (where s.version is not null), '{}') as versions`));
+  return rows.map((e) => ({ extensionId: e.id, clientId: e.client_id, name: e.name, schemaVersions: e.versions.map(Number) }));
 }
 
 export function extensionsRouter(knex: Knex): Router {

@@ -3,13 +3,9 @@
 // check for CI (exit 0 or 1).
 import { describe, it, expect } from '@jest/globals';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { DEFAULT_GATEWAY_FILE, GatewayFileError, parseGatewayFile } from '../gateway/gateway-file.js';
-
-const shipped = readFileSync(DEFAULT_GATEWAY_FILE, 'utf8');
+import { editedGatewayFile, gatewayFileDirectory, SHIPPED_GATEWAY_FILE } from './support/gateway-files.js';
 
 /** The problems parseGatewayFile reports for `text`, one per line ("" when the file is valid). */
 function problemsOf(text: string): string {
@@ -22,14 +18,10 @@ function problemsOf(text: string): string {
   }
 }
 const lineOf = (text: string, fragment: string) => text.split('\n').findIndex((l) => l.includes(fragment)) + 1;
-const edit = (from: string, to: string) => {
-  expect(shipped).toContain(from);
-  return shipped.replace(from, to);
-};
 
-describe('the shipped gateway file', () => {
+describe('the SHIPPED_GATEWAY_FILE gateway file', () => {
   it('routes the eight contract operations (seven on the gateway) through the plugins in the declared order', () => {
-    const def = parseGatewayFile(shipped, 'gateway.yaml');
+    const def = parseGatewayFile(SHIPPED_GATEWAY_FILE, 'gateway.yaml');
     expect(def.routes.map((r) => `${r.route.operationId} ${r.route.method} ${r.route.path} ${r.route.capability} ${r.route.resource}`)).toEqual([
       'getMe GET /me svc.profile.self.read self',
       'getTenant GET /tenant svc.tenant.info.read tenant',
@@ -59,16 +51,16 @@ describe('a gateway file with a mistake is refused with file, line and setting',
     ['broken YAML', 'upstreams:', 'upstreams: [', /edited\.yaml:\d+: /],
   ];
   it.each(cases)('%s', (_name, from, to, expected) => {
-    const text = edit(from, to);
+    const text = editedGatewayFile(from, to);
     const message = problemsOf(text);
     expect(message).toMatch(/^edited\.yaml: invalid gateway file\n/);
     expect(message).toMatch(expected);
   });
 
   it('names the line of the offending setting', () => {
-    const text = edit('{ maxBytes: 65536 }', '{ maxBytes: -1 }');
+    const text = editedGatewayFile('{ maxBytes: 65536 }', '{ maxBytes: -1 }');
     expect(problemsOf(text)).toContain(`edited.yaml:${lineOf(text, 'maxBytes: -1')}: plugins[6].config.maxBytes:`);
-    const route = edit('    upstream: backend\n  - operationId: getPersonExtension', '    upstream: backend\n    timeout: 5\n  - operationId: getPersonExtension');
+    const route = editedGatewayFile('    upstream: backend\n  - operationId: getPersonExtension', '    upstream: backend\n    timeout: 5\n  - operationId: getPersonExtension');
     expect(problemsOf(route)).toContain(`edited.yaml:${lineOf(route, 'timeout: 5')}: routes[3].timeout: unknown setting`);
   });
 
@@ -76,16 +68,16 @@ describe('a gateway file with a mistake is refused with file, line and setting',
   const VERIFY = '  - name: verify-token      # 401 invalid_token | 503 token_verification_unavailable\n    config: { cacheMaxAgeS: 600, maxStaleS: 3600, refetchCooldownS: 10, timeoutMs: 2000 }\n';
 
   it.each([['PDP authorization', AUTHORIZE, 'authorize'], ['token verification', VERIFY, 'verify-token']])('refuses a file without %s', (_name, block, name) => {
-    expect(problemsOf(edit(block, ''))).toMatch(new RegExp(`plugins: "${name}" is missing: every route needs token verification and PDP authorization`));
+    expect(problemsOf(editedGatewayFile(block, ''))).toMatch(new RegExp(`plugins: "${name}" is missing: every route needs token verification and PDP authorization`));
   });
 
   it('refuses PDP authorization placed before token verification', () => {
-    const text = edit(AUTHORIZE, '').replace(VERIFY, AUTHORIZE + VERIFY);
+    const text = editedGatewayFile(AUTHORIZE, '').replace(VERIFY, AUTHORIZE + VERIFY);
     expect(problemsOf(text)).toContain(`edited.yaml:${lineOf(text, '- name: authorize')}: plugins[2].name: "authorize" must come after "verify-token"`);
   });
 
   it('accepts an extra route to another upstream and a route\'s own rate-limit window', () => {
-    const text = `${edit('upstreams:\n', 'upstreams:\n  status:\n    url: http://127.0.0.1:9\n')}  - { operationId: getStatus, method: GET, path: /status, capability: svc.profile.self.read, resource: self, upstream: status, plugins: { rate-limit: { account: { points: 5, durationS: 60 } } } }\n`;
+    const text = `${editedGatewayFile('upstreams:\n', 'upstreams:\n  status:\n    url: http://127.0.0.1:9\n')}  - { operationId: getStatus, method: GET, path: /status, capability: svc.profile.self.read, resource: self, upstream: status, plugins: { rate-limit: { account: { points: 5, durationS: 60 } } } }\n`;
     const def = parseGatewayFile(text, 'edited.yaml');
     expect(def.routes.at(-1)).toMatchObject({ route: { operationId: 'getStatus', upstream: 'status' }, settings: { 'rate-limit': { account: { points: 5, durationS: 60 } } } });
   });
@@ -97,11 +89,10 @@ describe('npm run gateway -- validate <file>', () => {
       .then(({ stdout }) => ({ code: 0, out: stdout }))
       .catch((err: { code: number; stderr: string }) => ({ code: err.code, out: err.stderr }));
 
-  it('exits 0 for the shipped file and 1 with the message for a bad one, starting nothing', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'gateway-file-'));
-    const bad = join(dir, 'bad.yaml');
-    writeFileSync(bad, edit('  - name: metering', '  - name: metrics'));
-    const [good, refused] = await Promise.all([run(DEFAULT_GATEWAY_FILE), run(bad)]);
+  it('exits 0 for the SHIPPED_GATEWAY_FILE file and 1 with the message for a bad one, starting nothing', async () => {
+    const files = gatewayFileDirectory('gateway-file');
+    const bad = files.write(editedGatewayFile('  - name: metering', '  - name: metrics'));
+    const [good, refused] = await Promise.all([run(DEFAULT_GATEWAY_FILE), run(bad)]).finally(files.remove);
     expect(good).toEqual({ code: 0, out: expect.stringContaining('valid (7 routes; plugins in order: request-id → cors → verify-token') });
     expect(refused.code).toBe(1);
     expect(refused.out).toMatch(new RegExp(`^${bad}: invalid gateway file\\n  ${bad}:26: plugins\\[7\\]\\.name: unknown plugin "metrics"`, 'm'));

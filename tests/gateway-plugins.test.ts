@@ -2,28 +2,25 @@
 // does (a new route, a route's rate-limit window, a CORS origin list); two instances sharing Redis enforce one limit;
 // metering, the flood guard, 401 challenges, HEAD and Node's own parser answers.
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import type { System } from '../infra/system.js';
 import type { Running } from '../common/service.js';
 import { listen, type Listening } from '../common/http.js';
 import { createLogger } from '../common/log.js';
-import { DEFAULT_GATEWAY_FILE, GatewayFileError } from '../gateway/gateway-file.js';
+import { GatewayFileError } from '../gateway/gateway-file.js';
 import { createTelemetry } from '../common/telemetry.js';
 import { startGateway } from '../gateway/service.js';
 import { startTestSystem } from './support/system.js';
 import { adminClient, setupTenant, type AdminClient, type TenantSetup } from './support/admin.js';
 import { launchBrowser } from './support/browser.js';
 import { obtainTokens } from './support/oauth.js';
+import { editedGatewayFile, gatewayFileDirectory, SHIPPED_GATEWAY_FILE } from './support/gateway-files.js';
 
 const INTERNAL_SECRET = 'gateway-plugins-test-secret-0123456789';
 /** Two gateways share one limit only through Redis; the machine's Redis unless REDIS_URL names another. */
 const SHARED_REDIS = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-const shipped = readFileSync(DEFAULT_GATEWAY_FILE, 'utf8');
-const dir = mkdtempSync(join(tmpdir(), 'gateway-plugins-'));
+const files = gatewayFileDirectory('gateway-plugins');
 
 let system: System;
 let browser: Browser;
@@ -38,14 +35,12 @@ afterAll(async () => {
   for (const g of running) await g.close();
   await browser?.close();
   await system?.close();
+  files.remove();
 });
 
-let fileCount = 0;
 /** Writes `text` as a gateway file and starts a gateway from it against the system's issuer, PDP and backend. */
 async function gatewayFrom(text: string, env: { REDIS_URL?: string } = {}): Promise<Running> {
-  const file = join(dir, `gateway-${++fileCount}.yaml`);
-  writeFileSync(file, text);
-  const config = { ...system.config, GATEWAY_CONFIG: file, GATEWAY_PORT: 0, ...env };
+  const config = { ...system.config, GATEWAY_CONFIG: files.write(text), GATEWAY_PORT: 0, ...env };
   const targets = { authUrl: system.authUrl, pdpUrl: system.pdpUrl, backendUrl: system.backendUrl, internalSecret: INTERNAL_SECRET };
   const gateway = await startGateway(config, createLogger('gateway', 'silent'), targets, system.db.knex, createTelemetry());
   running.add(gateway);
@@ -55,14 +50,9 @@ async function stop(gateway: Running) {
   running.delete(gateway);
   await gateway.close();
 }
-/** The shipped file with `from` replaced by `to` (which must be found). */
-const edited = (from: string, to: string, text = shipped) => {
-  expect(text).toContain(from);
-  return text.replace(from, to);
-};
 const GET_ME = '  - { operationId: getMe, method: GET, path: /me, capability: svc.profile.self.read, resource: self, upstream: backend }';
 const withMeLimit = (points: number) =>
-  edited(GET_ME, `${GET_ME.slice(0, -2)}, plugins: { rate-limit: { account: { points: ${points}, durationS: 60 } } } }`);
+  editedGatewayFile(GET_ME, `${GET_ME.slice(0, -2)}, plugins: { rate-limit: { account: { points: ${points}, durationS: 60 } } } }`);
 
 async function tenantWithToken(scope = 'svc.profile.self.read svc.tenant.info.read'): Promise<TenantSetup & { token: string }> {
   const tenant = await setupTenant(admin);
@@ -79,7 +69,7 @@ const statuses = async (n: number, request: (i: number) => Promise<Response>) =>
 
 describe('starting from a file', () => {
   it('refuses a bad file with the file, the line and the setting, and listens on nothing', async () => {
-    const bad = edited('{ maxBytes: 65536 }', '{ maxBytes: 65536, maxbytes: 1 }');
+    const bad = editedGatewayFile('{ maxBytes: 65536 }', '{ maxBytes: 65536, maxbytes: 1 }');
     const line = bad.split('\n').findIndex((l) => l.includes('maxbytes: 1')) + 1;
     const error = await gatewayFrom(bad).catch((err: unknown) => err);
     expect(error).toBeInstanceOf(GatewayFileError);
@@ -95,11 +85,11 @@ describe('starting from a file', () => {
     });
     const tenant = await tenantWithToken();
     try {
-      const before = await gatewayFrom(shipped);
+      const before = await gatewayFrom(SHIPPED_GATEWAY_FILE);
       expect((await call(before.url, '/status', tenant.token)).status).toBe(404);
       await stop(before);
 
-      const added = `${edited('upstreams:\n', `upstreams:\n  status:\n    url: ${upstream.url}\n`)}` +
+      const added = `${editedGatewayFile('upstreams:\n', `upstreams:\n  status:\n    url: ${upstream.url}\n`)}` +
         '  - { operationId: getStatus, method: GET, path: /status, capability: svc.profile.self.read, resource: self, upstream: status }\n';
       const after = await gatewayFrom(added);
       const res = await call(after.url, '/status', tenant.token);
@@ -126,13 +116,13 @@ describe('starting from a file', () => {
     const origin = 'https://app.example.com';
     const preflight = (base: string) =>
       call(base, '/me', undefined, { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'GET', 'access-control-request-headers': 'authorization' } });
-    const before = await gatewayFrom(shipped);
+    const before = await gatewayFrom(SHIPPED_GATEWAY_FILE);
     const refused = await preflight(before.url);
     expect(refused.status).toBe(404);
     expect(refused.headers.get('access-control-allow-origin')).toBeNull();
     await stop(before);
 
-    const after = await gatewayFrom(edited('config: { origins: [], clientOrigins: true', `config: { origins: ["${origin}"], clientOrigins: true`));
+    const after = await gatewayFrom(editedGatewayFile('config: { origins: [], clientOrigins: true', `config: { origins: ["${origin}"], clientOrigins: true`));
     const allowed = await preflight(after.url);
     expect(allowed.status).toBe(204);
     expect(allowed.headers.get('access-control-allow-origin')).toBe(origin);
@@ -151,7 +141,7 @@ describe('CORS from the client registration', () => {
     const tenant = await tenantWithToken();
     const registered = `https://registered-${tenant.tenantId.toLowerCase()}.example`;
     await system.db.knex('clients').where({ id: tenant.clientId }).update({ allowed_origins: JSON.stringify([registered]) });
-    const gateway = await gatewayFrom(shipped);
+    const gateway = await gatewayFrom(SHIPPED_GATEWAY_FILE);
     const mine = await call(gateway.url, '/me', tenant.token, { headers: { origin: registered } });
     expect(mine.status).toBe(200);
     expect(mine.headers.get('access-control-allow-origin')).toBe(registered);
@@ -182,7 +172,7 @@ describe('flood guard ahead of the PDP', () => {
 
   it('answers 429 without asking the PDP once a valid token has been denied often, and never counts allowed calls', async () => {
     const tenant = await tenantWithToken('svc.profile.self.read');
-    const gateway = await gatewayFrom(edited('config: { points: 60, durationS: 60 }', 'config: { points: 2, durationS: 60 }'));
+    const gateway = await gatewayFrom(editedGatewayFile('config: { points: 60, durationS: 60 }', 'config: { points: 2, durationS: 60 }'));
     expect(await statuses(4, () => call(gateway.url, '/me', tenant.token))).toEqual([200, 200, 200, 200]);
     expect(await statuses(2, () => call(gateway.url, '/tenant', tenant.token))).toEqual([403, 403]);
     const asked = await decisions();
@@ -195,7 +185,7 @@ describe('flood guard ahead of the PDP', () => {
 
   it('blocks a flood counted by another gateway after at most one more PDP decision here, and counts allowed calls nowhere', async () => {
     const tenant = await tenantWithToken('svc.profile.self.read');
-    const text = edited('config: { points: 60, durationS: 60 }', 'config: { points: 2, durationS: 60 }');
+    const text = editedGatewayFile('config: { points: 60, durationS: 60 }', 'config: { points: 2, durationS: 60 }');
     const [a, b] = await Promise.all([gatewayFrom(text, { REDIS_URL: SHARED_REDIS }), gatewayFrom(text, { REDIS_URL: SHARED_REDIS })]);
     expect(await statuses(3, () => call(b.url, '/me', tenant.token))).toEqual([200, 200, 200]);
     expect(await statuses(2, () => call(a.url, '/tenant', tenant.token))).toEqual([403, 403]);
@@ -212,7 +202,7 @@ describe('flood guard ahead of the PDP', () => {
 describe('metering', () => {
   it('records each forwarded request once per (tenant, request id), and flushes when the gateway closes', async () => {
     const tenant = await tenantWithToken('svc.profile.self.read');
-    const gateway = await gatewayFrom(shipped);
+    const gateway = await gatewayFrom(SHIPPED_GATEWAY_FILE);
     const retried = { 'x-request-id': `retry-${tenant.tenantId}` };
     expect((await call(gateway.url, '/me', tenant.token, { headers: retried })).status).toBe(200);
     expect((await call(gateway.url, '/me', tenant.token, { headers: retried })).status).toBe(200); // a client retry
@@ -232,7 +222,7 @@ describe('answers at the edge', () => {
   let gateway: Running;
   let tenant: TenantSetup & { token: string };
   beforeAll(async () => {
-    gateway = await gatewayFrom(shipped);
+    gateway = await gatewayFrom(SHIPPED_GATEWAY_FILE);
     tenant = await tenantWithToken();
   });
 

@@ -1,6 +1,6 @@
 // `npm run bench`: the processes of a run, and the two shapes of the product: each service in its own process as
 // deployed (the headline), and the four in one process (`npm start`).
-import { Child, freePort, nodeEntry, untilReady } from './processes.js';
+import { Child, freePorts, nodeEntry, SERVICES, startProcesses, untilReady } from './processes.js';
 
 /** With BENCH_CPU_PROF=<dir>, the services write V8 CPU profiles there when they stop. */
 const PROFILE_ARGS = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
@@ -12,9 +12,14 @@ const PROFILE_ARGS = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir
 export async function spawnChild(name: string, entry: string, env: Record<string, string>, args: string[] = [], profile = false): Promise<Child> {
   const child = new Child(name, ...nodeEntry(entry, args, profile ? PROFILE_ARGS : []), { env: { ...process.env, ...env }, ipc: true });
   await child.start();
+  return reportingEarlyExit(child);
+}
+
+/** Says so on standard error when `child` exits before the run stops it (its figures would be missing). */
+function reportingEarlyExit(child: Child): Child {
   let stopping = false;
   child.process.once('exit', (code, signal) => {
-    if (!stopping) console.error(`bench: ${name} exited (${code ?? signal}) before the run ended\n${child.output.slice(-4000)}`);
+    if (!stopping) console.error(`bench: ${child.name} exited (${code ?? signal}) before the run ended\n${child.output.slice(-4000)}`);
   });
   const stop = child.stop.bind(child);
   child.stop = (signal) => ((stopping = true), stop(signal));
@@ -47,40 +52,26 @@ export interface ShapeEnv {
 }
 
 /** What the bench needs from any shape: limits that let the load through, per-request logs as in production. */
-const benchEnv = (env: ShapeEnv) => ({ ...env, TOKEN_RATE_LIMIT_PER_CLIENT: '100000000', TOKEN_RATE_LIMIT_PER_ADDRESS: '100000000' });
-
-async function portsFor() {
-  const [issuer, pdp, backend, gateway] = [await freePort(), await freePort(), await freePort(), await freePort()];
-  return {
-    ports: { ISSUER_PORT: String(issuer), PDP_PORT: String(pdp), BACKEND_PORT: String(backend), GATEWAY_PORT: String(gateway), AUTH_URL: `http://127.0.0.1:${issuer}` },
-    urls: { authUrl: `http://127.0.0.1:${issuer}`, gatewayUrl: `http://127.0.0.1:${gateway}`, pdpUrl: `http://127.0.0.1:${pdp}`, backendUrl: `http://127.0.0.1:${backend}` },
-  };
-}
+const BENCH_SETTINGS = { TOKEN_RATE_LIMIT_PER_CLIENT: '100000000', TOKEN_RATE_LIMIT_PER_ADDRESS: '100000000' };
 
 /** Each service as its own process, as .ci/run's "each service as its own process" step starts them. */
 export async function startDeployed(env: ShapeEnv): Promise<Shape> {
-  const { ports, urls } = await portsFor();
-  const services = [['issuer', 'issuer/main.ts'], ['pdp', 'policies/main.ts'], ['backend', 'backend/main.ts'], ['gateway', 'gateway/main.ts']] as const;
-  const started: Child[] = [];
-  try {
-    for (const [name, entry] of services) {
-      const management = await freePort();
-      const child = await spawnChild(name, entry, { ...benchEnv(env), ...ports, MANAGEMENT_PORT: String(management) }, [], true);
-      started.push(child);
-      await untilReady(child, `http://127.0.0.1:${management}`, 120_000);
-    }
-  } catch (err) {
-    await Promise.all(started.map((c) => c.stop()));
-    throw err;
-  }
-  return { name: 'deployed', ...urls, processes: started, stop: async () => void (await Promise.all(started.map((c) => c.stop()))) };
+  const system = await startProcesses({
+    databaseUrl: env.DATABASE_URL, redisUrl: env.REDIS_URL, secrets: { adminToken: env.ADMIN_TOKEN, internalSecret: env.INTERNAL_SECRET },
+    settings: BENCH_SETTINGS, nodeArgs: PROFILE_ARGS,
+  });
+  const processes = SERVICES.map((s) => reportingEarlyExit(system.services[s]));
+  const { authUrl, gatewayUrl, pdpUrl, backendUrl } = system;
+  return { name: 'deployed', authUrl, gatewayUrl, pdpUrl, backendUrl, processes, stop: () => system.close() };
 }
 
 /** The four services in one process, as `npm start` runs them. */
 export async function startAllInOne(env: ShapeEnv): Promise<Shape> {
-  const { ports, urls } = await portsFor();
-  const management = await freePort();
-  const child = await spawnChild('all-in-one', 'infra/start.ts', { ...benchEnv(env), ...ports, MANAGEMENT_PORT: String(management) }, [], true);
+  const [issuer, pdp, backend, gateway, management] = (await freePorts(5)) as [number, number, number, number, number];
+  const url = (port: number) => `http://127.0.0.1:${port}`;
+  const urls = { authUrl: url(issuer), gatewayUrl: url(gateway), pdpUrl: url(pdp), backendUrl: url(backend) };
+  const ports = { ISSUER_PORT: String(issuer), PDP_PORT: String(pdp), BACKEND_PORT: String(backend), GATEWAY_PORT: String(gateway), AUTH_URL: urls.authUrl };
+  const child = await spawnChild('all-in-one', 'infra/start.ts', { ...env, ...BENCH_SETTINGS, ...ports, MANAGEMENT_PORT: String(management) }, [], true);
   // Ready before it seeds the demo data: the run starts once it says it is up.
   const up = new Promise<void>((resolve) => child.process.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('is up') && resolve()));
   try {

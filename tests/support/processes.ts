@@ -14,14 +14,21 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const PG_BIN = process.env.PG_BIN ?? '/usr/lib/postgresql/15/bin';
 const START_TIMEOUT_MS = 60_000;
 
-/** A port nobody listens on right now (the kernel's choice), for a process that binds it itself. */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((ok, fail) => server.once('error', fail).listen(0, '127.0.0.1', ok));
-  const { port } = server.address() as { port: number };
-  await new Promise((ok) => server.close(ok));
-  return port;
+/**
+ * `n` distinct ports nobody listens on right now (the kernel's choice), for processes that bind them themselves. All
+ * are held open together until each is known, so one call never hands out the same port twice.
+ */
+export async function freePorts(n: number): Promise<number[]> {
+  const servers = Array.from({ length: n }, () => createServer());
+  try {
+    await Promise.all(servers.map((server) => new Promise<void>((ok, fail) => server.once('error', fail).listen(0, '127.0.0.1', ok))));
+    return servers.map((server) => (server.address() as { port: number }).port);
+  } finally {
+    await Promise.all(servers.map((server) => new Promise((ok) => (server.listening ? server.close(ok) : ok(undefined)))));
+  }
 }
+
+export const freePort = async (): Promise<number> => (await freePorts(1))[0]!;
 
 export const sleep = (ms: number) => new Promise((ok) => setTimeout(ok, ms));
 
@@ -188,10 +195,13 @@ export const SERVICES: ServiceName[] = ['issuer', 'policies', 'backend', 'gatewa
 
 export interface ProcessSystem {
   authUrl: string;
+  gatewayUrl: string;
   /** base_url, with /v1. */
   baseUrl: string;
   pdpUrl: string;
   backendUrl: string;
+  /** Each service's management listener (/livez, /readyz, /metrics). */
+  managementUrls: Record<ServiceName, string>;
   adminToken: string;
   internalSecret: string;
   databaseUrl: string;
@@ -199,44 +209,69 @@ export interface ProcessSystem {
   close(): Promise<void>;
 }
 
+export interface ProcessOptions {
+  databaseUrl: string;
+  redisUrl?: string | undefined;
+  /** Settings for every service beyond ports, stores and secrets (a gateway file, lifted limits). */
+  settings?: Record<string, string>;
+  /** Node flags for every service (CPU profiles). */
+  nodeArgs?: string[];
+  /** Fixed secrets instead of fresh random ones. */
+  secrets?: { adminToken: string; internalSecret: string };
+  /** All four start at once and migrate the fresh database together; otherwise the PDP migrates it first. */
+  together?: boolean;
+}
+
 /**
- * The four services, each its own process, on free ports, sharing `databaseUrl` (and `redisUrl` when given), as
- * README's "Running each service alone" runs them.
+ * The four services, each its own process with its management listener, on free ports, sharing `databaseUrl` (and
+ * `redisUrl` when given), as README's "Running each service alone" runs them. The one launcher of the fault suites,
+ * the shutdown suite, the soak and the benchmark's deployed shape.
  */
-export async function startProcesses(opts: { databaseUrl: string; redisUrl?: string }): Promise<ProcessSystem> {
-  const [issuerPort, pdpPort, backendPort, gatewayPort] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
-  const authUrl = `http://127.0.0.1:${issuerPort}`;
-  const adminToken = randomSecret();
-  const internalSecret = randomSecret();
+export async function startProcesses(opts: ProcessOptions): Promise<ProcessSystem> {
+  const free = await freePorts(2 * SERVICES.length);
+  const port = Object.fromEntries(SERVICES.map((s, i) => [s, free[i]!])) as Record<ServiceName, number>;
+  const management = Object.fromEntries(SERVICES.map((s, i) => [s, free[SERVICES.length + i]!])) as Record<ServiceName, number>;
+  const url = (p: number) => `http://127.0.0.1:${p}`;
+  const { adminToken, internalSecret } = opts.secrets ?? { adminToken: randomSecret(), internalSecret: randomSecret() };
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
     DATABASE_URL: opts.databaseUrl,
     ...(opts.redisUrl && { REDIS_URL: opts.redisUrl }),
     INTERNAL_SECRET: internalSecret,
     ADMIN_TOKEN: adminToken,
-    ISSUER_PORT: String(issuerPort),
-    AUTH_URL: authUrl,
-    PDP_PORT: String(pdpPort),
-    BACKEND_PORT: String(backendPort),
-    GATEWAY_PORT: String(gatewayPort),
+    ISSUER_PORT: String(port.issuer),
+    AUTH_URL: url(port.issuer),
+    PDP_PORT: String(port.policies),
+    BACKEND_PORT: String(port.backend),
+    GATEWAY_PORT: String(port.gateway),
     LOG_LEVEL: 'info', // the "<service> listening" line says the process is up
+    ...opts.settings,
   };
-  const service = (name: ServiceName) => new Child(name, ...nodeEntry(`${name}/main.ts`), { env, readyLine: new RegExp(`"msg":"${name}[^"]*listening"`) });
+  const service = (name: ServiceName) =>
+    new Child(name, ...nodeEntry(`${name}/main.ts`, [], opts.nodeArgs), {
+      env: { ...env, MANAGEMENT_PORT: String(management[name]) },
+      readyLine: new RegExp(`"msg":"${name}[^"]*listening"`),
+    });
   const services = Object.fromEntries(SERVICES.map((name) => [name, service(name)])) as Record<ServiceName, Child>;
   try {
-    // Migrations first, in one process, so four concurrent starts do not all wait on knex's migration lock.
-    await services.policies.start();
-    await Promise.all([services.issuer.start(), services.backend.start()]);
-    await services.gateway.start();
+    if (opts.together) await Promise.all(SERVICES.map((s) => services[s].start()));
+    else {
+      // Migrations first, in one process, so four concurrent starts do not all wait on knex's migration lock.
+      await services.policies.start();
+      await Promise.all([services.issuer.start(), services.backend.start()]);
+      await services.gateway.start();
+    }
   } catch (err) {
     await Promise.all(SERVICES.map((s) => services[s].stop('SIGKILL')));
     throw err;
   }
   return {
-    authUrl,
-    baseUrl: `http://127.0.0.1:${gatewayPort}/v1`,
-    pdpUrl: `http://127.0.0.1:${pdpPort}`,
-    backendUrl: `http://127.0.0.1:${backendPort}`,
+    authUrl: url(port.issuer),
+    gatewayUrl: url(port.gateway),
+    baseUrl: `${url(port.gateway)}/v1`,
+    pdpUrl: url(port.policies),
+    backendUrl: url(port.backend),
+    managementUrls: Object.fromEntries(SERVICES.map((s) => [s, url(management[s])])) as Record<ServiceName, string>,
     adminToken,
     internalSecret,
     databaseUrl: opts.databaseUrl,

@@ -1,13 +1,10 @@
 // The whole system for a test suite: fresh database, real Redis when REDIS_URL is set, free ports.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
 import { loadConfig } from '../../common/config.js';
 import { startSystem, type System, type SystemOptions } from '../../infra/system.js';
 import type { DatabaseOptions } from '../../common/db.js';
 import { freshDatabase } from './database.js';
-import { DEFAULT_GATEWAY_FILE } from '../../gateway/gateway-file.js';
+import { gatewayFileDirectory, SHIPPED_GATEWAY_FILE } from './gateway-files.js';
 
 export async function startTestSystem(
   env: Record<string, string> = {},
@@ -28,15 +25,14 @@ export async function startTestSystem(
  * The gateway file is the shipped one with only those settings changed.
  */
 export async function startProbingSystem(env: Record<string, string> = {}): Promise<System> {
-  const dir = mkdtempSync(join(tmpdir(), 'probing-gateway-'));
-  const file = parse(readFileSync(DEFAULT_GATEWAY_FILE, 'utf8'));
+  const file = parse(SHIPPED_GATEWAY_FILE);
   const plugin = (name: string) => file.plugins.find((p: { name: string }) => p.name === name);
   plugin('flood-guard').config = { points: 1_000_000, durationS: 60 };
   plugin('authorize').config = { timeoutMs: 10_000 };
   file.upstreams.backend.timeoutMs = 10_000;
-  writeFileSync(join(dir, 'gateway.yaml'), stringify(file));
+  const files = gatewayFileDirectory('probing-gateway');
   const system = await startTestSystem({
-    GATEWAY_CONFIG: join(dir, 'gateway.yaml'), TOKEN_RATE_LIMIT_PER_CLIENT: '1000000', TOKEN_RATE_LIMIT_PER_ADDRESS: '1000000', ...env,
+    GATEWAY_CONFIG: files.write(stringify(file)), TOKEN_RATE_LIMIT_PER_CLIENT: '1000000', TOKEN_RATE_LIMIT_PER_ADDRESS: '1000000', ...env,
   });
-  return { ...system, close: async () => (await system.close(), rmSync(dir, { recursive: true, force: true })) };
+  return { ...system, close: async () => (await system.close(), files.remove()) };
 }

@@ -1,6 +1,6 @@
 // Issue 12, faults of the stores under traffic: the private PostgreSQL cluster crashed (immediate shutdown) and
-// restarted, the private Redis stopped and restarted, with every service its own process. Prints its figures
-// ("faults:" lines).
+// restarted, then hung (every process paused) and continued; the private Redis stopped and restarted; every service
+// its own process. Prints its figures ("faults:" lines).
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import { performance } from 'node:perf_hooks';
 import { callApi } from './support/api.js';
@@ -68,6 +68,36 @@ describe('PostgreSQL crashed and restarted under traffic', () => {
     expect(report.problems).toEqual([]);
     expect(report.acknowledged).toBeGreaterThan(0);
   }, 150_000);
+});
+
+describe('PostgreSQL hung (every process of the cluster paused) under traffic', () => {
+  // The gateway's PDP deadline (gateway.yaml authorize timeoutMs); a loaded machine gets 4 s more.
+  const PDP_DEADLINE_MS = 2000;
+
+  it('answers 503 authorization_unavailable with retry-after within the PDP deadline while the database hangs, never an allow, and recovers by itself once it continues', async () => {
+    const postgres = stack.postgres!;
+    const call = async (operationId: string, path: string) => {
+      const started = performance.now();
+      const res = await callApi(stack.system.baseUrl, operationId, path, stack.token);
+      return { status: res.status, error: (res.body as { error?: string }).error, retryAfter: res.headers.get('retry-after'), ms: performance.now() - started };
+    };
+    postgres.pause();
+    let answers;
+    try {
+      answers = await Promise.all([
+        ...Array.from({ length: 3 }, () => call('getMe', '/me')),
+        ...stack.personIds.slice(0, 3).map((id) => call('getPerson', `/persons/${id}`)),
+      ]);
+    } finally {
+      postgres.resume();
+    }
+    const recoveredMs = await waitFor('an API call answered after the database continued', async () => (await callApi(stack.system.baseUrl, 'getMe', '/me', stack.token)).status === 200, 30_000);
+    printFigures('PostgreSQL hung', { requests: answers.length, 'slowest ms': Math.max(...answers.map((a) => a.ms)), 'deadline ms': PDP_DEADLINE_MS, 'first 200 after it continued ms': recoveredMs });
+    for (const a of answers) {
+      expect({ status: a.status, error: a.error, retryAfter: a.retryAfter !== null }).toEqual({ status: 503, error: 'authorization_unavailable', retryAfter: true });
+      expect(a.ms).toBeLessThan(PDP_DEADLINE_MS + 4000);
+    }
+  }, 60_000);
 });
 
 describe('Redis stopped and restarted under traffic (docs/decisions.md, "Redis outage")', () => {

@@ -1,20 +1,10 @@
 // CPU time of processes from /proc/<pid>/stat (utime + stime, in clock ticks), so a run can say how many µs of CPU
 // each process spent per request. PostgreSQL is a postmaster with one backend process per connection: its CPU is
 // the postmaster's own and reaped children's plus every live child's.
-import { readFileSync, readdirSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
+import { childrenOf, statFields } from './processes.js';
 
 const TICK_US = 1e6 / Number(execFileSync('getconf', ['CLK_TCK']).toString().trim());
-
-/** Fields of /proc/<pid>/stat after the command name (which may contain spaces): index 0 is the state. */
-function statFields(pid: number): string[] | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  } catch {
-    return undefined; // the process is gone
-  }
-}
 
 /** utime + stime (+ cutime + cstime of reaped children when asked), in µs. */
 function processCpuUs(pid: number, withReapedChildren = false): number {
@@ -22,10 +12,6 @@ function processCpuUs(pid: number, withReapedChildren = false): number {
   if (!f) return 0;
   const ticks = Number(f[11]) + Number(f[12]) + (withReapedChildren ? Number(f[13]) + Number(f[14]) : 0);
   return ticks * TICK_US;
-}
-
-function childrenOf(parent: number): number[] {
-  return readdirSync('/proc').filter((d) => /^\d+$/.test(d)).map(Number).filter((pid) => Number(statFields(pid)?.[1]) === parent);
 }
 
 /** A process to measure: a single one, or a process tree (PostgreSQL). */

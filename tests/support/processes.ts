@@ -3,7 +3,7 @@
 // private redis-server, each on a free port. A test may stop, pause (SIGSTOP: "slower than any deadline"), kill and
 // restart any of them without touching the machine's shared servers.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chownSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chownSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -29,6 +29,21 @@ export async function freePorts(n: number): Promise<number[]> {
 }
 
 export const freePort = async (): Promise<number> => (await freePorts(1))[0]!;
+
+/** Fields of /proc/<pid>/stat after the command name (which may contain spaces): index 0 is the state, 1 the parent. */
+export function statFields(pid: number): string[] | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  } catch {
+    return undefined; // the process is gone
+  }
+}
+
+/** The live children of `parent`. */
+export function childrenOf(parent: number): number[] {
+  return readdirSync('/proc').filter((d) => /^\d+$/.test(d)).map(Number).filter((pid) => Number(statFields(pid)?.[1]) === parent);
+}
 
 export const sleep = (ms: number) => new Promise((ok) => setTimeout(ok, ms));
 
@@ -147,6 +162,9 @@ const asPostgresUser = (command: string, args: string[]): [string, string[]] =>
 export interface PrivatePostgres {
   url: string;
   server: Child;
+  /** Stops every process of the cluster (SIGSTOP): a database that hangs rather than one that is gone. */
+  pause(): void;
+  resume(): void;
   destroy(): Promise<void>;
 }
 
@@ -172,9 +190,22 @@ export async function privatePostgres(settings: Record<string, string> = {}): Pr
   ]);
   const server = new Child('postgres', postgres, args, { env: { PATH: process.env.PATH }, readyLine: /database system is ready to accept connections/ });
   await server.start();
+  // Every process of the cluster: each connection has a backend process of its own, which pausing the postmaster
+  // alone would leave answering.
+  const signalAll = (signal: NodeJS.Signals) => {
+    for (const pid of [server.pid, ...childrenOf(server.pid)]) {
+      try {
+        process.kill(pid, signal);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'ESRCH') throw err; // a backend that ended meanwhile
+      }
+    }
+  };
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
     server,
+    pause: () => signalAll('SIGSTOP'),
+    resume: () => signalAll('SIGCONT'),
     async destroy() {
       await server.stop('SIGQUIT');
       rmSync(dir, { recursive: true, force: true });

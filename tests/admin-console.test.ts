@@ -8,6 +8,9 @@ import { mkdir } from 'node:fs/promises';
 import type { Browser, BrowserContext, Page, Response as PageResponse } from 'playwright-core';
 import type { System } from '../infra/system.js';
 import { IDLE_MS, MAX_AGE_MS, SessionStore } from '../policies/console/sessions.js';
+import { startPolicies } from '../policies/service.js';
+import { createLogger } from '../common/log.js';
+import { createTelemetry } from '../common/telemetry.js';
 import { launchBrowser } from './support/browser.js';
 import { startTestSystem } from './support/system.js';
 import { adminClient, setupMachineClient, setupTenant, type AdminClient, type MachineClientSetup, type TenantSetup } from './support/admin.js';
@@ -376,14 +379,32 @@ describe('revoking the tenant admin key', () => {
 });
 
 describe('console sessions', () => {
-  it(`end after ${IDLE_MS / 60000} minutes unused and ${MAX_AGE_MS / 3600000} hours after sign-in, whatever the use`, () => {
-    let now = 0;
-    const store = new SessionStore(() => now);
-    const idle = store.create({ kind: 'operator' });
-    const busy = store.create({ kind: 'operator' });
-    for (now = IDLE_MS / 2; now < MAX_AGE_MS; now += IDLE_MS / 2) expect(store.get(busy.id)).toBe(busy);
-    expect(store.get(idle.id)).toBeUndefined();
-    now = MAX_AGE_MS;
-    expect(store.get(busy.id)).toBeUndefined();
+  it(`end after ${IDLE_MS / 60000} minutes unused and ${MAX_AGE_MS / 3600000} hours after sign-in, whatever the use`, async () => {
+    let now = Date.now();
+    const store = new SessionStore(system.db.knex, () => now);
+    const idle = await store.create({ kind: 'operator' });
+    const busy = await store.create({ kind: 'operator' });
+    const signedInAt = now;
+    for (now += IDLE_MS / 2; now < signedInAt + MAX_AGE_MS; now += IDLE_MS / 2) expect(await store.get(busy.id, false)).toEqual(busy);
+    expect(await store.get(idle.id, false)).toBeUndefined();
+    now = signedInAt + MAX_AGE_MS;
+    expect(await store.get(busy.id, false)).toBeUndefined();
+  });
+
+  it('are known to every admin replica sharing the database (the manifests run two), and to a restarted one', async () => {
+    const replica = await startPolicies({ ...system.config, PDP_PORT: 0 }, createLogger('policies', 'silent'), system.db.knex, system.adminToken, 'replica-internal-secret-0123456789', createTelemetry());
+    const context = await browser.newContext();
+    try {
+      const { page } = await signIn(context, system.adminToken);
+      expect(page.url()).toBe(`${consoleUrl}/tenants`);
+      // Same host, so the browser sends the session cookie to the other replica too (cookies are not kept per port).
+      const onReplica = `${replica.url}/admin/console/tenants/${own.tenantId}/apps`;
+      await page.goto(onReplica);
+      expect(page.url()).toBe(onReplica);
+      await expect(row(page, own.clientId).count()).resolves.toBe(1);
+    } finally {
+      await context.close();
+      await replica.close();
+    }
   });
 });

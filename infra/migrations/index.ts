@@ -4,12 +4,14 @@ import * as m001 from './001_data_model.js';
 import * as m002 from './002_extension_quotas.js';
 import * as m003 from './003_one_service_account_per_client.js';
 import * as m004 from './004_decision_facts_function.js';
+import * as m005 from './005_console_sessions.js';
 
 const MIGRATIONS: Record<string, Knex.Migration> = {
   '001_data_model': m001,
   '002_extension_quotas': m002,
   '003_one_service_account_per_client': m003,
   '004_decision_facts_function': m004,
+  '005_console_sessions': m005,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

@@ -46,7 +46,6 @@ function who(caller: AdminCaller, tenant: TenantView | undefined): Html {
 export function layout({ title, session, tenant }: Frame, content: Html): Html {
   const signedIn = session?.caller;
   const notice = session?.notice;
-  if (session) delete session.notice;
   return html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title} · Admin console</title>${STYLE_ELEMENT}</head>

@@ -50,7 +50,7 @@ export interface ConsoleDeps { knex: Knex; adminToken: string; log: Logger }
 
 export function consoleRouter({ knex, adminToken, log }: ConsoleDeps): Router {
   const r = Router();
-  const sessions = new SessionStore();
+  const sessions = new SessionStore(knex);
   const identifyAdmin = adminIdentifier(knex, adminToken);
 
   const send = (res: Response, page: Html, status = 200) => res.status(status).type('html').send(page.text);
@@ -65,8 +65,8 @@ export function consoleRouter({ knex, adminToken, log }: ConsoleDeps): Router {
   };
   const setCookie = (req: Request, res: Response, session: ConsoleSession) =>
     res.cookie(COOKIE, session.id, { httpOnly: true, sameSite: 'strict', secure: req.secure, path: CONSOLE_PATH });
-  const goTo = (res: Response, path: string, notice?: string) => {
-    if (notice) locals(res).session.notice = notice;
+  const goTo = async (res: Response, path: string, notice?: string) => {
+    if (notice) await sessions.leaveNotice(locals(res).session.id, notice);
     res.redirect(303, path);
   };
 
@@ -75,9 +75,10 @@ export function consoleRouter({ knex, adminToken, log }: ConsoleDeps): Router {
 
   // The session, if any; a tenant admin key revoked since sign-in ends it.
   r.use(async (req, res, next) => {
-    const session = sessions.get(one(req.cookies?.[COOKIE]));
+    // A page view shows the notice an earlier action left, once.
+    const session = await sessions.get(one(req.cookies?.[COOKIE]), req.method === 'GET');
     const caller = session?.caller;
-    if (caller?.kind === 'tenant' && !(await tenantAdminKeyLive(knex, caller.tenantId, caller.keyId))) sessions.destroy(session!.id);
+    if (caller?.kind === 'tenant' && !(await tenantAdminKeyLive(knex, caller.tenantId, caller.keyId))) await sessions.destroy(session!.id);
     else if (session) res.locals.session = session;
     next();
   });
@@ -97,10 +98,10 @@ export function consoleRouter({ knex, adminToken, log }: ConsoleDeps): Router {
     res.redirect(303, caller.kind === 'operator' ? `${CONSOLE_PATH}/tenants` : tenantPath(caller.tenantId, 'apps'));
   });
 
-  r.get('/sign-in', (req, res) => {
+  r.get('/sign-in', async (req, res) => {
     let session = res.locals.session as ConsoleSession | undefined;
     if (session?.caller) return res.redirect(303, `${CONSOLE_PATH}/`);
-    if (!session) setCookie(req, res, (session = sessions.create()));
+    if (!session) setCookie(req, res, (session = await sessions.create()));
     send(res, pages.signInPage(session, false));
   });
 
@@ -110,17 +111,17 @@ export function consoleRouter({ knex, adminToken, log }: ConsoleDeps): Router {
     const caller = key ? await identifyAdmin(key) : undefined;
     if (!caller) return send(res, pages.signInPage(old, true), 401);
     // A new session id at sign-in, so an id known before it (fixation) is worth nothing after.
-    sessions.destroy(old.id);
-    const session = sessions.create(caller);
+    await sessions.destroy(old.id);
+    const session = await sessions.create(caller);
     setCookie(req, res, session);
     res.locals.session = session;
-    goTo(res, `${CONSOLE_PATH}/`);
+    await goTo(res, `${CONSOLE_PATH}/`);
   });
 
-  r.post('/sign-out', (req, res) => {
-    sessions.destroy(locals(res).session.id);
+  r.post('/sign-out', async (req, res) => {
+    await sessions.destroy(locals(res).session.id);
     res.clearCookie(COOKIE, { path: CONSOLE_PATH });
-    const anonymous = sessions.create();
+    const anonymous = await sessions.create();
     setCookie(req, res, anonymous);
     send(res, pages.signedOutPage(anonymous));
   });
@@ -184,7 +185,7 @@ export function consoleRouter({ knex, adminToken, log }: ConsoleDeps): Router {
     const { clientId } = req.params;
     const body = { capabilities: list(req.body.capabilities) };
     const grant = await perform(res, { method: 'PUT', path: apiPath('tenants', tenantId, 'grants', clientId), body }, () => putGrant(knex, tenantId, clientId, body));
-    if (grant) goTo(res, appPath(tenantId, clientId), `Granted capabilities saved: ${grant.capabilities.join(' ') || 'none'}.`);
+    if (grant) await goTo(res, appPath(tenantId, clientId), `Granted capabilities saved: ${grant.capabilities.join(' ') || 'none'}.`);
   });
 
   tenant.post('/apps/:clientId/status', async (req: Request<{ clientId: string }>, res) => {
@@ -192,7 +193,7 @@ export function consoleRouter({ knex, adminToken, log }: ConsoleDeps): Router {
     const { clientId } = req.params;
     const body = { status: req.body.status };
     const client = await perform(res, { method: 'PATCH', path: apiPath('clients', clientId), body }, () => setClientStatus(knex, clientId, body));
-    if (client) goTo(res, appPath(tenantId, clientId), `${client.name} is now ${client.status}.`);
+    if (client) await goTo(res, appPath(tenantId, clientId), `${client.name} is now ${client.status}.`);
   });
 
   tenant.post('/apps/:clientId/secrets', async (req: Request<{ clientId: string }>, res) => {
@@ -208,7 +209,7 @@ export function consoleRouter({ knex, adminToken, log }: ConsoleDeps): Router {
     const { tenantId } = locals(res).tenant;
     const { clientId } = req.params;
     const client = await perform(res, { method: 'POST', path: apiPath('clients', clientId, 'secrets', 'promote') }, () => promoteNextSecret(knex, clientId));
-    if (client) goTo(res, appPath(tenantId, clientId), `The next secret of ${client.name} is now its only secret; the old one no longer works.`);
+    if (client) await goTo(res, appPath(tenantId, clientId), `The next secret of ${client.name} is now its only secret; the old one no longer works.`);
   });
 
   tenant.get('/service-accounts', async (_req, res) => {
@@ -220,7 +221,7 @@ export function consoleRouter({ knex, adminToken, log }: ConsoleDeps): Router {
     const { tenantId } = locals(res).tenant;
     const { accountId } = req.params;
     const advanced = await perform(res, { method: 'POST', path: apiPath('accounts', accountId, 'epoch') }, () => advanceEpoch(knex, accountId));
-    if (advanced) goTo(res, tenantPath(tenantId, 'service-accounts'), `The epoch of ${advanced.accountId} is now ${advanced.epoch}; its older tokens are refused.`);
+    if (advanced) await goTo(res, tenantPath(tenantId, 'service-accounts'), `The epoch of ${advanced.accountId} is now ${advanced.epoch}; its older tokens are refused.`);
   });
 
   tenant.post('/service-accounts/:accountId/status', async (req: Request<{ accountId: string }>, res) => {
@@ -228,7 +229,7 @@ export function consoleRouter({ knex, adminToken, log }: ConsoleDeps): Router {
     const { accountId } = req.params;
     const body = { status: req.body.status };
     const account = await perform(res, { method: 'PATCH', path: apiPath('accounts', accountId), body }, () => setAccountStatus(knex, accountId, body));
-    if (account) goTo(res, tenantPath(tenantId, 'service-accounts'), `${account.accountId} is now ${account.status}.`);
+    if (account) await goTo(res, tenantPath(tenantId, 'service-accounts'), `${account.accountId} is now ${account.status}.`);
   });
 
   tenant.get('/extensions', async (_req, res) => {
@@ -251,7 +252,7 @@ export function consoleRouter({ knex, adminToken, log }: ConsoleDeps): Router {
     const problem = jsonInputProblem(body, MAX_BODY_DEPTH);
     if (problem) return refusedPage(res, { ok: false, error: 'schema_invalid', message: `the schema ${problem}` });
     const registered = await perform(res, { method: 'POST', path: apiPath('clients', clientId, 'extensions'), body }, () => registerExtension(knex, clientId, body));
-    if (registered) goTo(res, tenantPath(tenantId, 'extensions'), `Registered ${registered.name} as ${registered.extensionId}.`);
+    if (registered) await goTo(res, tenantPath(tenantId, 'extensions'), `Registered ${registered.name} as ${registered.extensionId}.`);
   });
 
   tenant.get('/decisions', async (req, res) => {

@@ -391,6 +391,17 @@ describe('console sessions', () => {
     expect(await store.get(busy.id, false)).toBeUndefined();
   });
 
+  it.each([
+    ['over plain HTTP', {}, false],
+    ['behind a TLS-terminating proxy (x-forwarded-proto: https)', { 'x-forwarded-proto': 'https' }, true],
+  ])('get a Secure cookie only when the browser uses HTTPS: %s', async (_name, headers, secure) => {
+    const res = await fetch(`${consoleUrl}/sign-in`, { headers });
+    const cookie = res.headers.get('set-cookie') ?? '';
+    const attributes = cookie.split('; ').slice(1).sort();
+    expect(cookie).toMatch(/^console_session=[\w-]{43};/);
+    expect(attributes).toEqual(['HttpOnly', 'Path=/admin/console', 'SameSite=Strict', ...(secure ? ['Secure'] : [])]);
+  });
+
   it('are known to every admin replica sharing the database (the manifests run two), and to a restarted one', async () => {
     const replica = await startPolicies({ ...system.config, PDP_PORT: 0 }, createLogger('policies', 'silent'), system.db.knex, system.adminToken, 'replica-internal-secret-0123456789', createTelemetry());
     const context = await browser.newContext();

@@ -63,8 +63,11 @@ export function consoleRouter({ knex, adminToken, log }: ConsoleDeps): Router {
     const text = REFUSAL_TEXT[refusal.error] ?? 'That could not be done';
     return problem(res, STATUS_OF[refusal.error], text, refusal.message ? `${text}: ${refusal.message}.` : `${text}.`);
   };
+  // Secure when the browser reached us over HTTPS, directly or through a TLS-terminating proxy that says so. Trusting
+  // the header is safe here: it can only make a cookie stricter, and only the sender's own.
+  const overHttps = (req: Request) => req.secure || req.get('x-forwarded-proto')?.split(',')[0]?.trim().toLowerCase() === 'https';
   const setCookie = (req: Request, res: Response, session: ConsoleSession) =>
-    res.cookie(COOKIE, session.id, { httpOnly: true, sameSite: 'strict', secure: req.secure, path: CONSOLE_PATH });
+    res.cookie(COOKIE, session.id, { httpOnly: true, sameSite: 'strict', secure: overHttps(req), path: CONSOLE_PATH });
   const goTo = async (res: Response, path: string, notice?: string) => {
     if (notice) await sessions.leaveNotice(locals(res).session.id, notice);
     res.redirect(303, path);

@@ -12,6 +12,7 @@ import { createProvider } from './provider.js';
 import { readTokenBody, tokenRequestFilter } from './token-request-filter.js';
 import { tokenRateLimit } from './token-rate-limit.js';
 import { tokenPreflight, tokenResponseCors } from './token-cors.js';
+import { tokenRouteFailed } from './token-errors.js';
 import { limiterStore, type LimiterStore } from '../common/rate-limit-store.js';
 import type { Telemetry } from '../common/telemetry.js';
 
@@ -52,6 +53,7 @@ export async function createIssuerApp(deps: IssuerDeps): Promise<{ app: express.
     tokenResponseCors(knex),
     tokenRateLimit(deps.limiters ?? limiterStore(undefined), limits, config.AUTH_URL, () => telemetry.rateLimited.inc({ layer: 'token_endpoint' })),
     ...tokenRequestFilter({ issuer: config.AUTH_URL, clientCredentials: config.ISSUER_ENABLE_CLIENT_CREDENTIALS }),
+    tokenRouteFailed(log),
   );
   app.use(provider.callback());
   log.debug({ issuer: config.AUTH_URL, kid: keys.signingKid }, 'issuer ready');

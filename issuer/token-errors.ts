@@ -1,7 +1,8 @@
 // The token endpoint answers only the contract's TokenError (§4.1, §7.1): error ∈ {invalid_client, invalid_grant,
 // invalid_scope, unsupported_grant_type}, optional error_description, nothing else. oidc-provider's wider vocabulary
 // is folded into it here, for its own errors (post-middleware) and the pre-filter's.
-import type { Response } from 'express';
+import type { ErrorRequestHandler, Response } from 'express';
+import type { Logger } from '../common/log.js';
 import type { KoaContextWithOIDC } from 'oidc-provider';
 import type { TokenErrorCode } from '../policies/codes.js';
 
@@ -80,3 +81,14 @@ export function tokenErrorRemapper(issuer: string) {
 /** oidc-provider's route name, when the request matched one of its routes. */
 export const routeOf = (ctx: KoaContextWithOIDC): string | undefined =>
   (ctx as { oidc?: { route?: string } }).oidc?.route;
+
+/**
+ * The token route's last error handler: a failure of our own middleware (a database or Redis error before
+ * oidc-provider runs) gets the answer oidc-provider gives its own internal failures, 500 `server_error`
+ * (decisions.md), never a TokenError that would tell the client its grant is bad. Nothing was issued or consumed.
+ */
+export const tokenRouteFailed = (log: Logger): ErrorRequestHandler => (err, _req, res, _next) => {
+  log.error({ err: (err as Error).message }, 'token request failed before oidc-provider');
+  res.set({ 'cache-control': 'no-store', pragma: 'no-cache' });
+  res.status(500).json({ error: 'server_error', error_description: 'the request could not be completed; nothing was issued or consumed' });
+};

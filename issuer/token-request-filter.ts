@@ -16,6 +16,9 @@ const CODE_VERIFIER = /^[A-Za-z0-9._~-]{43,128}$/;
 /** Reads the form as text; later middleware sees the same string (body-parser reads a request once). */
 export const readTokenBody = express.text({ type: 'application/x-www-form-urlencoded', limit: '56kb' });
 
+/** body-parser's refusals of the request itself carry a `type` such as entity.too.large or charset.unsupported. */
+const isBodyError = (err: unknown) => typeof (err as { type?: unknown })?.type === 'string' && ((err as { status?: number }).status ?? 500) < 500;
+
 export interface TokenFilterOptions {
   issuer: string;
   clientCredentials: boolean;
@@ -67,9 +70,10 @@ export function tokenRequestFilter({ issuer, clientCredentials }: TokenFilterOpt
     next();
   };
 
-  // Body parser failures (too large, bad charset) are still answered as TokenError, never as an HTML page.
-  const malformed: ErrorRequestHandler = (_err, req, res, _next) =>
-    sendTokenError(res, issuer, 'invalid_grant', 'malformed request body', usedBasicAuth(req.get('authorization')));
+  // Body parser failures (too large, bad charset) are still answered as TokenError, never as an HTML page; any other
+  // error (a store that failed) is not the client's and goes on to the route's last handler.
+  const malformed: ErrorRequestHandler = (err, req, res, next) =>
+    isBodyError(err) ? sendTokenError(res, issuer, 'invalid_grant', 'malformed request body', usedBasicAuth(req.get('authorization'))) : next(err);
 
   return [readTokenBody, check, malformed];
 }

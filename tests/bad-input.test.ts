@@ -29,6 +29,16 @@ describe('client authentication', () => {
   });
 });
 
+describe('a token request body the endpoint cannot read', () => {
+  it.each([
+    ['over 56 KiB', 'application/x-www-form-urlencoded', `grant_type=refresh_token&refresh_token=${'x'.repeat(60_000)}`],
+    ['in a charset it does not know', 'application/x-www-form-urlencoded; charset=no-such-charset', 'grant_type=refresh_token&refresh_token=x'],
+  ])('%s is 400 invalid_grant, a TokenError', async (_name, contentType, body) => {
+    const res = await fetch(`${system.authUrl}/oauth2/token`, { method: 'POST', headers: { 'content-type': contentType }, body });
+    expect({ status: res.status, body: await res.json() }).toEqual({ status: 400, body: { error: 'invalid_grant', error_description: 'malformed request body' } });
+  });
+});
+
 describe('NUL characters', () => {
   it.each([
     ['a code', { grant_type: 'authorization_code', code: 'abc\u0000', code_verifier: 'v'.repeat(43), redirect_uri: 'http://127.0.0.1:8400/callback' }, 'invalid_grant'],

@@ -39,7 +39,7 @@ describe('a gateway file with a mistake is refused with file, line and setting',
   const cases: [string, string, string, RegExp][] = [
     ['an unknown plugin', '  - name: metering', '  - name: metrics', /plugins\[7\]\.name: unknown plugin "metrics"/],
     ['an unknown setting of a plugin', '{ maxBytes: 65536 }', '{ maxBytes: 65536, maxbytes: 1 }', /plugins\[6\]\.config\.maxbytes: unknown setting/],
-    ['a setting of the wrong type', '{ points: 60, durationS: 60 }', '{ points: sixty, durationS: 60 }', /plugins\[3\]\.config\.points: .*number/],
+    ['a setting of the wrong type', '{ points: 600, durationS: 60 }', '{ points: six hundred, durationS: 60 }', /plugins\[3\]\.config\.points: .*number/],
     ['an unknown route field', '    upstream: backend\n  - operationId: getPersonExtension', '    upstream: backend\n    timeout: 5\n  - operationId: getPersonExtension', /routes\[3\]\.timeout: unknown setting/],
     ['a capability outside the catalogue', 'capability: svc.tenant.info.read', 'capability: svc.tenant.everything', /routes\[1\]\.capability: /],
     ['a capability other than the contract\'s', 'capability: svc.tenant.info.read', 'capability: svc.person.read', /routes\[1\]\.capability: the contract has getTenant with capability svc.tenant.info.read/],

@@ -172,7 +172,7 @@ describe('flood guard ahead of the PDP', () => {
 
   it('answers 429 without asking the PDP once a valid token has been denied often, and never counts allowed calls', async () => {
     const tenant = await tenantWithToken('svc.profile.self.read');
-    const gateway = await gatewayFrom(editedGatewayFile('config: { points: 60, durationS: 60 }', 'config: { points: 2, durationS: 60 }'));
+    const gateway = await gatewayFrom(editedGatewayFile('config: { points: 600, durationS: 60 }', 'config: { points: 2, durationS: 60 }'));
     expect(await statuses(4, () => call(gateway.url, '/me', tenant.token))).toEqual([200, 200, 200, 200]);
     expect(await statuses(2, () => call(gateway.url, '/tenant', tenant.token))).toEqual([403, 403]);
     const asked = await decisions();
@@ -185,7 +185,7 @@ describe('flood guard ahead of the PDP', () => {
 
   it('blocks a flood counted by another gateway after at most one more PDP decision here, and counts allowed calls nowhere', async () => {
     const tenant = await tenantWithToken('svc.profile.self.read');
-    const text = editedGatewayFile('config: { points: 60, durationS: 60 }', 'config: { points: 2, durationS: 60 }');
+    const text = editedGatewayFile('config: { points: 600, durationS: 60 }', 'config: { points: 2, durationS: 60 }');
     const [a, b] = await Promise.all([gatewayFrom(text, { REDIS_URL: SHARED_REDIS }), gatewayFrom(text, { REDIS_URL: SHARED_REDIS })]);
     expect(await statuses(3, () => call(b.url, '/me', tenant.token))).toEqual([200, 200, 200]);
     expect(await statuses(2, () => call(a.url, '/tenant', tenant.token))).toEqual([403, 403]);

@@ -3,9 +3,6 @@
 // One system, logs captured at info level, a full consent flow in Chromium, then an API session, admin calls and the
 // limits being hit.
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import * as oidc from 'openid-client';
 import { exportJWK, generateKeyPair } from 'jose';
 import type { Browser } from 'playwright-core';
@@ -13,11 +10,11 @@ import type { System } from '../infra/system.js';
 import { openDatabase } from '../common/db.js';
 import { createLogger } from '../common/log.js';
 import { createTelemetry, type Telemetry } from '../common/telemetry.js';
-import { DEFAULT_GATEWAY_FILE } from '../gateway/gateway-file.js';
 import { usageMeter } from '../gateway/usage-meter.js';
 import { batchedDecisionLog } from '../policies/decision-log.js';
 import { DECISION_PATH } from '../policies/decision.js';
 import { startTestSystem } from './support/system.js';
+import { editedGatewayFile, gatewayFileDirectory, SHIPPED_GATEWAY_FILE } from './support/gateway-files.js';
 import { launchBrowser } from './support/browser.js';
 import { adminClient, setupTenant, type AdminClient, type TenantSetup } from './support/admin.js';
 import { authorizationRequest, discover, signInAndConsent } from './support/oauth.js';
@@ -27,24 +24,18 @@ const INTERNAL_SECRET = 'observability-test-internal-secret-0123456789';
 const ADMIN_TOKEN = 'observability-test-operator-token-0123456789';
 const SCOPES = `svc.profile.self.read svc.tenant.info.read ${PERSON_SCOPES}`;
 
+const files = gatewayFileDirectory('observability');
+
 /** The shipped gateway file with small windows: the flood guard and one route per API limit layer. */
 function gatewayFileWithSmallLimits(): string {
-  const shipped = readFileSync(DEFAULT_GATEWAY_FILE, 'utf8');
   const route = (id: string, path: string, capability: string, resource: string) =>
     `  - { operationId: ${id}, method: GET, path: ${path}, capability: ${capability}, resource: ${resource}, upstream: backend }`;
   const limited = [
-    ['config: { points: 60, durationS: 60 }', 'config: { points: 2, durationS: 60 }'],
+    ['config: { points: 600, durationS: 60 }', 'config: { points: 2, durationS: 60 }'],
     [route('getMe', '/me', 'svc.profile.self.read', 'self'), `${route('getMe', '/me', 'svc.profile.self.read', 'self').slice(0, -2)}, plugins: { rate-limit: { tenant: { points: 3, durationS: 60 } } } }`],
     [route('getTenant', '/tenant', 'svc.tenant.info.read', 'tenant'), `${route('getTenant', '/tenant', 'svc.tenant.info.read', 'tenant').slice(0, -2)}, plugins: { rate-limit: { account: { points: 3, durationS: 60 } } } }`],
-  ];
-  let text = shipped;
-  for (const [from, to] of limited) {
-    expect(text).toContain(from);
-    text = text.replace(from!, to!);
-  }
-  const file = join(mkdtempSync(join(tmpdir(), 'observability-')), 'gateway.yaml');
-  writeFileSync(file, text);
-  return file;
+  ] as const;
+  return files.write(limited.reduce((text, [from, to]) => editedGatewayFile(from, to, text), SHIPPED_GATEWAY_FILE));
 }
 
 const lines: string[] = [];
@@ -85,6 +76,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await system?.close();
+  files.remove();
 });
 
 /** Sends until the answer is 429 (at most 6 times; fails otherwise) and returns the statuses. */

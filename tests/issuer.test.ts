@@ -497,6 +497,19 @@ describe('confidential client', () => {
     expect(r.headers.get('www-authenticate')).toBeNull();
   });
 
+  it.each([
+    ['without a code challenge', (u: URL) => (u.searchParams.delete('code_challenge'), u.searchParams.delete('code_challenge_method'))],
+    ['with the plain method', (u: URL) => (u.searchParams.set('code_challenge', 'v'.repeat(43)), u.searchParams.set('code_challenge_method', 'plain'))],
+  ])('must use PKCE S256 like a public client (§5 rule 6): an authorization request %s is refused', async (_name, edit) => {
+    const { authUrl, state } = await startAuthorization(seed.confidentialClientId);
+    edit(authUrl);
+    const res = await fetch(authUrl, { redirect: 'manual' });
+    const location = new URL(res.headers.get('location') ?? '', url);
+    expect(`${location.origin}${location.pathname}`).toBe(REDIRECT_URI);
+    expect({ error: location.searchParams.get('error'), code: location.searchParams.get('code'), state: location.searchParams.get('state') })
+      .toEqual({ error: 'invalid_request', code: null, state });
+  });
+
   it('exchanges the code with the right secret (stored hashed) via Basic', async () => {
     const flow = await authorizationCode(seed.confidentialClientId, 'svc.profile.self.read', seed.clientSecret);
     const tokens = await client.authorizationCodeGrant(flow.config, flow.callback, { pkceCodeVerifier: flow.verifier, expectedState: flow.state });

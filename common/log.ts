@@ -6,7 +6,7 @@ export type { Logger };
 const LOG_BUFFER_BYTES = 4096;
 const LOG_FLUSH_MS = 500;
 
-let stdout: pino.DestinationStream | undefined;
+let stdout: DestinationStream | undefined;
 /**
  * Standard output, buffered: lines are written when 4 KiB have gathered or every 500 ms, so a busy service makes one
  * write per dozens of requests instead of one per request on every service (a fifth of the full path's CPU). Pino

@@ -36,7 +36,7 @@ describe('PostgreSQL crashed and restarted under traffic', () => {
     return res.status === 503 && body.error === 'authorization_unavailable' && res.headers.get('retry-after') ? 503 : res.status;
   }
 
-  /** A refresh grant while the database is down: its status and error. */
+  /** A refresh grant while the database is down: its status and error (plain fetch: the document declares no 500). */
   async function refreshWhileDown(headers: Record<string, string>): Promise<string> {
     const res = await fetch(`${stack.system.authUrl}/oauth2/token`, {
       method: 'POST',

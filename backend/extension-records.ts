@@ -40,6 +40,15 @@ interface Row {
 }
 
 /** A fresh strong ETag per revision: random, so it reveals nothing and never repeats an earlier revision's. */
+/**
+ * The tenant's record limit per extension, as SQL with one binding (the tenant id): its plan's limit, or none (NULL,
+ * so `records < limit` is never true) when the plan is below the write capability's minimum. After a downgrade the
+ * app's records stay readable and deletable and every write is 422 quota_exceeded (contract §3, last row), checked in
+ * the write's own statement like the quota.
+ */
+const RECORD_LIMIT = `(select p.max_records_per_extension from tenants t join plans p on p.id = t.plan
+    where t.id = ? and p.level >= (select mp.level from capabilities c join plans mp on mp.id = c.min_plan where c.id = 'svc.person.metadata.write'))`;
+
 const newEtag = () => `"${randomBytes(12).toString('base64url')}"`;
 
 const recordOf = (r: Row): ExtensionRecord => ({
@@ -105,7 +114,7 @@ export function extensionRecords(knex: Knex) {
           await trx('extension_record_counts').insert({ tenant_id: k.tenantId, extension_id: k.extensionId, records: 0 }).onConflict(['tenant_id', 'extension_id']).ignore();
           const taken = await trx('extension_record_counts')
             .where({ tenant_id: k.tenantId, extension_id: k.extensionId })
-            .andWhere('records', '<', trx('tenants').join('plans', 'plans.id', 'tenants.plan').where('tenants.id', k.tenantId).select('plans.max_records_per_extension'))
+            .andWhereRaw(`records < ${RECORD_LIMIT}`, [k.tenantId])
             .increment('records', 1)
             .returning('records');
           if (!taken.length) throw new QuotaFull();
@@ -126,8 +135,7 @@ export function extensionRecords(knex: Knex) {
       const [row] = await knex('person_extensions')
         .where({ ...byKey(k), etag: ifMatch })
         .whereRaw(
-          `coalesce((select records from extension_record_counts where tenant_id = ? and extension_id = ?), 0)
-             < (select p.max_records_per_extension from tenants t join plans p on p.id = t.plan where t.id = ?)`,
+          `coalesce((select records from extension_record_counts where tenant_id = ? and extension_id = ?), 0) < ${RECORD_LIMIT}`,
           [k.tenantId, k.extensionId, k.tenantId],
         )
         .update({ schema_version: w.schemaVersion, data: w.json, etag: newEtag(), updated_by: clientId, updated_at: knex.fn.now() })

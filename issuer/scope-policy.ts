@@ -1,8 +1,10 @@
 // Which capabilities a client may receive in a token: the tenant's grant to the client ∩ the tenant plan's ceiling
-// ∩ the capabilities open on this deployment (contract §1 rule 3, minus the per-request parts the PDP checks).
+// ∩ the capabilities open on this deployment (contract §1 rule 3, minus the per-request parts the PDP checks). The
+// capabilities over the app's own stored records pass the ceiling: after a downgrade the app still reads and deletes
+// what it stored, and writes are refused with the write (docs/decisions.md "Data ownership after a downgrade").
 import type { Knex } from 'knex';
 import { runPrepared } from '../common/db.js';
-import { CAPABILITIES, type Capability } from '../policies/decision.js';
+import { CAPABILITIES, RETAINED_DATA_CAPABILITIES, type Capability } from '../policies/decision.js';
 
 /** The single resource server this issuer mints tokens for; an indicator must be an absolute URI. */
 export const API_RESOURCE = 'urn:svc-api';
@@ -22,7 +24,7 @@ export async function allowedCapabilities(knex: Knex, clientId: string): Promise
     .join('plans as cp', 'cp.id', 'c.min_plan')
     .where('g.client_id', clientId)
     .andWhere('c.enabled', true)
-    .andWhereRaw('cp.level <= tp.level')
+    .andWhere((q) => void q.whereRaw('cp.level <= tp.level').orWhereIn('c.id', [...RETAINED_DATA_CAPABILITIES]))
     .select('c.id'));
   return rows.map((r) => r.id as string).filter((id): id is Capability => ORDER.has(id)).sort(byCatalogueOrder);
 }

@@ -10,6 +10,13 @@ export const CAPABILITIES = [
 ] as const;
 export type Capability = (typeof CAPABILITIES)[number];
 
+/**
+ * Capabilities over the app's own stored records (contract §3 last row, §8 rule 2): below their minimum plan they stay
+ * usable for reading and deleting what is stored; the plan ceiling is enforced on writes instead (422
+ * quota_exceeded, checked with the write). See docs/decisions.md "Data ownership after a downgrade".
+ */
+export const RETAINED_DATA_CAPABILITIES: ReadonlySet<Capability> = new Set(['svc.person.metadata.read', 'svc.person.metadata.write']);
+
 export const RESOURCE_TYPES = ['self', 'tenant', 'person', 'person_extension'] as const;
 export type ResourceType = (typeof RESOURCE_TYPES)[number];
 

@@ -1,7 +1,7 @@
 // The decision itself: a fixed sequence of checks, each naming the deny code it produces. Pure: facts in, decision out.
 import type { DenyCode } from './codes.js';
-import type { Capability, Decision, DecisionInput, RateLimitPolicy } from './decision.js';
-import type { DecisionFacts } from './store.js';
+import { RETAINED_DATA_CAPABILITIES, type Capability, type Decision, type DecisionInput, type RateLimitPolicy } from './decision.js';
+import type { CatalogueEntry, DecisionFacts } from './store.js';
 
 /** Defaults for the contract's "numeric rate limit values: not shown"; see docs/decisions.md. */
 export const DEFAULT_RATE_LIMIT: RateLimitPolicy = {
@@ -42,7 +42,9 @@ export function evaluate(input: DecisionInput, f: DecisionFacts): Decision {
 
   const entry = f.catalogue.find((c) => c.id === capability);
   if (!entry || !entry.enabled) return deny('capability_unavailable', 'capability.open');
-  if (entry.min_plan_level > f.tenant.plan_level) return deny('plan_capability_excluded', 'capability.plan');
+  const planLevel = f.tenant.plan_level;
+  const withinPlan = (c: CatalogueEntry) => c.min_plan_level <= planLevel || RETAINED_DATA_CAPABILITIES.has(c.id);
+  if (!withinPlan(entry)) return deny('plan_capability_excluded', 'capability.plan');
   const granted = new Set(f.granted);
   if (!granted.has(capability)) return deny('capability_not_granted', 'capability.tenant_grant');
   const tokenScopes = new Set(token.scope.split(' ').filter(Boolean));
@@ -57,9 +59,8 @@ export function evaluate(input: DecisionInput, f: DecisionFacts): Decision {
     if (!f.relationship) return f.personOfOtherTenant ? deny('tenant_mismatch', 'resource.tenant') : deny('no_relationship', 'resource.relationship');
   }
 
-  const planLevel = f.tenant.plan_level;
   const effectiveScopes = f.catalogue
-    .filter((c) => c.enabled && c.min_plan_level <= planLevel && granted.has(c.id) && tokenScopes.has(c.id))
+    .filter((c) => c.enabled && withinPlan(c) && granted.has(c.id) && tokenScopes.has(c.id))
     .filter((c) => selfProfile || accountCaps.has(c.id))
     .map((c) => c.id as Capability)
     .sort();

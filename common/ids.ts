@@ -10,5 +10,5 @@ export const isId = (prefix: IdPrefix, value: unknown): value is string =>
   typeof value === 'string' && idPattern(prefix).test(value);
 
 /** Contract §2: extension ids, assigned by the platform at registration. */
-const EXTENSION_ID = /^[a-z][a-z0-9_]{2,63}$/;
+export const EXTENSION_ID = /^[a-z][a-z0-9_]{2,63}$/;
 export const isExtensionId = (value: unknown): value is string => typeof value === 'string' && EXTENSION_ID.test(value);

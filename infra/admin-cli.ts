@@ -8,11 +8,15 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { parse as parseYaml } from 'yaml';
+import type { Writable } from 'node:stream';
+import { runExport } from './admin-export.js';
 
 type Schema = Record<string, any>;
 export interface Io {
   out(text: string): void;
   err(text: string): void;
+  /** Where a streamed answer (export) is written as it arrives; process.stdout unless given. */
+  stdout?: Writable;
 }
 export interface Command {
   name: string;
@@ -52,7 +56,8 @@ export function loadCommands(): Command[] {
       const parameters = [...(item.parameters ?? []), ...(op.parameters ?? [])].map((p) => deref(p, file)[0]);
       const bodySchema = op.requestBody?.content?.['application/json']?.schema;
       commands.push({
-        name: kebab(op.operationId),
+        // An operation with a hand-written command (a stream, say) names it with x-cli-command.
+        name: op['x-cli-command'] ?? kebab(op.operationId),
         operationId: op.operationId,
         method: method.toUpperCase(),
         path,
@@ -219,6 +224,7 @@ export async function main(argv: string[], env: Record<string, string | undefine
     io.err(`unknown command ${JSON.stringify(name)}; npm run admin -- --help lists them`);
     return 2;
   }
+  if (command.name === 'export') return runExport(rest, env, { stdout: io.stdout ?? process.stdout, err: io.err });
   let request;
   try {
     request = buildRequest(command, rest);

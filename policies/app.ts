@@ -24,6 +24,7 @@ import { adminKeysRouter } from './admin/admin-keys.js';
 import { capabilitiesRouter } from './admin/capabilities.js';
 import { clientSecretsRouter } from './admin/client-secrets.js';
 import { observabilityRouter } from './admin/observability.js';
+import { exportRouter } from './admin/export.js';
 import { CONSOLE_PATH } from './console/pages.js';
 import { consoleRouter } from './console/router.js';
 
@@ -85,6 +86,7 @@ export function createPoliciesApp({ knex, adminToken, internalSecret, log, decis
   admin.use(
     tenantsRouter(knex), adminKeysRouter(knex), personsRouter(knex), clientsRouter(knex), clientSecretsRouter(knex),
     grantsRouter(knex), accountsRouter(knex), capabilitiesRouter(knex), observabilityRouter(knex), extensionsRouter(knex),
+    exportRouter(knex, log),
   );
   app.use('/admin/v1', admin);
   app.use(CONSOLE_PATH, consoleRouter({ knex, adminToken, log }));

@@ -19,7 +19,7 @@ import type { ScenarioSpec } from './support/bench-scenarios.js';
 import { prepare, type BenchData } from './support/bench-setup.js';
 import { startPrivatePostgres, startPrivateRedis, storeCounters } from './support/bench-stores.js';
 import { freePort, type Child } from './support/processes.js';
-import { benchExtensionRecords, compareSizes, extensionSystems, type LoopResult } from './support/bench-extensions.js';
+import { benchExport, benchExtensionRecords, compareSizes, extensionSystems, type ExportResult, type LoopResult } from './support/bench-extensions.js';
 
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
@@ -153,11 +153,18 @@ try {
   for (const name of SHAPES)
     shapes.push(await benchShape(name, { DATABASE_URL: await databaseFor(name), REDIS_URL: redis.url, INTERNAL_SECRET: secret, ADMIN_TOKEN: adminToken }, b0.url, oidc, shapes[0]?.measurements));
   let extensions: LoopResult[] = [];
+  let exports: ExportResult[] = [];
   if (EXTENSION_RECORDS > 0) {
     // In this process, on fresh databases of the private server (tests/support/database.ts reads DATABASE_URL).
     Object.assign(process.env, { DATABASE_URL: pg.url, REDIS_URL: redis.url });
     const systems = await extensionSystems(CONNECTIONS, DURATION_S);
-    extensions = await benchExtensionRecords(...systems.setups, EXTENSION_RECORDS).finally(() => systems.close());
+    try {
+      extensions = await benchExtensionRecords(...systems.setups, EXTENSION_RECORDS);
+      // The same two tenants' records (1,000 and the large count), exported whole through the admin API.
+      exports = [await benchExport(systems.setups[0]), await benchExport(systems.setups[1])];
+    } finally {
+      await systems.close();
+    }
   }
 
   console.log(`\n${DURATION_S} s a target (after ${WARMUP_S} s warm-up), ${CONNECTIONS} connections, private PostgreSQL and Redis; latencies in ms`);
@@ -167,9 +174,16 @@ try {
     for (const r of extensions) console.log(`${r.name.padEnd(36)} ${String(Math.round(r.rps)).padStart(7)} req/s  p50 ${r.p50}  p99 ${r.p99}`);
     for (const line of compareSizes(extensions)) console.log(line);
   }
+  if (exports.length) {
+    console.log('\n== export (admin API, NDJSON stream, in the bench process: server and reader)');
+    for (const e of exports)
+      console.log(`export ${e.records.toLocaleString('en').padStart(9)} records  ${e.seconds} s  ${e.recordsPerS} records/s  peak RSS ${e.peakRssMb} MB (+${e.rssRiseMb} MB)`);
+    const [small, large] = exports;
+    console.log(`export peak RSS ${large!.records.toLocaleString('en')}/${small!.records.toLocaleString('en')} records ${(large!.peakRssMb / small!.peakRssMb).toFixed(2)}`);
+  }
   const top = Number(process.env.BENCH_PG_TOP ?? 0);
   if (top > 0) console.table(await counters.top(top));
-  const file = writeResults({ settings: { durationS: DURATION_S, connections: CONNECTIONS, warmupS: WARMUP_S, extensionRecords: EXTENSION_RECORDS }, shapes, extensions });
+  const file = writeResults({ settings: { durationS: DURATION_S, connections: CONNECTIONS, warmupS: WARMUP_S, extensionRecords: EXTENSION_RECORDS }, shapes, extensions, exports });
   console.log(`\nresults: ${file}`);
 } finally {
   for (const stop of stopAll.reverse()) await stop().catch(() => undefined);

@@ -81,6 +81,7 @@ const ADMIN_OPERATIONS: Record<string, [string, string]> = {
   updateCapability: ['patch', '/capabilities/{capability}'],
   listDecisions: ['get', '/tenants/{tenantId}/decisions'],
   getUsage: ['get', '/tenants/{tenantId}/usage'],
+  exportRecords: ['get', '/tenants/{tenantId}/export'],
 };
 const DOCS: DocName[] = ['public', 'token', 'admin'];
 

@@ -73,6 +73,7 @@ const CASES: Case[] = [
   { operationId: 'updateCapability', method: 'PATCH', path: () => '/capabilities/svc.person.read', body: () => ({ enabled: true }) },
   { operationId: 'listDecisions', method: 'GET', path: (t) => `/tenants/${t.tenantId}/decisions?limit=5` },
   { operationId: 'getUsage', method: 'GET', path: (t) => `/tenants/${t.tenantId}/usage` },
+  { operationId: 'exportRecords', method: 'GET', path: (t) => `/tenants/${t.tenantId}/export` },
 ];
 /** Operations a tenant admin key may never perform, even on its own tenant. */
 const OPERATOR_ONLY = new Set(['createTenant', 'createTenantAdminKey', 'revokeTenantAdminKey', 'updateCapability']);

@@ -33,7 +33,7 @@ function navigation(session: ConsoleSession, tenant: TenantView | undefined): Ht
     links.push(
       [tenantPath(tenant.tenantId, 'apps'), 'Apps'], [tenantPath(tenant.tenantId, 'service-accounts'), 'Service accounts'],
       [tenantPath(tenant.tenantId, 'extensions'), 'Extensions'], [tenantPath(tenant.tenantId, 'decisions'), 'Decisions'],
-      [tenantPath(tenant.tenantId, 'usage'), 'Usage'],
+      [tenantPath(tenant.tenantId, 'usage'), 'Usage'], [tenantPath(tenant.tenantId, 'export'), 'Export'],
     );
   return html`<nav aria-label="Console"><ul>${links.map(([href, label]) => html`<li><a href="${href}">${label}</a></li>`)}</ul></nav>`;
 }
@@ -171,4 +171,13 @@ export function usagePage(frame: Frame, total: number, days: DailyUsage[]): Html
 <thead><tr><th scope="col">Day</th><th scope="col">App</th><th scope="col">Calls</th></tr></thead>
 <tbody>${days.map((d) => html`<tr><th scope="row">${d.day}</th><td><code>${d.clientId}</code></td><td>${d.calls}</td></tr>`)}</tbody></table>
 ${days.length === 0 && html`<p>No metered calls in the last 30 days.</p>`}`);
+}
+
+export function exportPage(frame: Frame & { tenant: TenantView }, extensions: RegisteredExtension[]): Html {
+  return layout(frame, html`<p>Every extension record the tenant's apps stored, one JSON object a line (NDJSON), from one
+consistent snapshot. Available whatever the plan or quota.</p>
+<form method="get" action="${tenantPath(frame.tenant.tenantId, 'export/download')}">
+<label for="export-extension">Extension</label>
+<select id="export-extension" name="extensionId"><option value="">All extensions</option>${extensions.map((e) => html`<option value="${e.extensionId}">${e.name} (${e.extensionId})</option>`)}</select>
+<div><button type="submit">Download records</button></div></form>`);
 }

@@ -20,6 +20,7 @@ import { advanceEpoch, listServiceAccounts, setAccountStatus } from '../admin/ac
 import { listExtensions, registerExtension } from '../admin/extensions.js';
 import { recentDecisions, usage, usagePerDay } from '../admin/observability.js';
 import { findTenant, listTenants, type TenantView } from '../admin/tenants.js';
+import { streamExport } from '../admin/export.js';
 import { MAX_BODY_DEPTH, type Outcome, type Refusal } from '../admin/support.js';
 import { STYLE, type Html } from './html.js';
 import { SessionStore, type ConsoleSession } from './sessions.js';
@@ -272,6 +273,20 @@ export function consoleRouter({ knex, adminToken, log }: ConsoleDeps): Router {
     if (!total.ok) return refusedPage(res, total);
     if (!days.ok) return refusedPage(res, days);
     send(res, pages.usagePage(frameOf(res, 'Usage'), total.value.total, days.value));
+  });
+
+  tenant.get('/export', async (_req, res) => {
+    const { tenant: current } = locals(res);
+    send(res, pages.exportPage({ ...frameOf(res, 'Export'), tenant: current }, await listExtensions(knex, current.tenantId)));
+  });
+
+  tenant.get('/export/download', async (req, res) => {
+    const { tenant: current } = locals(res);
+    const extensionId = one(req.query.extensionId) || undefined;
+    await streamExport(knex, log, req, res, {
+      tenantId: current.tenantId, query: extensionId ? { extensionId } : {}, refuse: (refusal) => refusedPage(res, refusal),
+      attachment: `${current.label}-records.ndjson`,
+    });
   });
 
   r.use((_req, res) => notFound(res));

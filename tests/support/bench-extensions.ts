@@ -19,6 +19,9 @@ export interface LoopResult {
 export interface ExtensionBenchSetup {
   knex: Knex;
   backendUrl: string;
+  /** The admin API of the same system (export), and its operator token. */
+  adminUrl: string;
+  adminToken: string;
   internalSecret: string;
   tenantId: string;
   clientId: string;
@@ -127,6 +130,38 @@ export async function benchExtensionRecords(small: ExtensionBenchSetup, large: E
   return rounds[0]!.map((_, i) => rounds.map((r) => r[i]!).reduce((best, r) => (r.rps > best.rps ? r : best)));
 }
 
+export interface ExportResult {
+  records: number;
+  seconds: number;
+  recordsPerS: number;
+  /** Peak resident memory of this process (server and reader) while the export ran, and its rise over the start. */
+  peakRssMb: number;
+  rssRiseMb: number;
+}
+
+/**
+ * One whole export of the tenant through the admin API (the policies service runs in this process), the body counted
+ * and dropped as it arrives, resident memory sampled every 20 ms. Run after the read/write loops, on the same data.
+ */
+export async function benchExport(s: ExtensionBenchSetup): Promise<ExportResult> {
+  globalThis.gc?.();
+  const startRss = process.memoryUsage.rss();
+  let peak = startRss;
+  const sampler = setInterval(() => void (peak = Math.max(peak, process.memoryUsage.rss())), 20);
+  const began = performance.now();
+  let records = 0;
+  try {
+    const res = await fetch(`${s.adminUrl}/tenants/${s.tenantId}/export`, { headers: { authorization: `Bearer ${s.adminToken}` } });
+    if (res.status !== 200) throw new Error(`export: status ${res.status}`);
+    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) for (const byte of chunk) if (byte === 10) records++;
+  } finally {
+    clearInterval(sampler);
+  }
+  const seconds = (performance.now() - began) / 1000;
+  const mb = (bytes: number) => Math.round(bytes / 1e5) / 10;
+  return { records, seconds: Math.round(seconds * 100) / 100, recordsPerS: Math.round(records / seconds), peakRssMb: mb(peak), rssRiseMb: mb(peak - startRss) };
+}
+
 /** One line per operation: throughput at the large size as a share of the throughput at 1,000 records. */
 export function compareSizes(results: LoopResult[]): string[] {
   const [read1k, write1k, readLarge, writeLarge] = results;
@@ -143,7 +178,10 @@ export async function extensionSystems(connections: number, durationS: number): 
   const setupOf = async (s: (typeof systems)[number]): Promise<ExtensionBenchSetup> => {
     const admin = adminClient(s);
     const { tenantId, clientId } = await setupTenant(admin);
-    return { knex: s.db.knex, backendUrl: s.backendUrl, internalSecret: INTERNAL_SECRET, tenantId, clientId, extensionId: await registerExtension(admin, clientId), connections, durationS };
+    return {
+      knex: s.db.knex, backendUrl: s.backendUrl, adminUrl: `${s.pdpUrl}/admin/v1`, adminToken: s.adminToken, internalSecret: INTERNAL_SECRET,
+      tenantId, clientId, extensionId: await registerExtension(admin, clientId), connections, durationS,
+    };
   };
   return {
     setups: [await setupOf(systems[0]), await setupOf(systems[1])],

@@ -336,6 +336,21 @@ export function assertResponseMatches(doc: DocName, operationId: string, res: Ap
     const problems = schemaProblems(declared.doc, schemaPointer, body);
     if (problems.length) fail(`body does not match the schema: ${problems.join('; ')}`);
   }
+  // A stream of JSON lines (NDJSON) declares the schema of one line as `x-line-schema`: every line is held to it.
+  if (isObject(media) && media['x-line-schema'] !== undefined && typeof body === 'string') {
+    const linePointer = `${declared.pointer}/content/${escapeToken(mediaType)}/x-line-schema`;
+    body.split('\n').slice(0, -1).forEach((line, i) => {
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(line);
+      } catch {
+        fail(`line ${i + 1} is not JSON`);
+      }
+      const problems = schemaProblems(declared.doc, linePointer, parsed);
+      if (problems.length) fail(`line ${i + 1} does not match x-line-schema: ${problems.join('; ')}`);
+    });
+    if (body !== '' && !body.endsWith('\n')) fail('the last line does not end with a newline (the stream was cut)');
+  }
 
   // Contract invariants across headers and body
   if (isObject(body)) {

@@ -9,7 +9,7 @@ import { noteCaller, requestId } from '../common/http.js';
 import { interactionRoutes } from './interactions.js';
 import { loadSigningKeys } from './keys.js';
 import { createProvider } from './provider.js';
-import { readTokenBody, tokenRequestFilter } from './token-request-filter.js';
+import { malformedBody, readTokenBody, tokenRequestFilter } from './token-request-filter.js';
 import { tokenRateLimit } from './token-rate-limit.js';
 import { tokenPreflight, tokenResponseCors } from './token-cors.js';
 import { tokenRouteFailed } from './token-errors.js';
@@ -46,15 +46,19 @@ export async function createIssuerApp(deps: IssuerDeps): Promise<{ app: express.
     perClient: { points: config.TOKEN_RATE_LIMIT_PER_CLIENT, durationS: config.TOKEN_RATE_LIMIT_WINDOW_S },
     perAddress: { points: config.TOKEN_RATE_LIMIT_PER_ADDRESS, durationS: config.TOKEN_RATE_LIMIT_WINDOW_S },
   };
+  const limit = tokenRateLimit(deps.limiters ?? limiterStore(undefined), limits, config.AUTH_URL, () => telemetry.rateLimited.inc({ layer: 'token_endpoint' }));
   app.options('/oauth2/token', tokenPreflight(knex));
   app.post(
     '/oauth2/token',
     readTokenBody,
     tokenResponseCors(knex),
-    tokenRateLimit(deps.limiters ?? limiterStore(undefined), limits, config.AUTH_URL, () => telemetry.rateLimited.inc({ layer: 'token_endpoint' })),
+    limit,
     ...tokenRequestFilter({ issuer: config.AUTH_URL, clientCredentials: config.ISSUER_ENABLE_CLIENT_CREDENTIALS }),
     tokenRouteFailed(log),
   );
+  // RFC 7009 revocation: the token endpoint's CORS and limit (the same counters), then oidc-provider.
+  app.options('/oauth2/revoke', tokenPreflight(knex));
+  app.post('/oauth2/revoke', readTokenBody, tokenResponseCors(knex), limit, malformedBody(config.AUTH_URL), tokenRouteFailed(log));
   app.use(provider.callback());
   log.debug({ issuer: config.AUTH_URL, kid: keys.signingKid }, 'issuer ready');
   return { app, provider };

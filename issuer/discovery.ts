@@ -9,6 +9,8 @@ const KEEP = [
   'issuer',
   'authorization_endpoint',
   'token_endpoint',
+  'revocation_endpoint',
+  'revocation_endpoint_auth_methods_supported',
   'jwks_uri',
   'response_types_supported',
   'response_modes_supported',

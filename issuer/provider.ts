@@ -16,6 +16,7 @@ import { API_AUDIENCE, API_RESOURCE, allowedCapabilities, splitScope } from './s
 import { isClientCredentials, platformClaims, setSubjectClaims } from './token-claims.js';
 import { routeOf, tokenErrorRemapper } from './token-errors.js';
 import { activeServiceAccountOf } from './service-accounts.js';
+import { accessTokenRevocation } from './access-token-revocation.js';
 
 const HOUR = 60 * 60;
 const REFRESH_TOKEN_TTL = 14 * 24 * HOUR;
@@ -66,7 +67,7 @@ export function createProvider({ knex, config, keys, onReplay }: ProviderDeps): 
     adapter: createAdapterFactory(knex, { clientCredentials }, onReplay),
     jwks: { keys: keys.keys as NonNullable<Configuration['jwks']>['keys'] },
     cookies: { keys: cookieKeysFrom(keys.keys) },
-    routes: { authorization: '/oauth2/authorize', token: '/oauth2/token', jwks: '/.well-known/jwks.json' },
+    routes: { authorization: '/oauth2/authorize', token: '/oauth2/token', revocation: '/oauth2/revoke', jwks: '/.well-known/jwks.json' },
     responseTypes: ['code'],
     // No OpenID scopes of our own; the capabilities are resource-server scopes (getResourceServerInfo below).
     scopes: [],
@@ -96,7 +97,9 @@ export function createProvider({ knex, config, keys, onReplay }: ProviderDeps): 
       userinfo: { enabled: false },
       rpInitiatedLogout: { enabled: false },
       introspection: { enabled: false },
-      revocation: { enabled: false },
+      // RFC 7009 (platform-interfaces.md "Token revocation"): a client revokes only its own tokens; another client's
+      // token is answered 200 with no effect (RFC 7009 §2.2), never an error that would confirm it exists.
+      revocation: { enabled: true, allowedPolicy: async (_ctx, client, token) => token.clientId === client.clientId },
       clientCredentials: { enabled: clientCredentials },
       resourceIndicators: {
         enabled: true,
@@ -137,6 +140,8 @@ export function createProvider({ knex, config, keys, onReplay }: ProviderDeps): 
 
   const provider = new Provider(config.AUTH_URL, configuration);
   provider.use(tokenErrorRemapper(config.AUTH_URL));
+  // Inside the remapper, so its answer (200) is final before the remapper looks at the status.
+  provider.use(accessTokenRevocation(knex, config.AUTH_URL, keys.keys));
   provider.use(trimDiscovery);
   provider.use(stripUnlistedCors);
 

@@ -61,11 +61,11 @@ export function tokenResponseCors(knex: Knex): RequestHandler {
   };
 }
 
-/** provider.use: drops the CORS headers oidc-provider adds on the token route unless tokenResponseCors allowed them. */
+/** provider.use: drops the CORS headers oidc-provider adds on the token and revocation routes unless tokenResponseCors allowed them. */
 export async function stripUnlistedCors(ctx: KoaContextWithOIDC, next: () => Promise<unknown>): Promise<void> {
   await next();
   const route = routeOf(ctx);
-  if (route !== 'token' && route !== 'cors.token') return;
+  if (!['token', 'cors.token', 'revocation', 'cors.revocation'].includes(route ?? '')) return;
   if ((ctx.res as unknown as Response).locals?.corsAllowed) return;
   for (const name of Object.keys(ctx.response.headers)) if (name.toLowerCase().startsWith('access-control-')) ctx.remove(name);
 }

@@ -55,14 +55,17 @@ export function sendTokenRateLimited(res: Response, retryAfterS: number): void {
   res.status(429).json(body);
 }
 
+/** Routes whose errors are the contract's TokenError: the token endpoint and the revocation endpoint beside it. */
+const TOKEN_ERROR_ROUTES: ReadonlySet<string> = new Set(['token', 'revocation']);
+
 /**
- * provider.use post-middleware: rewrites every 4xx from the token route into TokenError, dropping non-standard
+ * provider.use post-middleware: rewrites every 4xx from the token and revocation routes into TokenError, dropping non-standard
  * members such as InvalidScope's `scope`. 5xx (server_error) is left alone: it is not a client mistake.
  */
 export function tokenErrorRemapper(issuer: string) {
   return async (ctx: KoaContextWithOIDC, next: () => Promise<unknown>) => {
     await next();
-    if (ctx.method !== 'POST' || routeOf(ctx) !== 'token' || ctx.status < 400 || ctx.status >= 500) return;
+    if (ctx.method !== 'POST' || !TOKEN_ERROR_ROUTES.has(routeOf(ctx) ?? '') || ctx.status < 400 || ctx.status >= 500) return;
     const out = (typeof ctx.body === 'object' && ctx.body !== null ? ctx.body : {}) as { error?: unknown; error_description?: unknown };
     const description = typeof out.error_description === 'string' ? out.error_description : undefined;
     const error = toTokenErrorCode(typeof out.error === 'string' ? out.error : '', description);

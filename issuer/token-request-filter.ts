@@ -70,10 +70,12 @@ export function tokenRequestFilter({ issuer, clientCredentials }: TokenFilterOpt
     next();
   };
 
-  // Body parser failures (too large, bad charset) are still answered as TokenError, never as an HTML page; any other
-  // error (a store that failed) is not the client's and goes on to the route's last handler.
-  const malformed: ErrorRequestHandler = (err, req, res, next) =>
-    isBodyError(err) ? sendTokenError(res, issuer, 'invalid_grant', 'malformed request body', usedBasicAuth(req.get('authorization'))) : next(err);
-
-  return [readTokenBody, check, malformed];
+  return [readTokenBody, check, malformedBody(issuer)];
 }
+
+/**
+ * Body parser failures (too large, bad charset) are still answered as TokenError, never as an HTML page; any other
+ * error (a store that failed) is not the client's and goes on to the route's last handler.
+ */
+export const malformedBody = (issuer: string): ErrorRequestHandler => (err, req, res, next) =>
+  isBodyError(err) ? sendTokenError(res, issuer, 'invalid_grant', 'malformed request body', usedBasicAuth(req.get('authorization'))) : next(err);

@@ -583,6 +583,7 @@ describe('assertResponseMatches rejects responses that break the documents', () 
       issuer: 'http://127.0.0.1:3000',
       authorization_endpoint: 'http://127.0.0.1:3000/oauth2/authorize',
       token_endpoint: 'http://127.0.0.1:3000/oauth2/token',
+      revocation_endpoint: 'http://127.0.0.1:3000/oauth2/revoke',
       jwks_uri: 'http://127.0.0.1:3000/.well-known/jwks.json',
       grant_types_supported: ['authorization_code', 'refresh_token'],
       code_challenge_methods_supported: ['S256'],

@@ -11,16 +11,22 @@ let dummyHash: Promise<string> | undefined;
 const timingDummy = () => (dummyHash ??= hashSecret('no-such-account'));
 
 /**
- * The personId (psn_…) when username/password belong to an active person login account and the person has a current
- * relationship with `tenantId`; undefined otherwise, without saying which part failed.
+ * The personId (psn_…) when username/password belong to an active person login account; undefined otherwise, without
+ * saying which part failed. The one credential check of every sign-in form (authorize step, connected apps).
  */
-export async function checkLogin(knex: Knex, tenantId: string, username: string, password: string): Promise<string | undefined> {
+export async function checkPersonLogin(knex: Knex, username: string, password: string): Promise<string | undefined> {
   const account = storableText(username)
     ? await knex('accounts').where({ username, kind: 'person' }).first('person_id', 'status', 'password_hash')
     : undefined;
   const passwordOk = await verifySecret(password, account?.password_hash ?? (await timingDummy()));
   if (!account || !passwordOk || account.status !== 'active' || !account.person_id) return undefined;
-  return (await hasRelationship(knex, tenantId, account.person_id)) ? (account.person_id as string) : undefined;
+  return account.person_id as string;
+}
+
+/** checkPersonLogin, for a person with a current relationship with `tenantId` (the authorize step's tenant). */
+export async function checkLogin(knex: Knex, tenantId: string, username: string, password: string): Promise<string | undefined> {
+  const personId = await checkPersonLogin(knex, username, password);
+  return personId && (await hasRelationship(knex, tenantId, personId)) ? personId : undefined;
 }
 
 export async function hasRelationship(knex: Knex, tenantId: string, personId: string): Promise<boolean> {

@@ -7,7 +7,8 @@ import type { Config } from '../common/config.js';
 import type { Logger } from '../common/log.js';
 import { noteCaller, requestId } from '../common/http.js';
 import { interactionRoutes } from './interactions.js';
-import { loadSigningKeys } from './keys.js';
+import { cookieKeysFrom, loadSigningKeys } from './keys.js';
+import { accountAppsRoutes } from './account-apps.js';
 import { createProvider } from './provider.js';
 import { malformedBody, readTokenBody, tokenRequestFilter } from './token-request-filter.js';
 import { tokenRateLimit } from './token-rate-limit.js';
@@ -42,6 +43,7 @@ export async function createIssuerApp(deps: IssuerDeps): Promise<{ app: express.
   app.disable('x-powered-by');
   app.use(requestId); // every response carries x-request-id (contract §1 rule 6), the issuer's included
   app.use(interactionRoutes({ provider, knex, log }));
+  app.use(accountAppsRoutes({ knex, log, cookieKey: cookieKeysFrom(keys.keys)[0]! }));
   const limits = {
     perClient: { points: config.TOKEN_RATE_LIMIT_PER_CLIENT, durationS: config.TOKEN_RATE_LIMIT_WINDOW_S },
     perAddress: { points: config.TOKEN_RATE_LIMIT_PER_ADDRESS, durationS: config.TOKEN_RATE_LIMIT_WINDOW_S },

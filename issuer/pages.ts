@@ -50,17 +50,22 @@ export interface LoginView {
   username?: string | undefined;
 }
 
-export function loginPage(v: LoginView): string {
-  return `<h1>Sign in</h1>
-<p>Sign in to continue to <strong>${escapeHtml(v.appName)}</strong>.</p>
-${v.error ? `<p class="error" role="alert">${escapeHtml(v.error)}</p>` : ''}
-<form method="post" action="/interaction/${encodeURIComponent(v.uid)}/login">
+/** The sign-in form every page uses: inputs `username` and `password`, one submit button. */
+export function loginForm(action: string, v: { error?: string | undefined; username?: string | undefined }): string {
+  return `${v.error ? `<p class="error" role="alert">${escapeHtml(v.error)}</p>` : ''}
+<form method="post" action="${escapeHtml(action)}">
 <label for="username">Username</label>
 <input id="username" name="username" autocomplete="username" required value="${escapeHtml(v.username ?? '')}"${v.username ? '' : ' autofocus'}>
 <label for="password">Password</label>
 <input id="password" name="password" type="password" autocomplete="current-password" required${v.username ? ' autofocus' : ''}>
 <button type="submit">Sign in</button>
 </form>`;
+}
+
+export function loginPage(v: LoginView): string {
+  return `<h1>Sign in</h1>
+<p>Sign in to continue to <strong>${escapeHtml(v.appName)}</strong>.</p>
+${loginForm(`/interaction/${encodeURIComponent(v.uid)}/login`, v)}`;
 }
 
 export interface ConsentView {
@@ -84,6 +89,40 @@ ${items}
 <button type="submit" name="decision" value="deny" class="secondary">Deny</button>
 </div>
 </form>`;
+}
+
+export function accountSignInPage(v: { error?: string | undefined; username?: string | undefined }): string {
+  return `<h1>Sign in</h1>
+<p>Sign in to see the apps you allowed to act for you, and to revoke their access.</p>
+${loginForm('/account/apps', v)}`;
+}
+
+export interface ConnectedApp {
+  clientId: string;
+  name: string;
+  tenant: string;
+  capabilities: { id: string; description: string }[];
+  /** When the latest consent was given, and when a token was last issued (ISO 8601, UTC). */
+  allowedAt: string;
+  lastTokenAt?: string | undefined;
+}
+
+const when = (iso: string) => `<time datetime="${escapeHtml(iso)}">${escapeHtml(iso.replace('T', ' ').replace(/\.\d+Z$/, ' UTC'))}</time>`;
+
+/** Each app in its own labelled section with its own revoke form; the button names the app for screen readers. */
+export function connectedAppsPage(v: { apps: ConnectedApp[]; csrf: string; notice?: string | undefined }): string {
+  const csrf = `<input type="hidden" name="_csrf" value="${escapeHtml(v.csrf)}">`;
+  const apps = v.apps.map((a, i) => `<section aria-labelledby="app-${i}">
+<h2 id="app-${i}">${escapeHtml(a.name)}</h2>
+<p>At <strong>${escapeHtml(a.tenant)}</strong>. Allowed ${when(a.allowedAt)}; ${a.lastTokenAt ? `last token issued ${when(a.lastTokenAt)}` : 'no token issued yet'}.</p>
+<ul>${a.capabilities.map((c) => `<li><code>${escapeHtml(c.id)}</code>: ${escapeHtml(c.description)}</li>`).join('')}</ul>
+<form method="post" action="/account/apps/revoke">${csrf}<input type="hidden" name="clientId" value="${escapeHtml(a.clientId)}">
+<button type="submit" aria-describedby="app-${i}">Revoke access</button></form>
+</section>`).join('\n');
+  return `<h1>Connected apps</h1>
+${v.notice ? `<p role="status">${escapeHtml(v.notice)}</p>` : ''}
+${v.apps.length ? apps : '<p>You have not allowed any app to act for you.</p>'}
+<form method="post" action="/account/sign-out">${csrf}<button type="submit" class="secondary">Sign out</button></form>`;
 }
 
 export function errorPage(message: string, detail?: string): string {

@@ -35,6 +35,8 @@ export interface Telemetry {
   databasePoolErrors: Counter<'event'>;
   /** Errors reported by a Redis client (connection lost, refused, timed out). */
   redisErrors: Counter;
+  /** Administrative changes committed with their audit entry, by action. */
+  adminChanges: Counter<'action'>;
   /** Counts the pool failures of this database handle (once per handle, however many services share it). */
   watchDatabase(knex: Knex): void;
   /** Registers a batch whose unwritten rows are exported as `batch_backlog{batch}` at each scrape. */
@@ -93,6 +95,7 @@ export function createTelemetry(): Telemetry {
     familyKills: new Counter({ name: 'token_family_kills_total', help: 'Token families ended on reuse detection, by what was reused (refresh_token, authorization_code).', labelNames: ['reused'], registers }),
     databasePoolErrors,
     redisErrors: new Counter({ name: 'redis_errors_total', help: 'Errors reported by Redis clients.', registers }),
+    adminChanges: new Counter({ name: 'admin_changes_total', help: 'Administrative changes committed with their audit entry, by action (<resource>.<verb>).', labelNames: ['action'], registers }),
     addBacklog: (batch, pending) => void backlogs.set(batch, pending),
     watchDatabase(knex) {
       const pool = (knex.client as { pool?: { on(event: string, listener: () => void): void } }).pool;

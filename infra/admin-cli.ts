@@ -111,6 +111,7 @@ export function overview(commands: Command[]): string {
     'npm run admin -- <command> [arguments] [flags]      (npm run admin -- <command> --help for one command)',
     '',
     ...commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
+    `  ${'audit'.padEnd(width)}  The audit trail: --tenant <tenantId> for one tenant (list-tenant-audit), else all (list-audit)`,
     '',
     'Environment: ADMIN_URL (default http://127.0.0.1:8181/admin/v1), ADMIN_TOKEN (operator token or tenant admin key).',
     'Exit codes: 0 done, 1 the API refused the request (4xx), 2 usage error, 3 the admin API unreachable or failing (5xx): retry only on 3.',
@@ -211,10 +212,23 @@ export function renderTable(body: unknown): string {
   return rows.map((r) => r.map((v, c) => v.padEnd(widths[c]!)).join('  ').trimEnd()).join('\n');
 }
 
+/**
+ * `audit [--tenant <tenantId>] [flags]`: the audit trail as platform-interfaces.md names the command, for a tenant
+ * (list-tenant-audit) or, without --tenant, across tenants (list-audit, operator).
+ */
+function auditAlias(args: string[]): string[] {
+  const at = args.findIndex((a) => a === '--tenant' || a.startsWith('--tenant='));
+  if (at < 0) return ['list-audit', ...args];
+  const [flag] = args.slice(at, at + 1);
+  const tenant = flag!.includes('=') ? flag!.slice('--tenant='.length) : args[at + 1];
+  const rest = args.filter((_, i) => i !== at && (flag!.includes('=') || i !== at + 1));
+  return ['list-tenant-audit', tenant ?? '', ...rest];
+}
+
 /** Runs one command line; returns the exit code. */
 export async function main(argv: string[], env: Record<string, string | undefined>, io: Io): Promise<number> {
   const commands = loadCommands();
-  const [name, ...rest] = argv;
+  const [name, ...rest] = argv[0] === 'audit' ? auditAlias(argv.slice(1)) : argv;
   if (!name || name === '--help' || name === 'help') {
     io.out(overview(commands));
     return name ? 0 : 2;

@@ -12,7 +12,9 @@ import { CAPABILITIES, DECISION_PATH, RESOURCE_TYPES, type DecisionInput } from 
 import { evaluate } from './evaluate.js';
 import { knexPolicyStore } from './store.js';
 import type { DecisionLog } from './decision-log.js';
-import { authenticateAdmin, authorizeAdmin } from './admin/authority.js';
+import { authenticateAdmin, authorizeAdmin, type AdminCaller } from './admin/authority.js';
+import { auditedChanges, scopedKnex } from './admin/audit.js';
+import { auditTrailRouter } from './admin/audit-trail.js';
 import { MAX_BODY_DEPTH } from './admin/support.js';
 import { tenantsRouter } from './admin/tenants.js';
 import { personsRouter } from './admin/persons.js';
@@ -46,7 +48,7 @@ export interface PoliciesDeps {
   log: Logger;
   decisionLog: DecisionLog;
   /** Counts decisions by outcome and deny code. */
-  telemetry: Pick<Telemetry, 'decisions'>;
+  telemetry: Pick<Telemetry, 'decisions' | 'adminChanges'>;
 }
 
 export function createPoliciesApp({ knex, adminToken, internalSecret, log, decisionLog, telemetry }: PoliciesDeps): express.Express {
@@ -81,15 +83,22 @@ export function createPoliciesApp({ knex, adminToken, internalSecret, log, decis
     res.json(decision);
   });
 
+  // Every admin change runs in one transaction with its audit entry (policies/admin/audit.ts); the operations query
+  // through `db`, which joins that transaction.
+  const db = scopedKnex(knex);
+  const countChange = (action: string) => telemetry.adminChanges.inc({ action });
   const admin = express.Router();
-  admin.use(authenticateAdmin(knex, adminToken), express.json({ limit: '64kb' }), authorizeAdmin(knex), jsonInputGuard(MAX_BODY_DEPTH));
   admin.use(
-    tenantsRouter(knex), adminKeysRouter(knex), personsRouter(knex), clientsRouter(knex), clientSecretsRouter(knex),
-    grantsRouter(knex), accountsRouter(knex), capabilitiesRouter(knex), observabilityRouter(knex), extensionsRouter(knex),
-    exportRouter(knex, log),
+    authenticateAdmin(knex, adminToken), express.json({ limit: '64kb' }), authorizeAdmin(knex), jsonInputGuard(MAX_BODY_DEPTH),
+    auditedChanges(knex, log, (res) => res.locals.adminCaller as AdminCaller, countChange),
+  );
+  admin.use(
+    tenantsRouter(db), adminKeysRouter(db), personsRouter(db), clientsRouter(db), clientSecretsRouter(db),
+    grantsRouter(db), accountsRouter(db), capabilitiesRouter(db), observabilityRouter(db), extensionsRouter(db),
+    exportRouter(knex, log), auditTrailRouter(knex),
   );
   app.use('/admin/v1', admin);
-  app.use(CONSOLE_PATH, consoleRouter({ knex, adminToken, log }));
+  app.use(CONSOLE_PATH, consoleRouter({ knex, adminToken, log, countChange }));
 
   app.use(notFound);
   app.use(errorHandler(log));

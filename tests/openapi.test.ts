@@ -82,6 +82,9 @@ const ADMIN_OPERATIONS: Record<string, [string, string]> = {
   listDecisions: ['get', '/tenants/{tenantId}/decisions'],
   getUsage: ['get', '/tenants/{tenantId}/usage'],
   exportRecords: ['get', '/tenants/{tenantId}/export'],
+  listTenantAudit: ['get', '/tenants/{tenantId}/audit'],
+  listAudit: ['get', '/audit'],
+  verifyAudit: ['get', '/audit/verify'],
 };
 const DOCS: DocName[] = ['public', 'token', 'admin'];
 

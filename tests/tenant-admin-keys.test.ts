@@ -74,9 +74,12 @@ const CASES: Case[] = [
   { operationId: 'listDecisions', method: 'GET', path: (t) => `/tenants/${t.tenantId}/decisions?limit=5` },
   { operationId: 'getUsage', method: 'GET', path: (t) => `/tenants/${t.tenantId}/usage` },
   { operationId: 'exportRecords', method: 'GET', path: (t) => `/tenants/${t.tenantId}/export` },
+  { operationId: 'listTenantAudit', method: 'GET', path: (t) => `/tenants/${t.tenantId}/audit` },
+  { operationId: 'listAudit', method: 'GET', path: () => '/audit' },
+  { operationId: 'verifyAudit', method: 'GET', path: () => '/audit/verify' },
 ];
 /** Operations a tenant admin key may never perform, even on its own tenant. */
-const OPERATOR_ONLY = new Set(['createTenant', 'createTenantAdminKey', 'revokeTenantAdminKey', 'updateCapability']);
+const OPERATOR_ONLY = new Set(['createTenant', 'createTenantAdminKey', 'revokeTenantAdminKey', 'updateCapability', 'listAudit', 'verifyAudit']);
 
 const call = (admin: AdminClient, c: Case, t: T) => admin.checked(c.operationId, c.method, c.path(t), c.body?.(t));
 

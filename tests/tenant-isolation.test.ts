@@ -132,6 +132,10 @@ const MATRIX: Record<string, Probe[]> = {
   'admin updateCapability': [{ name: 'operator only', body: { enabled: false }, expect: FORBIDDEN }],
   'admin listDecisions': [{ name: "B's decisions", expect: FORBIDDEN, control: true }],
   'admin getUsage': [{ name: "B's usage", expect: FORBIDDEN, control: true }],
+  'admin exportRecords': [{ name: "B's records", expect: FORBIDDEN, control: true }],
+  'admin listTenantAudit': [{ name: "B's audit trail", expect: FORBIDDEN, control: true }],
+  'admin listAudit': [{ name: 'operator only', expect: FORBIDDEN }],
+  'admin verifyAudit': [{ name: 'operator only', expect: FORBIDDEN }],
 };
 const DOCS: DocName[] = ['public', 'admin'];
 

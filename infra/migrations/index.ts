@@ -5,6 +5,7 @@ import * as m002 from './002_extension_quotas.js';
 import * as m003 from './003_one_service_account_per_client.js';
 import * as m004 from './004_decision_facts_function.js';
 import * as m005 from './005_console_sessions.js';
+import * as m006 from './006_admin_audit.js';
 
 const MIGRATIONS: Record<string, Knex.Migration> = {
   '001_data_model': m001,
@@ -12,6 +13,7 @@ const MIGRATIONS: Record<string, Knex.Migration> = {
   '003_one_service_account_per_client': m003,
   '004_decision_facts_function': m004,
   '005_console_sessions': m005,
+  '006_admin_audit': m006,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

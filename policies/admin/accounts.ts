@@ -8,6 +8,7 @@ import { isId, newId } from '../../common/ids.js';
 import { revokeAccountSessions } from '../../common/sessions.js';
 import { CAPABILITIES } from '../decision.js';
 import { DISPLAY_NAME, createOrConflict, done, parse, refused, reply, validate, type Outcome } from './support.js';
+import { fieldChanges, recordChange } from './audit.js';
 
 const CreateServiceAccount = z.strictObject({
   clientId: z.string().min(1).max(200),
@@ -42,15 +43,25 @@ export async function listServiceAccounts(knex: Knex, tenantId: string): Promise
 export async function setAccountStatus(knex: Knex, accountId: string, body: unknown): Promise<Outcome<AccountView>> {
   const parsed = validate(UpdateAccount, body);
   if (!parsed.ok) return parsed;
+  const before = await account(knex, accountId)?.forUpdate().first('status');
   const [row] = (await account(knex, accountId)?.update({ status: parsed.value.status }).returning('id')) ?? [];
   const updated: AccountRow | undefined = row && (await accountsWithCapabilities(knex).where('a.id', row.id).first());
-  return updated ? done(view(updated)) : refused('not_found');
+  if (!updated) return refused('not_found');
+  await recordChange({
+    action: updated.status === 'disabled' ? 'account.disable' : 'account.enable', target: { type: 'account', id: updated.id }, tenantId: updated.tenant_id,
+    changes: fieldChanges(before, updated, ['status']),
+  });
+  return done(view(updated));
 }
 
 /** Advances the account's epoch by one: tokens carrying the old one are 403 epoch_changed from the next request on. */
 export async function advanceEpoch(knex: Knex, accountId: string): Promise<Outcome<{ accountId: string; epoch: number }>> {
-  const [row] = (await account(knex, accountId)?.increment('epoch', 1).returning(['id', 'epoch'])) ?? [];
-  return row ? done({ accountId: row.id, epoch: row.epoch }) : refused('not_found');
+  const [row] = (await account(knex, accountId)?.increment('epoch', 1).returning(['id', 'epoch', 'tenant_id'])) ?? [];
+  if (!row) return refused('not_found');
+  await recordChange({
+    action: 'account.epoch_advance', target: { type: 'account', id: row.id }, tenantId: row.tenant_id, changes: { epoch: { from: row.epoch - 1, to: row.epoch } },
+  });
+  return done({ accountId: row.id, epoch: row.epoch });
 }
 
 export function accountsRouter(knex: Knex): Router {
@@ -74,7 +85,12 @@ export function accountsRouter(knex: Knex): Router {
           await trx('service_account_capabilities').insert(capabilities.map((c) => ({ account_id: accountId, capability_id: c })));
         return created as AccountRow;
       });
-      res.status(201).json({ accountId, clientId: row.client_id, name: row.name, capabilities, status: row.status, epoch: row.epoch });
+      const created = { accountId, clientId: row.client_id, name: row.name, capabilities, status: row.status, epoch: row.epoch };
+      await recordChange({
+        action: 'service_account.create', target: { type: 'account', id: accountId }, tenantId,
+        changes: fieldChanges(undefined, created, ['clientId', 'name', 'capabilities', 'status']),
+      });
+      res.status(201).json(created);
     });
   });
 
@@ -82,9 +98,10 @@ export function accountsRouter(knex: Knex): Router {
   r.post('/accounts/:accountId/epoch', async (req, res) => reply(res, await advanceEpoch(knex, req.params.accountId)));
 
   r.post('/accounts/:accountId/sessions/revoke', async (req, res) => {
-    const row = await account(knex, req.params.accountId)?.first('id');
+    const row = await account(knex, req.params.accountId)?.first('id', 'tenant_id');
     if (!row) return sendProblem(res, 'not_found');
     await revokeAccountSessions(knex, row.id);
+    await recordChange({ action: 'account.sessions_revoke', target: { type: 'account', id: row.id }, tenantId: row.tenant_id });
     res.status(204).end();
   });
   return r;

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import type { Knex } from 'knex';
 import { sendProblem } from '../../common/http.js';
 import { parse } from './support.js';
+import { recordChange } from './audit.js';
 
 const UpdateCapability = z.strictObject({ enabled: z.boolean() });
 
@@ -13,8 +14,13 @@ export function capabilitiesRouter(knex: Knex): Router {
   r.patch('/capabilities/:capability', async (req, res) => {
     const body = parse(UpdateCapability, req.body, res);
     if (!body) return;
+    const before = await knex('capabilities').where('id', req.params.capability).forUpdate().first('enabled');
     const [row] = await knex('capabilities').where('id', req.params.capability).update({ enabled: body.enabled }).returning(['id', 'enabled']);
     if (!row) return sendProblem(res, 'not_found');
+    await recordChange({
+      action: row.enabled ? 'capability.open' : 'capability.close', target: { type: 'capability', id: row.id }, tenantId: null,
+      changes: before.enabled === row.enabled ? undefined : { enabled: { from: before.enabled, to: row.enabled } },
+    });
     res.json({ capability: row.id, enabled: row.enabled });
   });
   return r;

@@ -7,6 +7,7 @@ import { newId } from '../../common/ids.js';
 import { hashSecret, randomSecret } from '../../common/secrets.js';
 import { clientView, type ClientView } from './clients.js';
 import { done, refused, reply, type Outcome } from './support.js';
+import { REDACTED, recordChange } from './audit.js';
 
 /** Contract §8: secret rotation overlap, at most 7 days. */
 export const ROTATION_OVERLAP_MS = 7 * 24 * 60 * 60 * 1000;
@@ -17,13 +18,16 @@ export async function createNextSecret(knex: Knex, clientId: string): Promise<Ou
   const secretHash = await hashSecret(secret);
   return knex.transaction(async (trx) => {
     // Concurrent rotations of one client queue on its row, so at most one next secret can exist.
-    const client = await trx('clients').where('id', clientId).forUpdate().first('id', 'type');
+    const client = await trx('clients').where('id', clientId).forUpdate().first('id', 'type', 'tenant_id');
     if (!client) return refused('not_found');
     if (client.type !== 'confidential') return refused('schema_invalid', 'a public client has no secret');
     if (await hasPendingSecret(trx, client.id))
       return refused('already_exists', 'a next secret is already pending; promote it first');
     await trx('client_secrets').where({ client_id: client.id, state: 'current' }).update({ expires_at: new Date(Date.now() + ROTATION_OVERLAP_MS) });
     await trx('client_secrets').insert({ id: newId('key'), client_id: client.id, secret_hash: secretHash, state: 'next' });
+    await recordChange({
+      action: 'client_secret.create', target: { type: 'client', id: client.id }, tenantId: client.tenant_id, changes: { nextSecret: { from: null, to: REDACTED } },
+    });
     return done({ clientSecret: secret });
   });
 }
@@ -37,6 +41,9 @@ export async function promoteNextSecret(knex: Knex, clientId: string): Promise<O
     if (!next) return refused('schema_invalid', 'no next secret to promote');
     await trx('client_secrets').where({ client_id: client.id, state: 'current' }).delete();
     await trx('client_secrets').where('id', next.id).update({ state: 'current', expires_at: null });
+    await recordChange({
+      action: 'client_secret.promote', target: { type: 'client', id: client.id }, tenantId: client.tenant_id, changes: { secret: { from: REDACTED, to: REDACTED } },
+    });
     return done(clientView(client));
   });
 }

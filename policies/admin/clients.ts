@@ -5,6 +5,7 @@ import { sendProblem } from '../../common/http.js';
 import { isId, newId } from '../../common/ids.js';
 import { hashSecret, randomSecret } from '../../common/secrets.js';
 import { DISPLAY_NAME, LABEL, createOrConflict, done, parse, refused, reply, validate, type Outcome } from './support.js';
+import { REDACTED, fieldChanges, recordChange } from './audit.js';
 
 const KIND_PREFIX = { third_party: 'tp', first_party: 'fp', internal: 'int' } as const;
 const REDIRECT_URI = z.url().refine((u) => !u.includes('#'), 'a redirect URI has no fragment');
@@ -40,8 +41,14 @@ export async function listClients(knex: Knex, tenantId: string): Promise<ClientV
 export async function setClientStatus(knex: Knex, clientId: string, body: unknown): Promise<Outcome<ClientView>> {
   const parsed = validate(UpdateClient, body);
   if (!parsed.ok) return parsed;
+  const before = await knex('clients').where({ id: clientId }).forUpdate().first('status');
   const [row] = await knex('clients').where({ id: clientId }).update({ status: parsed.value.status }).returning('*');
-  return row ? done(clientView(row)) : refused('not_found');
+  if (!row) return refused('not_found');
+  await recordChange({
+    action: row.status === 'disabled' ? 'client.disable' : 'client.enable', target: { type: 'client', id: row.id }, tenantId: row.tenant_id,
+    changes: fieldChanges(before, row, ['status']),
+  });
+  return done(clientView(row));
 }
 
 export function clientsRouter(knex: Knex): Router {
@@ -66,7 +73,15 @@ export function clientsRouter(knex: Knex): Router {
         if (secretHash) await trx('client_secrets').insert({ id: newId('key'), client_id: id, secret_hash: secretHash, state: 'current' });
         return client as ClientRow;
       });
-      res.status(201).json({ ...clientView(row), ...(secret && { clientSecret: secret }) });
+      const created = clientView(row);
+      await recordChange({
+        action: 'client.create', target: { type: 'client', id: created.clientId }, tenantId,
+        changes: {
+          ...fieldChanges(undefined, created, ['name', 'kind', 'type', 'status', 'redirectUris', 'allowedOrigins']),
+          ...(secret && { clientSecret: { from: null, to: REDACTED } }),
+        },
+      });
+      res.status(201).json({ ...created, ...(secret && { clientSecret: secret }) });
     });
   });
   r.patch('/clients/:clientId', async (req, res) => reply(res, await setClientStatus(knex, req.params.clientId, req.body)));

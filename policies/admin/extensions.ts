@@ -7,6 +7,7 @@ import { ulid } from 'ulid';
 import { sendProblem } from '../../common/http.js';
 import { compileExtensionSchema } from '../../common/extension-schema.js';
 import { DISPLAY_NAME, done, refused, reply, unlessTaken, validate, type Outcome } from './support.js';
+import { recordChange, recordNoChange } from './audit.js';
 
 const VERSION = /^[1-9][0-9]{0,8}$/;
 const CreateExtension = z.strictObject({
@@ -60,7 +61,12 @@ export async function registerExtension(knex: Knex, clientId: string, body: unkn
       return extensionId;
     });
     if (!created) return refused('quota_exceeded', "the tenant's extension count is at its plan limit");
-    return done({ extensionId: created, clientId: client.id, name, schemaVersions: await versionsOf(knex, created) });
+    const registered = { extensionId: created, clientId: client.id, name, schemaVersions: await versionsOf(knex, created) };
+    await recordChange({
+      action: 'extension.create', target: { type: 'extension', id: created }, tenantId: client.tenant_id,
+      changes: { clientId: { from: null, to: client.id }, name: { from: null, to: name }, schemaVersions: { from: null, to: registered.schemaVersions } },
+    });
+    return done(registered);
   });
 }
 
@@ -84,15 +90,24 @@ export function extensionsRouter(knex: Knex): Router {
   /** A registered version is immutable: the same schema again is 200, a different one 409. */
   r.put('/extensions/:extensionId/schemas/:version', async (req, res) => {
     const { extensionId, version } = req.params;
-    if (!VERSION.test(version) || !(await knex('extensions').where({ id: extensionId }).first())) return sendProblem(res, 'not_found');
+    const extension = VERSION.test(version) ? await knex('extensions').where({ id: extensionId }).first('tenant_id') : undefined;
+    if (!extension) return sendProblem(res, 'not_found');
     const compiled = schemasCompile({ [version]: req.body });
     if (!compiled.ok) return reply(res, compiled);
     const schema = JSON.stringify(req.body);
-    await knex('extension_schemas').insert({ extension_id: extensionId, version: Number(version), schema }).onConflict(['extension_id', 'version']).ignore();
+    const before = await versionsOf(knex, extensionId);
+    const added = await knex('extension_schemas').insert({ extension_id: extensionId, version: Number(version), schema }).onConflict(['extension_id', 'version']).ignore().returning('version');
     const same = await knex('extension_schemas')
       .where({ extension_id: extensionId, version: Number(version) }).whereRaw('schema = ?::jsonb', [schema]).first();
     if (!same) return sendProblem(res, 'already_exists', { message: `schema version ${version} is registered with a different schema` });
-    res.json({ extensionId, schemaVersions: await versionsOf(knex, extensionId) });
+    const schemaVersions = await versionsOf(knex, extensionId);
+    if (added.length) {
+      await recordChange({
+        action: 'extension.schema_add', target: { type: 'extension', id: extensionId }, tenantId: extension.tenant_id,
+        changes: { schemaVersions: { from: before, to: schemaVersions } },
+      });
+    } else recordNoChange(); // the same schema again: nothing changed
+    res.json({ extensionId, schemaVersions });
   });
   return r;
 }

@@ -4,6 +4,7 @@ import type { Knex } from 'knex';
 import { CAPABILITIES } from '../decision.js';
 import { findClient } from './clients.js';
 import { done, refused, reply, validate, type Outcome } from './support.js';
+import { recordChange } from './audit.js';
 
 const PutGrant = z.strictObject({ capabilities: z.array(z.enum(CAPABILITIES)).max(CAPABILITIES.length) });
 
@@ -29,9 +30,14 @@ export async function putGrant(knex: Knex, tenantId: string, clientId: string, b
   await knex.transaction(async (trx) => {
     // Concurrent replacements of one grant queue on the client row instead of racing delete-then-insert.
     await trx('clients').where({ id: clientId }).forUpdate().first();
+    const before = await capabilitiesOf(trx, tenantId, clientId);
     await trx('tenant_grants').where({ tenant_id: tenantId, client_id: clientId }).delete();
     if (capabilities.length)
       await trx('tenant_grants').insert(capabilities.map((c) => ({ tenant_id: tenantId, client_id: clientId, capability_id: c })));
+    await recordChange({
+      action: 'grant.replace', target: { type: 'grant', id: clientId }, tenantId,
+      changes: before.join(' ') === capabilities.join(' ') ? undefined : { capabilities: { from: before, to: capabilities } },
+    });
   });
   return done({ tenantId, clientId, capabilities });
 }
@@ -43,7 +49,9 @@ export async function getGrant(knex: Knex, tenantId: string, clientId: string): 
 
 export async function withdrawGrant(knex: Knex, tenantId: string, clientId: string): Promise<Outcome<void>> {
   if (!(await findClient(knex, tenantId, clientId))) return refused('not_found');
+  const before = await capabilitiesOf(knex, tenantId, clientId);
   await knex('tenant_grants').where({ tenant_id: tenantId, client_id: clientId }).delete();
+  await recordChange({ action: 'grant.withdraw', target: { type: 'grant', id: clientId }, tenantId, changes: { capabilities: { from: before, to: [] } } });
   return done(undefined);
 }
 

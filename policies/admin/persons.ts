@@ -5,6 +5,7 @@ import { sendProblem } from '../../common/http.js';
 import { newId, isId } from '../../common/ids.js';
 import { hashSecret } from '../../common/secrets.js';
 import { DISPLAY_NAME, createOrConflict, parse } from './support.js';
+import { REDACTED, recordChange } from './audit.js';
 
 const CreatePerson = z.strictObject({
   displayName: DISPLAY_NAME,
@@ -31,6 +32,10 @@ export function personsRouter(knex: Knex): Router {
         await trx('tenant_person_relationships').insert({ tenant_id: tenantId, person_id: person.id });
         return { personId: person.id, accountId, displayName: person.display_name, createdAt: new Date(person.created_at).toISOString() };
       });
+      await recordChange({
+        action: 'person.create', target: { type: 'person', id: created.personId }, tenantId,
+        changes: { displayName: { from: null, to: created.displayName }, username: { from: null, to: body.username }, password: { from: null, to: REDACTED } },
+      });
       res.status(201).json(created);
     });
   });
@@ -41,6 +46,7 @@ export function personsRouter(knex: Knex): Router {
       ? await knex('tenant_person_relationships').where({ tenant_id: tenantId, person_id: personId }).whereNull('ended_at').update({ ended_at: knex.fn.now() })
       : 0;
     if (!ended) return sendProblem(res, 'not_found');
+    await recordChange({ action: 'person.relationship_end', target: { type: 'person', id: personId }, tenantId });
     res.status(204).end();
   });
   return r;

@@ -4,6 +4,7 @@ import type { Knex } from 'knex';
 import { sendProblem } from '../../common/http.js';
 import { newId, isId } from '../../common/ids.js';
 import { DISPLAY_NAME, LABEL, PLAN, createOrConflict, parse } from './support.js';
+import { fieldChanges, recordChange, recordNoChange } from './audit.js';
 
 const WINDOW = z.strictObject({ points: z.number().int().min(1).max(1_000_000), durationS: z.number().int().min(1).max(86_400) });
 const CreateTenant = z.strictObject({ label: LABEL, displayName: DISPLAY_NAME, plan: PLAN });
@@ -31,6 +32,14 @@ export async function findTenant(knex: Knex, tenantId: string): Promise<TenantVi
   return row && view(row);
 }
 
+/** One entry per change; its action names the weightiest field changed (a suspension outranks a rename). */
+function tenantAction(changed: Record<string, { from: unknown; to: unknown }>): string {
+  if (changed.status) return changed.status.to === 'suspended' ? 'tenant.suspend' : 'tenant.activate';
+  if (changed.plan) return 'tenant.plan_change';
+  if (changed.rateLimit) return 'tenant.limits_change';
+  return 'tenant.rename';
+}
+
 export function tenantsRouter(knex: Knex): Router {
   const r = Router();
   r.post('/tenants', async (req, res) => {
@@ -40,7 +49,12 @@ export function tenantsRouter(knex: Knex): Router {
       const [row] = await knex('tenants')
         .insert({ id: newId('ten'), label: body.label, display_name: body.displayName, plan: body.plan })
         .returning('*');
-      res.status(201).json(view(row));
+      const created = view(row);
+      await recordChange({
+        action: 'tenant.create', target: { type: 'tenant', id: created.tenantId }, tenantId: created.tenantId,
+        changes: fieldChanges(undefined, created, ['label', 'displayName', 'plan', 'status']),
+      });
+      res.status(201).json(created);
     });
   });
   r.patch('/tenants/:tenantId', async (req, res) => {
@@ -53,11 +67,14 @@ export function tenantsRouter(knex: Knex): Router {
       ...(body.rateLimit !== undefined && { rate_limit: JSON.stringify(body.rateLimit) }),
     };
     const id = req.params.tenantId;
-    const rows = !isId('ten', id) ? [] : Object.keys(changes).length
-      ? await knex('tenants').where({ id }).update(changes).returning('*')
-      : await knex('tenants').where({ id });
-    if (!rows[0]) return sendProblem(res, 'not_found');
-    res.json(view(rows[0]));
+    const before = isId('ten', id) ? await knex('tenants').where({ id }).forUpdate().first() : undefined;
+    if (!before) return sendProblem(res, 'not_found');
+    const [row] = Object.keys(changes).length ? await knex('tenants').where({ id }).update(changes).returning('*') : [before];
+    const after = view(row);
+    const changed = fieldChanges(view(before), after, ['displayName', 'plan', 'status', 'rateLimit']);
+    if (Object.keys(changed).length) await recordChange({ action: tenantAction(changed), target: { type: 'tenant', id }, tenantId: id, changes: changed });
+    else recordNoChange();
+    res.json(after);
   });
   return r;
 }

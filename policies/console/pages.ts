@@ -1,5 +1,7 @@
 // The admin console's pages: plain server-rendered HTML, landmarks, labelled forms and tables with header cells.
 // Every value from the database passes through `html`, which escapes it. No scripts, no external assets.
+import type { AuditEntryView } from '../admin/audit.js';
+import type { AuditPage } from '../admin/audit-trail.js';
 import { CAPABILITIES } from '../decision.js';
 import type { AdminCaller } from '../admin/authority.js';
 import type { ClientView } from '../admin/clients.js';
@@ -33,7 +35,8 @@ function navigation(session: ConsoleSession, tenant: TenantView | undefined): Ht
     links.push(
       [tenantPath(tenant.tenantId, 'apps'), 'Apps'], [tenantPath(tenant.tenantId, 'service-accounts'), 'Service accounts'],
       [tenantPath(tenant.tenantId, 'extensions'), 'Extensions'], [tenantPath(tenant.tenantId, 'decisions'), 'Decisions'],
-      [tenantPath(tenant.tenantId, 'usage'), 'Usage'], [tenantPath(tenant.tenantId, 'export'), 'Export'],
+      [tenantPath(tenant.tenantId, 'usage'), 'Usage'], [tenantPath(tenant.tenantId, 'audit'), 'Audit'],
+      [tenantPath(tenant.tenantId, 'export'), 'Export'],
     );
   return html`<nav aria-label="Console"><ul>${links.map(([href, label]) => html`<li><a href="${href}">${label}</a></li>`)}</ul></nav>`;
 }
@@ -180,4 +183,26 @@ consistent snapshot. Available whatever the plan or quota.</p>
 <label for="export-extension">Extension</label>
 <select id="export-extension" name="extensionId"><option value="">All extensions</option>${extensions.map((e) => html`<option value="${e.extensionId}">${e.name} (${e.extensionId})</option>`)}</select>
 <div><button type="submit">Download records</button></div></form>`);
+}
+
+const changeText = (changes: AuditEntryView['changes']) =>
+  Object.entries(changes ?? {}).map(([field, c]) => `${field}: ${JSON.stringify(c.from)} → ${JSON.stringify(c.to)}`).join('; ');
+
+/** The tenant's audit trail, newest first, with the admin API's filters and its cursor as an "Older entries" link. */
+export function auditPage(frame: Frame & { tenant: TenantView }, page: AuditPage, filters: { action?: string | undefined; since?: string | undefined }): Html {
+  const base = tenantPath(frame.tenant.tenantId, 'audit');
+  const query = (extra: Record<string, string>) => `?${new URLSearchParams({ ...(filters.action && { action: filters.action }), ...(filters.since && { since: filters.since }), ...extra })}`;
+  return layout(frame, html`
+<form method="get" action="${base}" role="search">
+<label for="audit-action">Action</label>
+<input id="audit-action" name="action" type="search" value="${filters.action ?? ''}" placeholder="client.disable" maxlength="64">
+<label for="audit-since">Since (RFC 3339)</label>
+<input id="audit-since" name="since" type="search" value="${filters.since ?? ''}" placeholder="2026-03-06T00:00:00Z" maxlength="40">
+<button type="submit">Filter</button></form>
+<table><caption>Administrative changes, newest first</caption>
+<thead><tr><th scope="col">Time (UTC)</th><th scope="col">Action</th><th scope="col">Target</th><th scope="col">Changes</th><th scope="col">By</th><th scope="col">Request id</th><th scope="col">Address</th></tr></thead>
+<tbody>${page.items.map((e) => html`<tr><td>${e.at}</td><th scope="row">${e.action}</th><td>${e.target.type} <code>${e.target.id}</code></td><td>${changeText(e.changes)}</td>
+<td>${e.actor.kind === 'operator' ? 'operator' : html`admin key <code>${e.actor.keyId ?? ''}</code>`}</td><td><code>${e.requestId}</code></td><td>${e.ip}</td></tr>`)}</tbody></table>
+${page.items.length === 0 && html`<p>No changes recorded${filters.action || filters.since ? ' for these filters' : ''}.</p>`}
+${page.nextCursor && html`<p><a href="${base}${query({ cursor: page.nextCursor })}">Older entries</a></p>`}`);
 }

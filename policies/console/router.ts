@@ -21,6 +21,8 @@ import { listExtensions, registerExtension } from '../admin/extensions.js';
 import { recentDecisions, usage, usagePerDay } from '../admin/observability.js';
 import { findTenant, listTenants, type TenantView } from '../admin/tenants.js';
 import { streamExport } from '../admin/export.js';
+import { auditedChanges, scopedKnex } from '../admin/audit.js';
+import { auditPage } from '../admin/audit-trail.js';
 import { MAX_BODY_DEPTH, type Outcome, type Refusal } from '../admin/support.js';
 import { STYLE, type Html } from './html.js';
 import { SessionStore, type ConsoleSession } from './sessions.js';
@@ -47,11 +49,19 @@ const list = (v: unknown): unknown[] => (v === undefined ? [] : Array.isArray(v)
 interface Locals { session: ConsoleSession; caller: AdminCaller; tenant: TenantView }
 const locals = (res: Response) => res.locals as unknown as Locals;
 
-export interface ConsoleDeps { knex: Knex; adminToken: string; log: Logger }
+export interface ConsoleDeps {
+  knex: Knex;
+  adminToken: string;
+  log: Logger;
+  /** Told of each committed admin change's action (admin_changes_total). */
+  countChange?: (action: string) => void;
+}
 
-export function consoleRouter({ knex, adminToken, log }: ConsoleDeps): Router {
+export function consoleRouter({ knex, adminToken, log, countChange }: ConsoleDeps): Router {
   const r = Router();
-  const sessions = new SessionStore(knex);
+  // The session store joins an audited change's transaction too (it leaves the change's notice), so a page never
+  // waits for a second connection that the embedded database, with one, cannot give while the change runs.
+  const sessions = new SessionStore(scopedKnex(knex));
   const identifyAdmin = adminIdentifier(knex, adminToken);
 
   const send = (res: Response, page: Html, status = 200) => res.status(status).type('html').send(page.text);
@@ -144,12 +154,16 @@ export function consoleRouter({ knex, adminToken, log }: ConsoleDeps): Router {
     send(res, pages.tenantsPage(session, await listTenants(knex)));
   });
 
+  // Every change made from a tenant's pages runs in one transaction with its audit entry, as in the admin API; the
+  // operations query through `db`, which joins that transaction.
+  const db = scopedKnex(knex);
   const tenant = Router({ mergeParams: true });
+  tenant.use(auditedChanges(knex, log, (res) => locals(res).caller, countChange));
   r.use('/tenants/:tenantId', async (req: Request<{ tenantId: string }>, res: Response, next: NextFunction) => {
     const { caller } = locals(res);
     const { tenantId } = req.params;
     // A tenant admin key sees only its own tenant; any other answers as if it did not exist.
-    const found = caller.kind === 'tenant' && caller.tenantId !== tenantId ? undefined : await findTenant(knex, tenantId);
+    const found = caller.kind === 'tenant' && caller.tenantId !== tenantId ? undefined : await findTenant(db, tenantId);
     if (!found) return notFound(res);
     res.locals.tenant = found;
     next();
@@ -161,7 +175,7 @@ export function consoleRouter({ knex, adminToken, log }: ConsoleDeps): Router {
    */
   async function perform<T>(res: Response, op: AdminOperation, run: () => Promise<Outcome<T>>): Promise<T | undefined> {
     const { caller, tenant: current } = locals(res);
-    const owner = await ownerOf(knex, op);
+    const owner = await ownerOf(db, op);
     if (owner.operatorOnly || owner.tenantId !== current.tenantId || refusalFor(caller, owner)) return void notFound(res);
     const outcome = await run();
     if (!outcome.ok) return void refusedPage(res, outcome);
@@ -172,15 +186,15 @@ export function consoleRouter({ knex, adminToken, log }: ConsoleDeps): Router {
 
   tenant.get('/apps', async (_req, res) => {
     const { tenantId } = locals(res).tenant;
-    const [apps, grants] = await Promise.all([listClients(knex, tenantId), grantsOfTenant(knex, tenantId)]);
+    const [apps, grants] = await Promise.all([listClients(db, tenantId), grantsOfTenant(db, tenantId)]);
     send(res, pages.appsPage(frameOf(res, 'Apps'), apps.map((client) => ({ client, capabilities: grants.get(client.clientId) ?? [] }))));
   });
 
   tenant.get('/apps/:clientId', async (req: Request<{ clientId: string }>, res) => {
     const { tenantId } = locals(res).tenant;
-    const client = await findClient(knex, tenantId, req.params.clientId);
+    const client = await findClient(db, tenantId, req.params.clientId);
     if (!client) return notFound(res);
-    const [grants, pending] = await Promise.all([grantsOfTenant(knex, tenantId), hasPendingSecret(knex, client.clientId)]);
+    const [grants, pending] = await Promise.all([grantsOfTenant(db, tenantId), hasPendingSecret(db, client.clientId)]);
     send(res, pages.appPage({ ...frameOf(res, `App: ${client.name}`), session: locals(res).session }, client, grants.get(client.clientId) ?? [], pending));
   });
 
@@ -188,7 +202,7 @@ export function consoleRouter({ knex, adminToken, log }: ConsoleDeps): Router {
     const { tenantId } = locals(res).tenant;
     const { clientId } = req.params;
     const body = { capabilities: list(req.body.capabilities) };
-    const grant = await perform(res, { method: 'PUT', path: apiPath('tenants', tenantId, 'grants', clientId), body }, () => putGrant(knex, tenantId, clientId, body));
+    const grant = await perform(res, { method: 'PUT', path: apiPath('tenants', tenantId, 'grants', clientId), body }, () => putGrant(db, tenantId, clientId, body));
     if (grant) await goTo(res, appPath(tenantId, clientId), `Granted capabilities saved: ${grant.capabilities.join(' ') || 'none'}.`);
   });
 
@@ -196,15 +210,15 @@ export function consoleRouter({ knex, adminToken, log }: ConsoleDeps): Router {
     const { tenantId } = locals(res).tenant;
     const { clientId } = req.params;
     const body = { status: req.body.status };
-    const client = await perform(res, { method: 'PATCH', path: apiPath('clients', clientId), body }, () => setClientStatus(knex, clientId, body));
+    const client = await perform(res, { method: 'PATCH', path: apiPath('clients', clientId), body }, () => setClientStatus(db, clientId, body));
     if (client) await goTo(res, appPath(tenantId, clientId), `${client.name} is now ${client.status}.`);
   });
 
   tenant.post('/apps/:clientId/secrets', async (req: Request<{ clientId: string }>, res) => {
     const { tenantId } = locals(res).tenant;
     const { clientId } = req.params;
-    const created = await perform(res, { method: 'POST', path: apiPath('clients', clientId, 'secrets') }, () => createNextSecret(knex, clientId));
-    const client = created && (await findClient(knex, tenantId, clientId));
+    const created = await perform(res, { method: 'POST', path: apiPath('clients', clientId, 'secrets') }, () => createNextSecret(db, clientId));
+    const client = created && (await findClient(db, tenantId, clientId));
     // Shown once, in the answer to the POST itself (never stored readable, never cached).
     if (created && client) send(res, pages.secretPage(frameOf(res, `New secret for ${client.name}`), client, created.clientSecret), 201);
   });
@@ -212,19 +226,19 @@ export function consoleRouter({ knex, adminToken, log }: ConsoleDeps): Router {
   tenant.post('/apps/:clientId/secrets/promote', async (req: Request<{ clientId: string }>, res) => {
     const { tenantId } = locals(res).tenant;
     const { clientId } = req.params;
-    const client = await perform(res, { method: 'POST', path: apiPath('clients', clientId, 'secrets', 'promote') }, () => promoteNextSecret(knex, clientId));
+    const client = await perform(res, { method: 'POST', path: apiPath('clients', clientId, 'secrets', 'promote') }, () => promoteNextSecret(db, clientId));
     if (client) await goTo(res, appPath(tenantId, clientId), `The next secret of ${client.name} is now its only secret; the old one no longer works.`);
   });
 
   tenant.get('/service-accounts', async (_req, res) => {
     const { session, tenant: current } = locals(res);
-    send(res, pages.serviceAccountsPage({ ...frameOf(res, 'Service accounts'), session, tenant: current }, await listServiceAccounts(knex, current.tenantId)));
+    send(res, pages.serviceAccountsPage({ ...frameOf(res, 'Service accounts'), session, tenant: current }, await listServiceAccounts(db, current.tenantId)));
   });
 
   tenant.post('/service-accounts/:accountId/epoch', async (req: Request<{ accountId: string }>, res) => {
     const { tenantId } = locals(res).tenant;
     const { accountId } = req.params;
-    const advanced = await perform(res, { method: 'POST', path: apiPath('accounts', accountId, 'epoch') }, () => advanceEpoch(knex, accountId));
+    const advanced = await perform(res, { method: 'POST', path: apiPath('accounts', accountId, 'epoch') }, () => advanceEpoch(db, accountId));
     if (advanced) await goTo(res, tenantPath(tenantId, 'service-accounts'), `The epoch of ${advanced.accountId} is now ${advanced.epoch}; its older tokens are refused.`);
   });
 
@@ -232,13 +246,13 @@ export function consoleRouter({ knex, adminToken, log }: ConsoleDeps): Router {
     const { tenantId } = locals(res).tenant;
     const { accountId } = req.params;
     const body = { status: req.body.status };
-    const account = await perform(res, { method: 'PATCH', path: apiPath('accounts', accountId), body }, () => setAccountStatus(knex, accountId, body));
+    const account = await perform(res, { method: 'PATCH', path: apiPath('accounts', accountId), body }, () => setAccountStatus(db, accountId, body));
     if (account) await goTo(res, tenantPath(tenantId, 'service-accounts'), `${account.accountId} is now ${account.status}.`);
   });
 
   tenant.get('/extensions', async (_req, res) => {
     const { session, tenant: current } = locals(res);
-    const [extensions, apps] = await Promise.all([listExtensions(knex, current.tenantId), listClients(knex, current.tenantId)]);
+    const [extensions, apps] = await Promise.all([listExtensions(db, current.tenantId), listClients(db, current.tenantId)]);
     send(res, pages.extensionsPage({ ...frameOf(res, 'Extensions'), session, tenant: current }, extensions, apps));
   });
 
@@ -255,35 +269,43 @@ export function consoleRouter({ knex, adminToken, log }: ConsoleDeps): Router {
     // The same limits as the admin API's body, checked on the same body.
     const problem = jsonInputProblem(body, MAX_BODY_DEPTH);
     if (problem) return refusedPage(res, { ok: false, error: 'schema_invalid', message: `the schema ${problem}` });
-    const registered = await perform(res, { method: 'POST', path: apiPath('clients', clientId, 'extensions'), body }, () => registerExtension(knex, clientId, body));
+    const registered = await perform(res, { method: 'POST', path: apiPath('clients', clientId, 'extensions'), body }, () => registerExtension(db, clientId, body));
     if (registered) await goTo(res, tenantPath(tenantId, 'extensions'), `Registered ${registered.name} as ${registered.extensionId}.`);
   });
 
   tenant.get('/decisions', async (req, res) => {
     const { tenant: current } = locals(res);
     const requestId = one(req.query.requestId)?.trim() || undefined;
-    const outcome = await recentDecisions(knex, current.tenantId, { limit: DECISIONS_SHOWN, requestId });
+    const outcome = await recentDecisions(db, current.tenantId, { limit: DECISIONS_SHOWN, requestId });
     if (!outcome.ok) return refusedPage(res, outcome);
     send(res, pages.decisionsPage({ ...frameOf(res, 'Decisions'), tenant: current }, outcome.value.items, requestId));
   });
 
   tenant.get('/usage', async (_req, res) => {
     const { tenantId } = locals(res).tenant;
-    const [total, days] = await Promise.all([usage(knex, tenantId), usagePerDay(knex, tenantId)]);
+    const [total, days] = await Promise.all([usage(db, tenantId), usagePerDay(db, tenantId)]);
     if (!total.ok) return refusedPage(res, total);
     if (!days.ok) return refusedPage(res, days);
     send(res, pages.usagePage(frameOf(res, 'Usage'), total.value.total, days.value));
   });
 
+  tenant.get('/audit', async (req, res) => {
+    const { tenant: current } = locals(res);
+    const filters = { action: one(req.query.action)?.trim() || undefined, since: one(req.query.since)?.trim() || undefined };
+    const outcome = await auditPage(db, current.tenantId, { ...filters, cursor: one(req.query.cursor) || undefined, limit: 50 });
+    if (!outcome.ok) return refusedPage(res, outcome);
+    send(res, pages.auditPage({ ...frameOf(res, 'Audit'), tenant: current }, outcome.value, filters));
+  });
+
   tenant.get('/export', async (_req, res) => {
     const { tenant: current } = locals(res);
-    send(res, pages.exportPage({ ...frameOf(res, 'Export'), tenant: current }, await listExtensions(knex, current.tenantId)));
+    send(res, pages.exportPage({ ...frameOf(res, 'Export'), tenant: current }, await listExtensions(db, current.tenantId)));
   });
 
   tenant.get('/export/download', async (req, res) => {
     const { tenant: current } = locals(res);
     const extensionId = one(req.query.extensionId) || undefined;
-    await streamExport(knex, log, req, res, {
+    await streamExport(db, log, req, res, {
       tenantId: current.tenantId, query: extensionId ? { extensionId } : {}, refuse: (refusal) => refusedPage(res, refusal),
       attachment: `${current.label}-records.ndjson`,
     });

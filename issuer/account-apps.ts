@@ -12,9 +12,10 @@ import type { Knex } from 'knex';
 import type { Logger } from '../common/log.js';
 import { killFamily } from '../common/sessions.js';
 import { storableText } from '../common/db.js';
-import { checkPersonLogin } from './accounts.js';
+import { signIn } from './accounts.js';
+import type { CredentialThrottle } from '../common/credential-throttle.js';
 import { API_RESOURCE, describeCapabilities, splitScope } from './scope-policy.js';
-import { connectedAppsPage, errorPage, accountSignInPage, sendPage, type ConnectedApp } from './pages.js';
+import { connectedAppsPage, errorPage, accountSignInPage, sendPage, waitMessage, type ConnectedApp } from './pages.js';
 
 export const ACCOUNT_APPS_PATH = '/account/apps';
 const COOKIE = 'account_session';
@@ -103,9 +104,11 @@ export interface AccountAppsDeps {
   log: Logger;
   /** HMAC key for the page's session cookie (the issuer's first cookie key). */
   cookieKey: string;
+  /** Failed sign-ins per username and address, the same counters as the authorize step's. */
+  throttle: CredentialThrottle;
 }
 
-export function accountAppsRoutes({ knex, log, cookieKey }: AccountAppsDeps): Router {
+export function accountAppsRoutes({ knex, log, cookieKey, throttle }: AccountAppsDeps): Router {
   const router = express.Router();
   const codec = sessionCodec(cookieKey);
   const form = express.urlencoded({ extended: false, limit: '8kb', parameterLimit: 10 });
@@ -139,8 +142,14 @@ export function accountAppsRoutes({ knex, log, cookieKey }: AccountAppsDeps): Ro
   router.post(ACCOUNT_APPS_PATH, form, handle(async (req, res) => {
     const username = typeof req.body?.username === 'string' ? req.body.username : '';
     const password = typeof req.body?.password === 'string' ? req.body.password : '';
-    const personId = username && password ? await checkPersonLogin(knex, username, password) : undefined;
-    if (!personId) return sendPage(res, 'Sign in - connected apps', accountSignInPage({ error: LOGIN_FAILED, username }), { status: 401 });
+    const result = await signIn(knex, throttle, { username, password, address: req.ip ?? 'unknown' });
+    if (!result.ok) {
+      const { retryAfterS } = result;
+      return sendPage(res, 'Sign in - connected apps', accountSignInPage({ error: retryAfterS ? waitMessage(retryAfterS) : LOGIN_FAILED, username }), {
+        status: retryAfterS ? 429 : 401, ...(retryAfterS && { headers: { 'retry-after': String(retryAfterS) } }),
+      });
+    }
+    const { personId } = result;
     setSession(req, res, { personId, csrf: randomBytes(24).toString('base64url'), exp: Date.now() + SESSION_MS });
     res.redirect(303, ACCOUNT_APPS_PATH);
   }));

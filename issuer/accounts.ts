@@ -5,6 +5,7 @@ import type { Account, FindAccount } from 'oidc-provider';
 import { hashSecret, verifySecret } from '../common/secrets.js';
 import { runPrepared, storableText } from '../common/db.js';
 import type { RequestReads } from './request-reads.js';
+import type { CredentialThrottle } from '../common/credential-throttle.js';
 
 let dummyHash: Promise<string> | undefined;
 /** Hash checked when the username is unknown, so a wrong username costs as long as a wrong password. */
@@ -12,9 +13,9 @@ const timingDummy = () => (dummyHash ??= hashSecret('no-such-account'));
 
 /**
  * The personId (psn_…) when username/password belong to an active person login account; undefined otherwise, without
- * saying which part failed. The one credential check of every sign-in form (authorize step, connected apps).
+ * saying which part failed.
  */
-export async function checkPersonLogin(knex: Knex, username: string, password: string): Promise<string | undefined> {
+async function checkPersonLogin(knex: Knex, username: string, password: string): Promise<string | undefined> {
   const account = storableText(username)
     ? await knex('accounts').where({ username, kind: 'person' }).first('person_id', 'status', 'password_hash')
     : undefined;
@@ -23,10 +24,32 @@ export async function checkPersonLogin(knex: Knex, username: string, password: s
   return account.person_id as string;
 }
 
-/** checkPersonLogin, for a person with a current relationship with `tenantId` (the authorize step's tenant). */
-export async function checkLogin(knex: Knex, tenantId: string, username: string, password: string): Promise<string | undefined> {
-  const personId = await checkPersonLogin(knex, username, password);
-  return personId && (await hasRelationship(knex, tenantId, personId)) ? personId : undefined;
+export interface SignInAttempt {
+  username: string;
+  password: string;
+  /** The client's address (brute-force budget per address). */
+  address: string;
+  /** The authorize step's tenant: the person must have a current relationship with it. */
+  tenantId?: string | undefined;
+}
+export type SignInResult = { ok: true; personId: string } | { ok: false; retryAfterS?: number | undefined };
+
+/**
+ * The one credential check of every sign-in form (authorize step, connected apps), throttled: past the failure budget
+ * of the username or the address the answer is "wait", before any hash is computed and whether or not the username
+ * exists (common/credential-throttle.ts).
+ */
+export async function signIn(knex: Knex, throttle: CredentialThrottle, attempt: SignInAttempt): Promise<SignInResult> {
+  const { username, password, address, tenantId } = attempt;
+  const retryAfterS = await throttle.waitSeconds(username, address);
+  if (retryAfterS !== undefined) return { ok: false, retryAfterS };
+  const personId = username && password ? await checkPersonLogin(knex, username, password) : undefined;
+  if (!personId || (tenantId !== undefined && !(await hasRelationship(knex, tenantId, personId)))) {
+    await throttle.failed(username || undefined, address);
+    return { ok: false };
+  }
+  await throttle.succeeded(username);
+  return { ok: true, personId };
 }
 
 export async function hasRelationship(knex: Knex, tenantId: string, personId: string): Promise<boolean> {

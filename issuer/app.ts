@@ -15,6 +15,7 @@ import { tokenRateLimit } from './token-rate-limit.js';
 import { tokenPreflight, tokenResponseCors } from './token-cors.js';
 import { tokenRouteFailed } from './token-errors.js';
 import { limiterStore, type LimiterStore } from '../common/rate-limit-store.js';
+import { credentialThrottle } from '../common/credential-throttle.js';
 import type { Telemetry } from '../common/telemetry.js';
 
 export interface IssuerDeps {
@@ -42,13 +43,17 @@ export async function createIssuerApp(deps: IssuerDeps): Promise<{ app: express.
   const app = express();
   app.disable('x-powered-by');
   app.use(requestId); // every response carries x-request-id (contract §1 rule 6), the issuer's included
-  app.use(interactionRoutes({ provider, knex, log }));
-  app.use(accountAppsRoutes({ knex, log, cookieKey: cookieKeysFrom(keys.keys)[0]! }));
+  const store = deps.limiters ?? limiterStore(undefined);
+  // One sign-in budget for both sign-in forms (the authorize step and connected apps), counted where the token
+  // endpoint's limits are (Redis when configured).
+  const throttle = credentialThrottle(store, `sign-in:${config.AUTH_URL}`);
+  app.use(interactionRoutes({ provider, knex, log, throttle }));
+  app.use(accountAppsRoutes({ knex, log, cookieKey: cookieKeysFrom(keys.keys)[0]!, throttle }));
   const limits = {
     perClient: { points: config.TOKEN_RATE_LIMIT_PER_CLIENT, durationS: config.TOKEN_RATE_LIMIT_WINDOW_S },
     perAddress: { points: config.TOKEN_RATE_LIMIT_PER_ADDRESS, durationS: config.TOKEN_RATE_LIMIT_WINDOW_S },
   };
-  const limit = tokenRateLimit(deps.limiters ?? limiterStore(undefined), limits, config.AUTH_URL, () => telemetry.rateLimited.inc({ layer: 'token_endpoint' }));
+  const limit = tokenRateLimit(store, limits, config.AUTH_URL, () => telemetry.rateLimited.inc({ layer: 'token_endpoint' }));
   app.options('/oauth2/token', tokenPreflight(knex));
   app.post(
     '/oauth2/token',

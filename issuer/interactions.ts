@@ -6,9 +6,10 @@ import type { Knex } from 'knex';
 import { errors, type Provider } from 'oidc-provider';
 import type { Logger } from '../common/log.js';
 import { noteCaller } from '../common/http.js';
-import { checkLogin, loginAccountOf, tenantOfClient } from './accounts.js';
+import { loginAccountOf, signIn, tenantOfClient } from './accounts.js';
+import type { CredentialThrottle } from '../common/credential-throttle.js';
 import { API_RESOURCE, allowedCapabilities, describeCapabilities } from './scope-policy.js';
-import { consentPage, errorPage, loginPage, sendPage } from './pages.js';
+import { consentPage, errorPage, loginPage, sendPage, waitMessage } from './pages.js';
 
 type Details = Awaited<ReturnType<Provider['interactionDetails']>>;
 
@@ -16,11 +17,13 @@ interface Deps {
   provider: Provider;
   knex: Knex;
   log: Logger;
+  /** Failed sign-ins per username and address (shared with the connected-apps page). */
+  throttle: CredentialThrottle;
 }
 
 const LOGIN_FAILED = 'Those sign-in details did not work. Check your username and password and try again.';
 
-export function interactionRoutes({ provider, knex, log }: Deps): Router {
+export function interactionRoutes({ provider, knex, log, throttle }: Deps): Router {
   const router = express.Router();
   const form = express.urlencoded({ extended: false, limit: '8kb', parameterLimit: 10 });
 
@@ -86,15 +89,19 @@ export function interactionRoutes({ provider, knex, log }: Deps): Router {
       if (details.prompt.name !== 'login') throw new errors.SessionNotFound('not at the login step');
       const username = typeof req.body?.username === 'string' ? req.body.username : '';
       const password = typeof req.body?.password === 'string' ? req.body.password : '';
-      const personId = username && password ? await checkLogin(knex, tenantId, username, password) : undefined;
-      if (!personId) {
-        // One message for every failure (unknown user, wrong password, disabled account, no relationship).
-        sendPage(res, `Sign in - ${appName}`, loginPage({ uid: details.uid, appName, error: LOGIN_FAILED, username }), {
-          status: 401,
+      const result = await signIn(knex, throttle, { username, password, address: req.ip ?? 'unknown', tenantId });
+      if (!result.ok) {
+        // One message for every failure (unknown user, wrong password, disabled account, no relationship); a throttled
+        // attempt is told to wait, whatever the username.
+        const { retryAfterS } = result;
+        sendPage(res, `Sign in - ${appName}`, loginPage({ uid: details.uid, appName, error: retryAfterS ? waitMessage(retryAfterS) : LOGIN_FAILED, username }), {
+          status: retryAfterS ? 429 : 401,
           redirectOrigin,
+          ...(retryAfterS && { headers: { 'retry-after': String(retryAfterS) } }),
         });
         return;
       }
+      const { personId } = result;
       // The token's `sub` is the login result's accountId, so that is the personId, not the login account id.
       await provider.interactionFinished(req, res, { login: { accountId: personId } }, { mergeWithLastSubmission: false });
     }),

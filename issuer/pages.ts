@@ -22,6 +22,8 @@ const securityHeaders = pageSecurityHeaders(STYLE);
 
 export interface PageOptions {
   status?: number;
+  /** Extra response headers (retry-after on a throttled sign-in). */
+  headers?: Record<string, string>;
   /**
    * Origin the browser may be redirected to after a form post (the app's redirect URI): Chromium applies
    * form-action to the redirects that follow a submission, so 'self' alone would block the final redirect.
@@ -40,7 +42,7 @@ export const pageHtml = (title: string, body: string): string =>
   `<title>${escapeHtml(title)}</title><style>${STYLE}</style></head><body><main>${body}</main></body></html>`;
 
 export function sendPage(res: Response, title: string, body: string, opts: PageOptions = {}): void {
-  res.status(opts.status ?? 200).set(pageHeaders(opts.redirectOrigin)).send(pageHtml(title, body));
+  res.status(opts.status ?? 200).set({ ...pageHeaders(opts.redirectOrigin), ...opts.headers }).send(pageHtml(title, body));
 }
 
 export interface LoginView {
@@ -61,6 +63,10 @@ export function loginForm(action: string, v: { error?: string | undefined; usern
 <button type="submit">Sign in</button>
 </form>`;
 }
+
+/** What a throttled sign-in is told: to wait, and for how long; never whether the username exists. */
+export const waitMessage = (retryAfterS: number) =>
+  `Too many sign-in attempts. Wait ${Math.ceil(retryAfterS / 60)} minute${retryAfterS > 60 ? 's' : ''} and try again.`;
 
 export function loginPage(v: LoginView): string {
   return `<h1>Sign in</h1>

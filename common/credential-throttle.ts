@@ -1,0 +1,46 @@
+// Brute-force protection for credential checks (issue 20; Keycloak's brute-force detection, NIST SP 800-63B §5.2.2):
+// failed attempts are counted per subject (the username or key tried, whether or not it exists, so the answer never
+// tells) and per source address. Past either budget the caller waits for the window to end, before any password hash
+// is computed; a success clears the subject's count (consecutive failures), so the real person gets in once the wait
+// is over even while someone keeps guessing from elsewhere.
+import { retryAfterSeconds, type LimiterStore, type Window } from './rate-limit-store.js';
+
+export interface ThrottleLimits {
+  /** Consecutive failures of one subject within the window. */
+  perSubject: Window;
+  /** Failures from one address within the window (higher: an office or a proxy shares one). */
+  perAddress: Window;
+}
+
+export const SIGN_IN_LIMITS: ThrottleLimits = { perSubject: { points: 10, durationS: 900 }, perAddress: { points: 100, durationS: 900 } };
+
+export interface CredentialThrottle {
+  /** Seconds to wait before this subject or address may try again; undefined when it may try now. */
+  waitSeconds(subject: string | undefined, address: string): Promise<number | undefined>;
+  failed(subject: string | undefined, address: string): Promise<void>;
+  succeeded(subject: string | undefined): Promise<void>;
+}
+
+export function credentialThrottle(store: LimiterStore, name: string, limits: ThrottleLimits = SIGN_IN_LIMITS): CredentialThrottle {
+  const perSubject = store.limiter(`${name}:subject`, limits.perSubject);
+  const perAddress = store.limiter(`${name}:address`, limits.perAddress);
+  const subjectKey = (subject: string) => subject.trim().toLowerCase().slice(0, 200);
+  const spent = async (limiter: typeof perSubject, key: string) => {
+    const state = await limiter.get(key);
+    return state && state.remainingPoints <= 0 ? state.msBeforeNext : undefined;
+  };
+  return {
+    async waitSeconds(subject, address) {
+      const [bySubject, byAddress] = await Promise.all([subject ? spent(perSubject, subjectKey(subject)) : undefined, spent(perAddress, address)]);
+      const waitMs = Math.max(bySubject ?? 0, byAddress ?? 0);
+      return waitMs > 0 ? retryAfterSeconds(waitMs) : undefined;
+    },
+    async failed(subject, address) {
+      // Over the budget shows on the next attempt; a store failure must not turn a refusal into an error.
+      await Promise.all([subject ? perSubject.consume(subjectKey(subject)) : undefined, perAddress.consume(address)]).catch(() => undefined);
+    },
+    async succeeded(subject) {
+      if (subject) await perSubject.delete(subjectKey(subject)).catch(() => undefined);
+    },
+  };
+}

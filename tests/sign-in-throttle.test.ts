@@ -1,0 +1,103 @@
+// Password guessing (issue 20, finding 2): failed sign-ins are limited per username and per address on both sign-in
+// forms (the authorize step and connected apps), with one budget; a throttled attempt is told to wait whether or not
+// the username exists, and the right password works again once the wait is over.
+import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { System } from '../infra/system.js';
+import { startTestSystem } from './support/system.js';
+import { adminClient, setupTenant, type TenantSetup } from './support/admin.js';
+import { launchBrowser } from './support/browser.js';
+import { authorizationRequest, discover } from './support/oauth.js';
+import { credentialThrottle, SIGN_IN_LIMITS } from '../common/credential-throttle.js';
+import { connectRedis, limiterStore } from '../common/rate-limit-store.js';
+import { createLogger } from '../common/log.js';
+
+let system: System;
+let browser: Browser;
+let tenant: TenantSetup;
+let context: BrowserContext;
+
+beforeAll(async () => {
+  [system, browser] = await Promise.all([startTestSystem(), launchBrowser()]);
+  tenant = await setupTenant(adminClient(system));
+  context = await browser.newContext();
+});
+afterAll(async () => {
+  await context?.close();
+  await browser?.close();
+  await system?.close();
+});
+
+/** A login page of a fresh authorization request: the form's action URL, and the page (its cookies) to post with. */
+async function loginForm(): Promise<{ page: Page; action: string }> {
+  const config = await discover({ authUrl: system.authUrl, ...tenant });
+  const request = await authorizationRequest(config, tenant.redirectUri, 'svc.profile.self.read');
+  const page = await context.newPage();
+  await page.goto(request.url.toString());
+  const action = await page.locator('form').getAttribute('action');
+  return { page, action: new URL(action!, system.authUrl).toString() };
+}
+const attempt = async (form: { page: Page; action: string }, username: string, password: string) => {
+  const res = await form.page.request.post(form.action, { form: { username, password }, maxRedirects: 0 });
+  return { status: res.status(), retryAfter: res.headers()['retry-after'], text: await res.text() };
+};
+
+describe('sign-in throttling', () => {
+  it('answers 429 "wait" after the username budget, for a real and for an unknown username alike, then also to the right password', async () => {
+    const form = await loginForm();
+    const budget = SIGN_IN_LIMITS.perSubject.points;
+    for (const username of [tenant.username, 'nobody-by-this-name']) {
+      for (let i = 0; i < budget; i++) expect((await attempt(form, username, `wrong ${i}`)).status).toBe(401);
+      const refused = await attempt(form, username, 'wrong again');
+      expect(refused.status).toBe(429);
+      expect(Number(refused.retryAfter)).toBeGreaterThan(0);
+      expect(refused.text).toMatch(/Too many sign-in attempts\. Wait \d+ minutes? and try again\./);
+    }
+    // Locked out: even the right password waits, and says the same as for the unknown name.
+    const right = await attempt(form, tenant.username, tenant.password);
+    expect(right.status).toBe(429);
+    // The connected-apps sign-in shares the budget.
+    const apps = await context.request.post(`${system.authUrl}/account/apps`, { form: { username: tenant.username, password: tenant.password }, maxRedirects: 0 });
+    expect(apps.status()).toBe(429);
+    await form.page.close();
+  });
+});
+
+describe('the throttle itself', () => {
+  const limits = { perSubject: { points: 3, durationS: 1 }, perAddress: { points: 5, durationS: 1 } };
+  const stores = async () => {
+    const redis = await connectRedis(process.env.REDIS_URL, createLogger('test', 'silent'));
+    return { store: limiterStore(redis), close: () => redis?.disconnect() };
+  };
+
+  it('lets the right person in once the window has passed, and a success clears the consecutive failures', async () => {
+    const { store, close } = await stores();
+    try {
+      const throttle = credentialThrottle(store, `test-${Date.now()}`, limits);
+      for (let i = 0; i < 3; i++) await throttle.failed('alice', '10.0.0.1');
+      expect(await throttle.waitSeconds('alice', '10.0.0.2')).toBeGreaterThan(0);
+      expect(await throttle.waitSeconds('bob', '10.0.0.2')).toBeUndefined();
+      await sleep(1100);
+      expect(await throttle.waitSeconds('alice', '10.0.0.2')).toBeUndefined();
+      for (let i = 0; i < 2; i++) await throttle.failed('alice', '10.0.0.3');
+      await throttle.succeeded('alice');
+      await throttle.failed('alice', '10.0.0.4');
+      expect(await throttle.waitSeconds('Alice', '10.0.0.4')).toBeUndefined();
+    } finally {
+      close();
+    }
+  });
+
+  it('stops an address that tries many usernames', async () => {
+    const { store, close } = await stores();
+    try {
+      const throttle = credentialThrottle(store, `test-${Date.now()}`, limits);
+      for (let i = 0; i < 5; i++) await throttle.failed(`user-${i}`, '10.0.0.9');
+      expect(await throttle.waitSeconds('someone-new', '10.0.0.9')).toBeGreaterThan(0);
+      expect(await throttle.waitSeconds('someone-new', '10.0.0.10')).toBeUndefined();
+    } finally {
+      close();
+    }
+  });
+});

@@ -5,7 +5,7 @@ import express, { type RequestHandler } from 'express';
 import type { Pool } from 'undici';
 import { errorHandler, notFound } from '../common/http.js';
 import type { GatewayDefinition } from './gateway-file.js';
-import type { GatewayEnv, PluginInstance } from './plugins/plugin.js';
+import type { GatewayEnv, PluginInstance, RouteDefinition } from './plugins/plugin.js';
 import { loadPublicApiDocument } from './openapi-document.js';
 import { upstreamProxy } from './proxy.js';
 
@@ -13,11 +13,22 @@ export interface StartedPlugin {
   name: string;
   instance: PluginInstance<unknown>;
   settings: unknown;
+  screenBefore?: string | undefined;
 }
 
 /** Starts every plugin of the file once, in order; each keeps its own state (key cache, limiter, meter). */
 export const startPlugins = (def: GatewayDefinition, env: GatewayEnv): StartedPlugin[] =>
-  def.plugins.map(({ plugin, settings }) => ({ name: plugin.name, instance: plugin.start(settings, env), settings }));
+  def.plugins.map(({ plugin, settings }) => ({ name: plugin.name, instance: plugin.start(settings, env), settings, screenBefore: plugin.screenBefore }));
+
+/** Each plugin's handler, preceded by the screens that run ahead of it (plugin.ts `screenBefore`). */
+function routeChain(plugins: StartedPlugin[], route: RouteDefinition, settingsOf: (p: StartedPlugin) => unknown): RequestHandler[] {
+  const listed = new Set(plugins.map((p) => p.name));
+  const screenPlace = (p: StartedPlugin) => (p.screenBefore && listed.has(p.screenBefore) ? p.screenBefore : p.name);
+  return plugins.flatMap((p) => [
+    ...plugins.filter((s) => s.instance.screen && screenPlace(s) === p.name).map((s) => s.instance.screen!(route, settingsOf(s))),
+    ...(p.instance.handler ? [p.instance.handler(route, settingsOf(p))] : []),
+  ]);
+}
 
 export function createGatewayApp(def: GatewayDefinition, plugins: StartedPlugin[], upstreams: Record<string, Pool>, env: GatewayEnv): express.Express {
   const app = express();
@@ -32,7 +43,7 @@ export function createGatewayApp(def: GatewayDefinition, plugins: StartedPlugin[
   const preflights = new Map<string, Map<string, RequestHandler>>();
   for (const { route, settings } of def.routes) {
     const settingsOf = (p: StartedPlugin) => settings[p.name] ?? p.settings;
-    const chain = plugins.flatMap((p) => (p.instance.handler ? [p.instance.handler(route, settingsOf(p))] : []));
+    const chain = routeChain(plugins, route, settingsOf);
     const upstream = def.upstreams[route.upstream]!;
     const forward = upstreamProxy(upstreams[route.upstream]!, { internalSecret: env.internalSecret, timeoutMs: upstream.timeoutMs, log: env.log });
     // Express answers HEAD with the GET route (decisions.md: HEAD is GET without a body).

@@ -14,6 +14,8 @@ export interface LimitResult {
   retryAfterS: number;
   /** The layer that refused (tenant when both did); only when not allowed. */
   refusedBy?: 'tenant' | 'account';
+  /** For each full layer, milliseconds until its window ends; only when not allowed. */
+  fullForMs?: { tenant: number; account: number };
 }
 
 export interface Layer {
@@ -25,7 +27,8 @@ export interface RateLimiter {
   consume(tenant: Layer, account: Layer): Promise<LimitResult>;
 }
 
-// Returns {allowed 0|1, remaining, ms until the refusing layer's window ends, refusing layer: 1 tenant, 2 account}.
+// Returns {allowed 0|1, remaining, ms until the refusing layer's window ends, refusing layer: 1 tenant, 2 account,
+// ms until the tenant window ends if full (else 0), the same for the account window}.
 const CHARGE_BOTH = `
 local function state(key, ms)
   local used = tonumber(redis.call('GET', key) or '0')
@@ -40,9 +43,10 @@ if tu >= tp or au >= ap then
   local wait = 0
   if tu >= tp then wait = tt end
   if au >= ap and at > wait then wait = at end
-  local refused = 2
-  if tu >= tp then refused = 1 end
-  return {0, math.max(0, math.min(tp - tu, ap - au)), wait, refused}
+  local refused, tfull, afull = 2, 0, 0
+  if tu >= tp then refused, tfull = 1, tt end
+  if au >= ap then afull = at end
+  return {0, math.max(0, math.min(tp - tu, ap - au)), wait, refused, tfull, afull}
 end
 for i, ms in ipairs({tms, ams}) do
   if redis.call('INCR', KEYS[i]) == 1 then redis.call('PEXPIRE', KEYS[i], ms) end
@@ -50,7 +54,7 @@ end
 return {1, math.min(tp - tu, ap - au) - 1, 0}
 `;
 
-type Charged = [allowed: number, remaining: number, waitMs: number, refused?: number];
+type Charged = [allowed: number, remaining: number, waitMs: number, refused?: number, tenantFullMs?: number, accountFullMs?: number];
 type ChargeBoth = (tenantKey: string, accountKey: string, tp: number, tms: number, ap: number, ams: number) => Promise<Charged>;
 
 /** The script's rule over an in-process map; synchronous, hence atomic within this process. */
@@ -68,7 +72,9 @@ function inProcessCharge() {
     const tFull = t.used >= tenant.window.points;
     const aFull = a.used >= account.window.points;
     const room = Math.min(tenant.window.points - t.used, account.window.points - a.used);
-    if (tFull || aFull) return [0, Math.max(0, room), Math.max(tFull ? t.resetAt - now : 0, aFull ? a.resetAt - now : 0), tFull ? 1 : 2];
+    const tWait = tFull ? t.resetAt - now : 0;
+    const aWait = aFull ? a.resetAt - now : 0;
+    if (tFull || aFull) return [0, Math.max(0, room), Math.max(tWait, aWait), tFull ? 1 : 2, tWait, aWait];
     t.used++;
     a.used++;
     return [1, room - 1, 0];
@@ -82,7 +88,7 @@ export function createRateLimiter(redis: RedisClient | undefined, log: Logger, t
 
   return {
     async consume(tenant, account) {
-      const [allowed, remaining, waitMs, refused] = chargeBoth
+      const [allowed, remaining, waitMs, refused, tenantFullMs, accountFullMs] = chargeBoth
         ? await chargeBoth(tenant.key, account.key, tenant.window.points, tenant.window.durationS * 1000, account.window.points, account.window.durationS * 1000)
           .catch((err: Error) => {
             telemetry?.redisErrors.inc();
@@ -90,7 +96,11 @@ export function createRateLimiter(redis: RedisClient | undefined, log: Logger, t
             return local(tenant, account);
           })
         : local(tenant, account);
-      return { allowed: allowed === 1, remaining, retryAfterS: retryAfterSeconds(waitMs), ...(allowed === 1 ? {} : { refusedBy: refused === 1 ? 'tenant' : 'account' }) };
+      if (allowed === 1) return { allowed: true, remaining, retryAfterS: 0 };
+      return {
+        allowed: false, remaining, retryAfterS: retryAfterSeconds(waitMs), refusedBy: refused === 1 ? 'tenant' : 'account',
+        fullForMs: { tenant: tenantFullMs ?? 0, account: accountFullMs ?? 0 },
+      };
     },
   };
 }

@@ -33,6 +33,11 @@ describe('the SHIPPED_GATEWAY_FILE gateway file', () => {
     ]);
     expect(def.plugins.map((p) => p.plugin.name)).toEqual(['request-id', 'cors', 'verify-token', 'flood-guard', 'authorize', 'rate-limit', 'body-limit', 'metering']);
   });
+
+  it('documents each plugin\'s defaults: a plugin listed without config gets the settings the shipped file shows', () => {
+    const def = parseGatewayFile(SHIPPED_GATEWAY_FILE, 'gateway.yaml');
+    for (const { plugin, settings } of def.plugins) expect([plugin.name, plugin.settings.parse({})]).toEqual([plugin.name, settings]);
+  });
 });
 
 describe('a gateway file with a mistake is refused with file, line and setting', () => {

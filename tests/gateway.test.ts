@@ -142,6 +142,31 @@ describe('gateway rate limiting', () => {
     expectProblem(limited, 429, 'rate_limited');
     expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
   });
+
+  it('refuses a spent account ahead of the PDP: 300 calls at 5 a minute cost 6 decisions and 6 decision-log rows', async () => {
+    const tenant = await setupTenant(admin);
+    await admin.ok('PATCH', `/tenants/${tenant.tenantId}`, { rateLimit: { tenant: { points: 100, durationS: 60 }, account: { points: 5, durationS: 60 } } });
+    const token = await tokenFor(tenant);
+    const decisionsSoFar = async () => (await system.telemetry.decisions.get()).values.reduce((sum, v) => sum + v.value, 0);
+    const before = await decisionsSoFar();
+    const statuses: number[] = [];
+    for (let i = 0; i < 300; i++) {
+      const res = await fetch(`${system.baseUrl}/me`, { headers: { authorization: `Bearer ${token}` } });
+      await res.arrayBuffer();
+      statuses.push(res.status);
+    }
+    expect(statuses.filter((s) => s === 200)).toHaveLength(5);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(295);
+    // The sixth call paid a decision before its window was found full; the 294 after it were refused from memory.
+    expect((await decisionsSoFar()) - before).toBe(6);
+    const logged = async () => Number((await system.db.knex('decision_logs').where('tenant_id', tenant.tenantId).count({ n: '*' }).first())!.n);
+    while ((await logged()) < 6) await new Promise((r) => setTimeout(r, 100));
+    expect(await logged()).toBe(6);
+    // The local refusal is the same answer as the shared limiter's: a Problem with the time left in the window.
+    const blocked = await get('/me', token);
+    expectProblem(blocked, 429, 'rate_limited');
+    expect(Number(blocked.headers.get('retry-after'))).toBeGreaterThan(50);
+  });
 });
 
 describe('request ids', () => {

@@ -65,6 +65,10 @@ describe.each(stores)('two-layer charging in %s', (_name, store) => {
     expect(refused).toMatchObject({ allowed: false, remaining: 0 });
     expect(refused.retryAfterS).toBeGreaterThan(0);
     expect(refused.retryAfterS).toBeLessThanOrEqual(30);
+    // Only the full layer is reported full, with the time its window has left (what the gateway blocks locally).
+    expect(refused.fullForMs!.tenant).toBe(0);
+    expect(refused.fullForMs!.account).toBeGreaterThan(0);
+    expect(refused.fullForMs!.account).toBeLessThanOrEqual(30_000);
   });
 });
 

@@ -9,45 +9,32 @@
 import { z } from 'zod';
 import { sendProblem } from '../../common/http.js';
 import { limiterStore, retryAfterSeconds } from '../../common/rate-limit-store.js';
+import { localBlocks } from '../local-blocks.js';
 import { definePlugin, stateOf } from './plugin.js';
 
 const DENIED_STATUSES = new Set([403, 404]);
-/** Keys blocked at once, at most; the oldest block is dropped first, so a flood of subjects cannot grow memory. */
-const MAX_BLOCKED = 100_000;
 
 export const floodGuard = definePlugin({
   name: 'flood-guard',
   settings: z.strictObject({
-    points: z.number().int().positive().default(60),
+    points: z.number().int().positive().default(600),
     durationS: z.number().int().positive().default(60),
   }),
   after: ['verify-token'],
   perRoute: false,
   start(s, env) {
     const denials = limiterStore(env.redis).limiter('denied', s);
-    /** Key → when its window ends (ms since the epoch). */
-    const blockedUntil = new Map<string, number>();
+    const blocked = localBlocks();
     /** Denials being counted, so a request that follows one closely waits for its count instead of racing past it. */
     const counting = new Map<string, Promise<void>>();
 
     const count = (key: string): Promise<void> =>
       denials.penalty(key, 1).then(
         (res) => {
-          if (res.consumedPoints < s.points) return;
-          blockedUntil.delete(key);
-          blockedUntil.set(key, Date.now() + res.msBeforeNext);
-          if (blockedUntil.size > MAX_BLOCKED) blockedUntil.delete(blockedUntil.keys().next().value!);
+          if (res.consumedPoints >= s.points) blocked.block(key, res.msBeforeNext);
         },
         () => undefined, // a store failure never blocks a caller
       );
-    /** Milliseconds until `key` may reach the PDP again; 0 when it may now. */
-    const blockedFor = (key: string): number => {
-      const until = blockedUntil.get(key);
-      if (until === undefined) return 0;
-      if (until > Date.now()) return until - Date.now();
-      blockedUntil.delete(key);
-      return 0;
-    };
 
     return {
       handler: () => async (_req, res, next) => {
@@ -55,7 +42,7 @@ export const floodGuard = definePlugin({
         const key = `${claims!.client_id}:${claims!.sub}`;
         const inFlight = counting.get(key);
         if (inFlight) await inFlight;
-        const waitMs = blockedFor(key);
+        const waitMs = blocked.waitMs(key);
         if (waitMs > 0) {
           env.telemetry.rateLimited.inc({ layer: 'flood_guard' });
           return sendProblem(res, 'rate_limited', { headers: { 'retry-after': String(retryAfterSeconds(waitMs)) } });

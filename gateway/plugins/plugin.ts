@@ -37,6 +37,11 @@ export interface PluginInstance<S> {
   app?: RequestHandler;
   /** The handler for one route, with the route's effective settings. */
   handler?(route: RouteDefinition, settings: S): RequestHandler;
+  /**
+   * A refusal this process can decide from memory alone (no I/O), for one route: it runs ahead of the plugin that the
+   * definition's `screenBefore` names, so a caller it refuses costs none of that plugin's work.
+   */
+  screen?(route: RouteDefinition, settings: S): RequestHandler;
   /** CORS preflight for one route; only the cors plugin has one. */
   preflight?(route: RouteDefinition, settings: S): RequestHandler;
   close?(): Promise<void>;
@@ -47,6 +52,11 @@ export interface Plugin<Schema extends z.ZodType = z.ZodType> {
   settings: Schema;
   /** Plugins that must come earlier in the declared order (what this one reads from the request state). */
   after: readonly string[];
+  /**
+   * The plugin whose handler this one's `screen` runs ahead of (it must come after what the screen reads); without
+   * that plugin in the file, the screen runs just ahead of this plugin's own handler.
+   */
+  screenBefore?: string;
   /** False when the settings belong to state shared by every route (a key cache), so a route may not change them. */
   perRoute: boolean;
   start(settings: z.output<Schema>, env: GatewayEnv): PluginInstance<z.output<Schema>>;

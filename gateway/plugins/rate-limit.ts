@@ -1,11 +1,17 @@
 // Plugin `rate-limit`: the tenant and account layers (contract §8 rule 1), charged together after the allow.
 // The windows come from the tenant's policy (returned with the PDP's allow) unless the file sets them for a route;
 // a route with its own windows counts in its own buckets. The remainder of a read goes out with its answer (proxy.ts).
+// A window found full is also remembered in this process until it ends: the plugin's screen refuses the tenant's (or
+// the account's) next requests on that bucket ahead of the PDP, with no decision, no Redis round trip and no log row.
+// The block stands until the full window ends even if an operator raises the limit meanwhile (docs/decisions.md).
 import { z } from 'zod';
 import { sendProblem } from '../../common/http.js';
 import type { RateLimitWindow } from '../../policies/decision.js';
 import { createRateLimiter } from '../rate-limit.js';
-import { definePlugin, stateOf } from './plugin.js';
+import { localBlocks } from '../local-blocks.js';
+import { retryAfterSeconds } from '../../common/rate-limit-store.js';
+import type { Response } from 'express';
+import { definePlugin, stateOf, type RouteDefinition } from './plugin.js';
 
 export const rateLimitWindow = z.strictObject({ points: z.number().int().positive(), durationS: z.number().int().positive() });
 
@@ -19,14 +25,34 @@ const windowKey = (tenantId: string, layer: string, bucket: string, w: RateLimit
 export const tenantLayerKey = (tenantId: string, bucket: string, w: RateLimitWindow) => windowKey(tenantId, 'tenant', bucket, w);
 export const accountLayerKey = (tenantId: string, accountId: string, bucket: string, w: RateLimitWindow) => `${windowKey(tenantId, 'account', bucket, w)}:${accountId}`;
 
+/** The block keys of a route's two layers: windows come with the PDP's answer, so a block names the bucket only. */
+const blockKeys = (route: RouteDefinition, s: z.output<typeof settings>, tenantId: string, accountId: string | undefined) => ({
+  tenant: `${tenantId}:${s.tenant ? route.operationId : 'api'}`,
+  account: accountId && `${tenantId}:${accountId}:${s.account ? route.operationId : 'api'}`,
+});
+
 export const rateLimit = definePlugin({
   name: 'rate-limit',
   settings,
   after: ['authorize'],
+  screenBefore: 'authorize',
   perRoute: true,
   start(_global, env) {
     const limiter = createRateLimiter(env.redis, env.log, env.telemetry);
+    const full = localBlocks();
+    const refuse = (res: Response, layer: 'tenant' | 'account', waitMs: number) => {
+      env.telemetry.rateLimited.inc({ layer });
+      sendProblem(res, 'rate_limited', { headers: { 'retry-after': String(retryAfterSeconds(waitMs)) } });
+    };
     return {
+      screen: (route, s) => (_req, res, next) => {
+        const { claims } = stateOf(res);
+        const keys = blockKeys(route, s, claims!.tenant_id, claims!.actor_account_id);
+        const tenantWait = full.waitMs(keys.tenant);
+        const accountWait = keys.account ? full.waitMs(keys.account) : 0;
+        if (tenantWait > 0 || accountWait > 0) return refuse(res, tenantWait > 0 ? 'tenant' : 'account', Math.max(tenantWait, accountWait));
+        next();
+      },
       handler: (route, s) => async (req, res, next) => {
         const { claims, allow } = stateOf(res);
         const tenant = s.tenant ?? allow!.rateLimit.tenant;
@@ -37,6 +63,9 @@ export const rateLimit = definePlugin({
           { key: accountLayerKey(claims!.tenant_id, claims!.actor_account_id!, bucket(s.account), account), window: account }, // the PDP denies actor_unknown when absent
         );
         if (!limit.allowed) {
+          const keys = blockKeys(route, s, claims!.tenant_id, claims!.actor_account_id);
+          if (limit.fullForMs!.tenant > 0) full.block(keys.tenant, limit.fullForMs!.tenant);
+          if (limit.fullForMs!.account > 0 && keys.account) full.block(keys.account, limit.fullForMs!.account);
           env.telemetry.rateLimited.inc({ layer: limit.refusedBy });
           return sendProblem(res, 'rate_limited', { headers: { 'retry-after': String(limit.retryAfterS) } });
         }

@@ -120,6 +120,26 @@ describe('tenant admin key matrix', () => {
     expect({ plan: tenant.plan, status: tenant.status }).toEqual({ plan: 'L2', status: 'active' });
   });
 
+  it('sets its own rate limits only within its plan\'s ceiling; the operator is not held to it', async () => {
+    const limits = (tenant: number, account: number, durationS = 60) => ({ tenant: { points: tenant, durationS }, account: { points: account, durationS } });
+    const within = limits(30_000, 6000); // L2's ceiling, exactly
+    expect((await keyAdmin.checked('updateTenant', 'PATCH', `/tenants/${own.tenantId}`, { rateLimit: within })).status).toBe(200);
+    const beyond: [string, unknown][] = [
+      ['a million a second', limits(1_000_000, 1_000_000, 1)],
+      ['a larger burst at a lower average rate', limits(40_000, 6000, 3600)],
+      ['a faster average rate in a smaller burst', limits(1000, 6000, 1)],
+      ['the account layer alone', limits(30_000, 6001)],
+    ];
+    for (const [name, rateLimit] of beyond) {
+      const res = await keyAdmin.checked('updateTenant', 'PATCH', `/tenants/${own.tenantId}`, { rateLimit });
+      expect({ name, status: res.status, error: res.body.error }).toEqual({ name, status: 403, error: 'forbidden' });
+      expect(res.body.message).toMatch(/ceiling/);
+    }
+    expect((await system.db.knex('tenants').where({ id: own.tenantId }).first('rate_limit')).rate_limit).toEqual(within);
+    const lifted = await operator.checked('updateTenant', 'PATCH', `/tenants/${own.tenantId}`, { rateLimit: limits(1_000_000, 1_000_000, 1) });
+    expect(lifted.status).toBe(200);
+  });
+
   it('cannot use another tenant\'s client in its own tenant\'s grant or service account (404)', async () => {
     expect((await keyAdmin.checked('putGrant', 'PUT', `/tenants/${own.tenantId}/grants/${other.clientId}`, { capabilities: [] })).status).toBe(404);
     const sa = await keyAdmin.checked('createServiceAccount', 'POST', `/tenants/${own.tenantId}/service-accounts`, { clientId: other.confidentialClientId, name: 'x', capabilities: [] });

@@ -6,6 +6,7 @@ import * as m003 from './003_one_service_account_per_client.js';
 import * as m004 from './004_decision_facts_function.js';
 import * as m005 from './005_console_sessions.js';
 import * as m006 from './006_admin_audit.js';
+import * as m007 from './007_plan_rate_limit_ceilings.js';
 
 const MIGRATIONS: Record<string, Knex.Migration> = {
   '001_data_model': m001,
@@ -14,6 +15,7 @@ const MIGRATIONS: Record<string, Knex.Migration> = {
   '004_decision_facts_function': m004,
   '005_console_sessions': m005,
   '006_admin_audit': m006,
+  '007_plan_rate_limit_ceilings': m007,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

@@ -5,6 +5,9 @@ import { sendProblem } from '../../common/http.js';
 import { newId, isId } from '../../common/ids.js';
 import { DISPLAY_NAME, LABEL, PLAN, createOrConflict, parse } from './support.js';
 import { fieldChanges, recordChange, recordNoChange } from './audit.js';
+import type { AdminCaller } from './authority.js';
+import { DEFAULT_RATE_LIMIT } from '../evaluate.js';
+import type { RateLimitPolicy } from '../decision.js';
 
 const WINDOW = z.strictObject({ points: z.number().int().min(1).max(1_000_000), durationS: z.number().int().min(1).max(86_400) });
 const CreateTenant = z.strictObject({ label: LABEL, displayName: DISPLAY_NAME, plan: PLAN });
@@ -40,6 +43,20 @@ function tenantAction(changed: Record<string, { from: unknown; to: unknown }>): 
   return 'tenant.rename';
 }
 
+/**
+ * The first window of `limits` beyond the plan's ceiling, named; a window is within it when it neither allows a larger
+ * burst (points) nor a faster average rate (points per second) than the ceiling's window of the same layer.
+ */
+function beyondCeiling(limits: RateLimitPolicy, ceiling: RateLimitPolicy): string | undefined {
+  for (const layer of ['tenant', 'account'] as const) {
+    const w = limits[layer];
+    const c = ceiling[layer];
+    if (w.points > c.points || w.points * c.durationS > c.points * w.durationS)
+      return `rateLimit.${layer} is beyond the plan's ceiling of ${c.points} per ${c.durationS} s; ask the operator for more`;
+  }
+  return undefined;
+}
+
 export function tenantsRouter(knex: Knex): Router {
   const r = Router();
   r.post('/tenants', async (req, res) => {
@@ -69,6 +86,12 @@ export function tenantsRouter(knex: Knex): Router {
     const id = req.params.tenantId;
     const before = isId('ten', id) ? await knex('tenants').where({ id }).forUpdate().first() : undefined;
     if (!before) return sendProblem(res, 'not_found');
+    // A tenant key sets its own limits only up to its plan's ceiling: they protect capacity every tenant shares.
+    if (body.rateLimit && (res.locals.adminCaller as AdminCaller).kind === 'tenant') {
+      const plan = await knex('plans').where({ id: before.plan }).first('rate_limit_ceiling');
+      const beyond = beyondCeiling(body.rateLimit, plan?.rate_limit_ceiling ?? DEFAULT_RATE_LIMIT);
+      if (beyond) return sendProblem(res, 'forbidden', { message: beyond });
+    }
     const [row] = Object.keys(changes).length ? await knex('tenants').where({ id }).update(changes).returning('*') : [before];
     const after = view(row);
     const changed = fieldChanges(view(before), after, ['displayName', 'plan', 'status', 'rateLimit']);

@@ -112,6 +112,7 @@ export const requestIdHandler = ({ trustClient }: { trustClient: boolean }): Req
   const given = trustClient ? req.get(REQUEST_ID_HEADER) : undefined;
   const id = given && CLIENT_REQUEST_ID.test(given) ? given : randomUUID();
   res.locals.requestId = id;
+  res.locals.requestIdFromCaller = id === given;
   res.setHeader(REQUEST_ID_HEADER, id);
   next();
 };

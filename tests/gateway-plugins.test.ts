@@ -11,6 +11,7 @@ import { createLogger } from '../common/log.js';
 import { GatewayFileError } from '../gateway/gateway-file.js';
 import { createTelemetry } from '../common/telemetry.js';
 import { startGateway } from '../gateway/service.js';
+import { ALLOWED_REPLAYS } from '../gateway/usage-meter.js';
 import { startTestSystem } from './support/system.js';
 import { adminClient, setupTenant, type AdminClient, type TenantSetup } from './support/admin.js';
 import { launchBrowser } from './support/browser.js';
@@ -215,6 +216,26 @@ describe('metering', () => {
         request_id, client_id: tenant.clientId, account_id: tenant.accountId, operation_id: 'getMe', status: 200,
       })),
     );
+  });
+
+  it('meters different calls that reuse one request id as the calls they are, and replays past the allowance too', async () => {
+    const tenant = await tenantWithToken('svc.profile.self.read svc.tenant.info.read');
+    const gateway = await gatewayFrom(SHIPPED_GATEWAY_FILE);
+    const reused = { 'x-request-id': `reused-${tenant.tenantId}` };
+    const replayed = { 'x-request-id': `replayed-${tenant.tenantId}` };
+    const answers = [];
+    // 50 different requests under one id: paths differ (the query is part of the request).
+    for (let i = 0; i < 50; i++) answers.push((await call(gateway.url, i % 2 ? `/me?n=${i}` : `/tenant?n=${i}`, tenant.token, { headers: reused })).status);
+    // 50 identical requests under another id: the first and the 46 past the three allowed replays are metered.
+    for (let i = 0; i < 50; i++) answers.push((await call(gateway.url, '/me', tenant.token, { headers: replayed })).status);
+    expect(answers.every((s) => s === 200)).toBe(true);
+    await stop(gateway);
+    const metered: { request_id: string; n: string }[] = await system.db.knex('usage_records').where({ tenant_id: tenant.tenantId })
+      .groupBy('request_id').select('request_id').count({ n: '*' });
+    expect(Object.fromEntries(metered.map((r) => [r.request_id, Number(r.n)]))).toEqual({
+      [reused['x-request-id']]: 50,
+      [replayed['x-request-id']]: 1 + 50 - 1 - ALLOWED_REPLAYS,
+    });
   });
 });
 

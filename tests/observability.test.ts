@@ -11,6 +11,7 @@ import { openDatabase } from '../common/db.js';
 import { createLogger } from '../common/log.js';
 import { createTelemetry, type Telemetry } from '../common/telemetry.js';
 import { usageMeter } from '../gateway/usage-meter.js';
+import { limiterStore } from '../common/rate-limit-store.js';
 import { batchedDecisionLog } from '../policies/decision-log.js';
 import { DECISION_PATH } from '../policies/decision.js';
 import { startTestSystem } from './support/system.js';
@@ -212,12 +213,14 @@ describe('dependency and backlog metrics', () => {
   it('exports the metering and decision-log rows not yet written, and zero once flushed', async () => {
     const t = telemetry();
     const log = createLogger('test', 'silent');
-    const meter = usageMeter(system.db.knex, { batchSize: 100, flushIntervalMs: 60_000 }, log);
+    const meter = usageMeter(system.db.knex, limiterStore(undefined), { batchSize: 100, flushIntervalMs: 60_000 }, log);
     const decisions = batchedDecisionLog(system.db.knex, log);
     t.addBacklog('metering', meter.pending);
     t.addBacklog('decision_log', decisions.pending);
-    for (const n of [1, 2, 3])
-      meter.record({ request_id: `backlog-${n}-${Date.now()}`, tenant_id: tenant.tenantId, client_id: tenant.clientId, account_id: tenant.accountId, operation_id: 'getMe', status: 200 });
+    for (const n of [1, 2, 3]) {
+      const call = { tenantId: tenant.tenantId, requestId: `backlog-${n}-${Date.now()}`, requestIdFromCaller: true, clientId: tenant.clientId, subject: tenant.personId, method: 'GET', path: '/v1/me', body: undefined };
+      await meter.meter(call, { client_id: tenant.clientId, account_id: tenant.accountId, operation_id: 'getMe', status: 200 });
+    }
     decisions.record({ request_id: `backlog-${Date.now()}`, tenant_id: tenant.tenantId, client_id: tenant.clientId, subject: tenant.personId, capability: 'svc.profile.self.read', allow: true, code: null, check_name: 'allow' });
     // Read at once (the gauge asks the batches when scraped), before any timer could flush them.
     const scraped = t.registry.getSingleMetric('batch_backlog')!.get();

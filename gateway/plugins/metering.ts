@@ -1,6 +1,7 @@
-// Plugin `metering`: every request that was forwarded and answered by the upstream is recorded once per
-// (tenant, request id) into usage_records, with the upstream's status (usage-meter.ts batches the writes).
+// Plugin `metering`: every request that was forwarded and answered by the upstream is a row of usage_records, with
+// the upstream's status, unless it is a retry of a metered call (usage-meter.ts: the retry rule and the batches).
 import { z } from 'zod';
+import { limiterStore } from '../../common/rate-limit-store.js';
 import { usageMeter } from '../usage-meter.js';
 import { definePlugin, stateOf } from './plugin.js';
 
@@ -13,17 +14,20 @@ export const metering = definePlugin({
   after: ['authorize'],
   perRoute: false,
   start(s, env) {
-    const meter = usageMeter(env.knex, s, env.log);
+    const meter = usageMeter(env.knex, limiterStore(env.redis), s, env.log);
     env.telemetry.addBacklog('metering', meter.pending);
     return {
-      handler: (route) => (_req, res, next) => {
+      handler: (route) => (req, res, next) => {
         res.once('finish', () => {
-          const { forwarded, requestId, claims } = stateOf(res);
+          const { forwarded, requestId, requestIdFromCaller, claims } = stateOf(res);
           if (!forwarded) return;
-          meter.record({
-            request_id: requestId, tenant_id: claims!.tenant_id, client_id: claims!.client_id,
-            account_id: claims!.actor_account_id!, operation_id: route.operationId, status: res.statusCode,
-          });
+          void meter.meter(
+            {
+              tenantId: claims!.tenant_id, requestId, requestIdFromCaller, clientId: claims!.client_id, subject: claims!.sub,
+              method: req.method, path: req.originalUrl, body: Buffer.isBuffer(req.body) ? req.body : undefined,
+            },
+            { client_id: claims!.client_id, account_id: claims!.actor_account_id!, operation_id: route.operationId, status: res.statusCode },
+          );
         });
         next();
       },

@@ -70,6 +70,8 @@ export const definePlugin = <Schema extends z.ZodType>(plugin: Plugin<Schema>): 
 /** What earlier plugins learnt about the request, for later ones. */
 export interface RequestState {
   requestId: string;
+  /** The caller sent the id (kept by the request-id plugin); false when the gateway made it. */
+  requestIdFromCaller: boolean;
   claims?: TokenClaims;
   allow?: Allow;
   /** Requests left in the stricter limiter window, for a read (rate-limit plugin); sent only on a successful answer. */

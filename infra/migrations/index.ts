@@ -7,6 +7,7 @@ import * as m004 from './004_decision_facts_function.js';
 import * as m005 from './005_console_sessions.js';
 import * as m006 from './006_admin_audit.js';
 import * as m007 from './007_plan_rate_limit_ceilings.js';
+import * as m008 from './008_usage_call_ids.js';
 
 const MIGRATIONS: Record<string, Knex.Migration> = {
   '001_data_model': m001,
@@ -16,6 +17,7 @@ const MIGRATIONS: Record<string, Knex.Migration> = {
   '005_console_sessions': m005,
   '006_admin_audit': m006,
   '007_plan_rate_limit_ceilings': m007,
+  '008_usage_call_ids': m008,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

@@ -12,11 +12,52 @@ export async function hashSecret(secret: string): Promise<string> {
   return `scrypt$${PARAMS.N}$${PARAMS.r}$${PARAMS.p}$${salt.toString('base64url')}$${key.toString('base64url')}`;
 }
 
-export async function verifySecret(secret: string, stored: string): Promise<boolean> {
+/** A hashing lane is full: the caller answers 503 with retry-after instead of queueing more work. */
+export class HashingBusy extends Error {
+  readonly retryAfterS = 1;
+  constructor(lane: string) {
+    super(`${lane} hashing is busy`);
+  }
+}
+
+/**
+ * Checks of presented secrets, each lane with a cap on the scrypt calls running (libuv has 4 threads by default, which
+ * file and DNS work share) and on those waiting; past the waiting room a check throws HashingBusy at once, so a flood
+ * can neither pile up work without bound nor take every thread from the other lane (issue 20).
+ */
+export interface HashLane {
+  run<T>(work: () => Promise<T>): Promise<T>;
+}
+
+export function hashLane(name: string, maxRunning: number, maxWaiting: number): HashLane {
+  let running = 0;
+  const waiting: (() => void)[] = [];
+  return {
+    async run(work) {
+      if (running < maxRunning) running++;
+      else if (waiting.length >= maxWaiting) throw new HashingBusy(name);
+      else await new Promise<void>((resolve) => waiting.push(resolve)); // the finishing check hands over its slot
+      try {
+        return await work();
+      } finally {
+        const next = waiting.shift();
+        if (next) next();
+        else running--;
+      }
+    },
+  };
+}
+
+/** Sign-in forms: anyone may post them, so they get half the threads and a short queue. */
+export const SIGN_IN_HASHING = hashLane('sign-in', 2, 16);
+/** Client secrets and tenant admin keys: callers holding a credential, which sign-in floods cannot starve. */
+export const CREDENTIAL_HASHING = hashLane('credential', 2, 64);
+
+export async function verifySecret(secret: string, stored: string, lane: HashLane = CREDENTIAL_HASHING): Promise<boolean> {
   const [scheme, n, r, p, salt, hash] = stored.split('$');
   if (scheme !== 'scrypt' || !salt || !hash) return false;
   const expected = Buffer.from(hash, 'base64url');
-  const key = await scryptAsync(secret, Buffer.from(salt, 'base64url'), expected.length, { N: Number(n), r: Number(r), p: Number(p) });
+  const key = await lane.run(() => scryptAsync(secret, Buffer.from(salt, 'base64url'), expected.length, { N: Number(n), r: Number(r), p: Number(p) }));
   return timingSafeEqual(key, expected);
 }
 

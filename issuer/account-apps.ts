@@ -12,15 +12,14 @@ import type { Knex } from 'knex';
 import type { Logger } from '../common/log.js';
 import { killFamily } from '../common/sessions.js';
 import { storableText } from '../common/db.js';
-import { signIn } from './accounts.js';
+import { signIn, signInRefusal } from './accounts.js';
 import type { CredentialThrottle } from '../common/credential-throttle.js';
 import { API_RESOURCE, describeCapabilities, splitScope } from './scope-policy.js';
-import { connectedAppsPage, errorPage, accountSignInPage, sendPage, waitMessage, type ConnectedApp } from './pages.js';
+import { connectedAppsPage, errorPage, accountSignInPage, sendPage, type ConnectedApp } from './pages.js';
 
 export const ACCOUNT_APPS_PATH = '/account/apps';
 const COOKIE = 'account_session';
 const SESSION_MS = 15 * 60 * 1000;
-const LOGIN_FAILED = 'Those sign-in details did not work. Check your username and password and try again.';
 
 interface AccountSession {
   personId: string;
@@ -144,10 +143,8 @@ export function accountAppsRoutes({ knex, log, cookieKey, throttle }: AccountApp
     const password = typeof req.body?.password === 'string' ? req.body.password : '';
     const result = await signIn(knex, throttle, { username, password, address: req.ip ?? 'unknown' });
     if (!result.ok) {
-      const { retryAfterS } = result;
-      return sendPage(res, 'Sign in - connected apps', accountSignInPage({ error: retryAfterS ? waitMessage(retryAfterS) : LOGIN_FAILED, username }), {
-        status: retryAfterS ? 429 : 401, ...(retryAfterS && { headers: { 'retry-after': String(retryAfterS) } }),
-      });
+      const { status, message, headers } = signInRefusal(result);
+      return sendPage(res, 'Sign in - connected apps', accountSignInPage({ error: message, username }), { status, ...(headers && { headers }) });
     }
     const { personId } = result;
     setSession(req, res, { personId, csrf: randomBytes(24).toString('base64url'), exp: Date.now() + SESSION_MS });

@@ -2,10 +2,11 @@
 // (account status and epoch, session revocation, the tenant relationship), so refreshed tokens carry current claims.
 import type { Knex } from 'knex';
 import type { Account, FindAccount } from 'oidc-provider';
-import { hashSecret, verifySecret } from '../common/secrets.js';
+import { HashingBusy, SIGN_IN_HASHING, hashSecret, verifySecret } from '../common/secrets.js';
 import { runPrepared, storableText } from '../common/db.js';
 import type { RequestReads } from './request-reads.js';
 import type { CredentialThrottle } from '../common/credential-throttle.js';
+import { waitMessage } from './pages.js';
 
 let dummyHash: Promise<string> | undefined;
 /** Hash checked when the username is unknown, so a wrong username costs as long as a wrong password. */
@@ -19,7 +20,7 @@ async function checkPersonLogin(knex: Knex, username: string, password: string):
   const account = storableText(username)
     ? await knex('accounts').where({ username, kind: 'person' }).first('person_id', 'status', 'password_hash')
     : undefined;
-  const passwordOk = await verifySecret(password, account?.password_hash ?? (await timingDummy()));
+  const passwordOk = await verifySecret(password, account?.password_hash ?? (await timingDummy()), SIGN_IN_HASHING);
   if (!account || !passwordOk || account.status !== 'active' || !account.person_id) return undefined;
   return account.person_id as string;
 }
@@ -32,7 +33,26 @@ export interface SignInAttempt {
   /** The authorize step's tenant: the person must have a current relationship with it. */
   tenantId?: string | undefined;
 }
-export type SignInResult = { ok: true; personId: string } | { ok: false; retryAfterS?: number | undefined };
+export type SignInResult =
+  | { ok: true; personId: string }
+  /** `throttled`: past the failure budget; `busy`: the sign-in hashing lane is full (not counted as a failure). */
+  | { ok: false; refused?: { reason: 'throttled' | 'busy'; retryAfterS: number } };
+
+/** One message for every failed sign-in (unknown user, wrong password, disabled account, no relationship). */
+const SIGN_IN_FAILED = 'Those sign-in details did not work. Check your username and password and try again.';
+
+/**
+ * How a sign-in form answers a refusal: the status, whether to wait (retry-after) and the page's message; a throttled
+ * attempt is told to wait whatever the username.
+ */
+export function signInRefusal(result: Extract<SignInResult, { ok: false }>) {
+  const { refused } = result;
+  if (!refused) return { status: 401, message: SIGN_IN_FAILED };
+  const headers = { 'retry-after': String(refused.retryAfterS) };
+  return refused.reason === 'busy'
+    ? { status: 503, message: 'Signing in is busy just now. Try again in a few seconds.', headers }
+    : { status: 429, message: waitMessage(refused.retryAfterS), headers };
+}
 
 /**
  * The one credential check of every sign-in form (authorize step, connected apps), throttled: past the failure budget
@@ -42,8 +62,14 @@ export type SignInResult = { ok: true; personId: string } | { ok: false; retryAf
 export async function signIn(knex: Knex, throttle: CredentialThrottle, attempt: SignInAttempt): Promise<SignInResult> {
   const { username, password, address, tenantId } = attempt;
   const retryAfterS = await throttle.waitSeconds(username, address);
-  if (retryAfterS !== undefined) return { ok: false, retryAfterS };
-  const personId = username && password ? await checkPersonLogin(knex, username, password) : undefined;
+  if (retryAfterS !== undefined) return { ok: false, refused: { reason: 'throttled', retryAfterS } };
+  let personId: string | undefined;
+  try {
+    personId = username && password ? await checkPersonLogin(knex, username, password) : undefined;
+  } catch (err) {
+    if (err instanceof HashingBusy) return { ok: false, refused: { reason: 'busy', retryAfterS: err.retryAfterS } };
+    throw err;
+  }
   if (!personId || (tenantId !== undefined && !(await hasRelationship(knex, tenantId, personId)))) {
     await throttle.failed(username || undefined, address);
     return { ok: false };

@@ -6,6 +6,7 @@ import type Provider from 'oidc-provider';
 import type { Config } from '../common/config.js';
 import type { Logger } from '../common/log.js';
 import { noteCaller, requestId } from '../common/http.js';
+import { HashingBusy } from '../common/secrets.js';
 import { interactionRoutes } from './interactions.js';
 import { cookieKeysFrom, loadSigningKeys } from './keys.js';
 import { accountAppsRoutes } from './account-apps.js';
@@ -31,7 +32,11 @@ export async function createIssuerApp(deps: IssuerDeps): Promise<{ app: express.
   const { knex, config, log, telemetry } = deps;
   const keys = await loadSigningKeys(knex, config);
   const provider = createProvider({ knex, config, keys, onReplay: (reused) => telemetry.familyKills.inc({ reused }) });
-  provider.on('server_error', (_ctx, err) => log.error({ err }, 'oidc-provider server error'));
+  provider.on('server_error', (ctx, err) => {
+    // A full credential-hashing lane is load, not a fault: the token route answers 503 with retry-after (token-errors.ts).
+    if (err instanceof HashingBusy) ctx.state.hashingBusy = err;
+    else log.error({ err }, 'oidc-provider server error');
+  });
   // The request log's client for oidc-provider's routes: the client it authenticated or looked up, when any.
   provider.use(async (ctx, next) => {
     await next();

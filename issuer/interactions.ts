@@ -6,10 +6,10 @@ import type { Knex } from 'knex';
 import { errors, type Provider } from 'oidc-provider';
 import type { Logger } from '../common/log.js';
 import { noteCaller } from '../common/http.js';
-import { loginAccountOf, signIn, tenantOfClient } from './accounts.js';
+import { loginAccountOf, signIn, signInRefusal, tenantOfClient } from './accounts.js';
 import type { CredentialThrottle } from '../common/credential-throttle.js';
 import { API_RESOURCE, allowedCapabilities, describeCapabilities } from './scope-policy.js';
-import { consentPage, errorPage, loginPage, sendPage, waitMessage } from './pages.js';
+import { consentPage, errorPage, loginPage, sendPage } from './pages.js';
 
 type Details = Awaited<ReturnType<Provider['interactionDetails']>>;
 
@@ -21,7 +21,6 @@ interface Deps {
   throttle: CredentialThrottle;
 }
 
-const LOGIN_FAILED = 'Those sign-in details did not work. Check your username and password and try again.';
 
 export function interactionRoutes({ provider, knex, log, throttle }: Deps): Router {
   const router = express.Router();
@@ -91,14 +90,8 @@ export function interactionRoutes({ provider, knex, log, throttle }: Deps): Rout
       const password = typeof req.body?.password === 'string' ? req.body.password : '';
       const result = await signIn(knex, throttle, { username, password, address: req.ip ?? 'unknown', tenantId });
       if (!result.ok) {
-        // One message for every failure (unknown user, wrong password, disabled account, no relationship); a throttled
-        // attempt is told to wait, whatever the username.
-        const { retryAfterS } = result;
-        sendPage(res, `Sign in - ${appName}`, loginPage({ uid: details.uid, appName, error: retryAfterS ? waitMessage(retryAfterS) : LOGIN_FAILED, username }), {
-          status: retryAfterS ? 429 : 401,
-          redirectOrigin,
-          ...(retryAfterS && { headers: { 'retry-after': String(retryAfterS) } }),
-        });
+        const { status, message, headers } = signInRefusal(result);
+        sendPage(res, `Sign in - ${appName}`, loginPage({ uid: details.uid, appName, error: message, username }), { status, redirectOrigin, ...(headers && { headers }) });
         return;
       }
       const { personId } = result;

@@ -5,6 +5,7 @@ import type { ErrorRequestHandler, Response } from 'express';
 import type { Logger } from '../common/log.js';
 import type { KoaContextWithOIDC } from 'oidc-provider';
 import type { TokenErrorCode } from '../policies/codes.js';
+import { HashingBusy } from '../common/secrets.js';
 
 const CONTRACT_CODES: ReadonlySet<string> = new Set<TokenErrorCode>(['invalid_client', 'invalid_grant', 'invalid_scope', 'unsupported_grant_type']);
 /** invalid_request descriptions oidc-provider uses for problems with client authentication. */
@@ -55,6 +56,18 @@ export function sendTokenRateLimited(res: Response, retryAfterS: number): void {
   res.status(429).json(body);
 }
 
+/**
+ * 503 when the client-secret check found its hashing lane full (common/secrets.ts): the same TokenError shape and
+ * code as the endpoint's 429 (clients act on the status and `retry-after`); nothing was issued or consumed.
+ */
+function answerBusy(ctx: KoaContextWithOIDC, busy: HashingBusy): void {
+  ctx.status = 503;
+  ctx.set({ 'cache-control': 'no-store', pragma: 'no-cache', 'retry-after': String(busy.retryAfterS) });
+  ctx.remove('www-authenticate');
+  const body: TokenErrorBody = { error: 'invalid_client', error_description: 'client authentication is busy; retry after the given seconds' };
+  ctx.body = body;
+}
+
 /** Routes whose errors are the contract's TokenError: the token endpoint and the revocation endpoint beside it. */
 const TOKEN_ERROR_ROUTES: ReadonlySet<string> = new Set(['token', 'revocation']);
 
@@ -65,6 +78,7 @@ const TOKEN_ERROR_ROUTES: ReadonlySet<string> = new Set(['token', 'revocation'])
 export function tokenErrorRemapper(issuer: string) {
   return async (ctx: KoaContextWithOIDC, next: () => Promise<unknown>) => {
     await next();
+    if (ctx.state.hashingBusy instanceof HashingBusy) return answerBusy(ctx, ctx.state.hashingBusy);
     if (ctx.method !== 'POST' || !TOKEN_ERROR_ROUTES.has(routeOf(ctx) ?? '') || ctx.status < 400 || ctx.status >= 500) return;
     const out = (typeof ctx.body === 'object' && ctx.body !== null ? ctx.body : {}) as { error?: unknown; error_description?: unknown };
     const description = typeof out.error_description === 'string' ? out.error_description : undefined;

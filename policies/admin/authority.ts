@@ -5,7 +5,7 @@
 import type { Request, Response, NextFunction, RequestHandler } from 'express';
 import type { Knex } from 'knex';
 import { noteCaller, sendProblem } from '../../common/http.js';
-import { secretChecker } from '../../common/secrets.js';
+import { HashingBusy, secretChecker } from '../../common/secrets.js';
 import { verifyTenantAdminKey } from './admin-key-store.js';
 
 export type AdminCaller = { kind: 'operator' } | { kind: 'tenant'; tenantId: string; keyId: string };
@@ -72,7 +72,13 @@ export function authenticateAdmin(knex: Knex, adminToken: string): RequestHandle
   const identify = adminIdentifier(knex, adminToken);
   return async (req: Request, res: Response, next: NextFunction) => {
     const token = bearer(req);
-    const caller = token ? await identify(token) : undefined;
+    let caller: AdminCaller | undefined;
+    try {
+      caller = token ? await identify(token) : undefined;
+    } catch (err) {
+      if (!(err instanceof HashingBusy)) throw err;
+      return sendProblem(res, 'authorization_unavailable', { message: 'credential checks are busy', headers: { 'retry-after': String(err.retryAfterS) } });
+    }
     if (!caller) return sendProblem(res, 'invalid_token', { message: 'operator token or tenant admin key required' });
     res.locals.adminCaller = caller;
     noteCaller(res, { tenant: caller.kind === 'operator' ? tenantInPath(req) : caller.tenantId });

@@ -7,7 +7,7 @@ import cookieParser from 'cookie-parser';
 import type { Knex } from 'knex';
 import { isClientDataError, requestIdOf } from '../../common/http.js';
 import { pageSecurityHeaders } from '../../common/page-security.js';
-import { sameSecret } from '../../common/secrets.js';
+import { HashingBusy, sameSecret } from '../../common/secrets.js';
 import { jsonInputProblem } from '../../common/json-input.js';
 import type { Logger } from '../../common/log.js';
 import { STATUS_OF } from '../codes.js';
@@ -122,7 +122,14 @@ export function consoleRouter({ knex, adminToken, log, countChange }: ConsoleDep
   r.post('/sign-in', async (req, res) => {
     const old = locals(res).session;
     const key = one(req.body.key)?.trim();
-    const caller = key ? await identifyAdmin(key) : undefined;
+    let caller: AdminCaller | undefined;
+    try {
+      caller = key ? await identifyAdmin(key) : undefined;
+    } catch (err) {
+      if (!(err instanceof HashingBusy)) throw err;
+      res.set('retry-after', String(err.retryAfterS));
+      return problem(res, 503, 'Busy', 'Signing in is busy just now. Try again in a few seconds.');
+    }
     if (!caller) return send(res, pages.signInPage(old, true), 401);
     // A new session id at sign-in, so an id known before it (fixation) is worth nothing after.
     await sessions.destroy(old.id);

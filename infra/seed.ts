@@ -45,7 +45,7 @@ export async function seedDemo(knex: Knex, pdpUrl: string, adminToken: string): 
 
   const tenantId = ((await knex('tenants').where({ label: DEMO.tenantLabel }).first())?.id as string | undefined)
     ?? (await create('POST', '/tenants', { label: DEMO.tenantLabel, displayName: 'Demo Tenant', plan: 'L2' })).tenantId!;
-  const personId = ((await knex('accounts').where({ username: DEMO.username }).first())?.person_id as string | undefined)
+  const personId = ((await knex('accounts').where({ tenant_id: tenantId, username: DEMO.username }).first())?.person_id as string | undefined)
     ?? (await create('POST', `/tenants/${tenantId}/persons`, { displayName: 'Alice Example', username: DEMO.username, password: DEMO.password })).personId!;
   const clientId = ((await knex('clients').where({ tenant_id: tenantId, slug: DEMO.clientSlug }).first())?.id as string | undefined)
     ?? (await create('POST', `/tenants/${tenantId}/clients`, {

@@ -12,17 +12,31 @@ let dummyHash: Promise<string> | undefined;
 /** Hash checked when the username is unknown, so a wrong username costs as long as a wrong password. */
 const timingDummy = () => (dummyHash ??= hashSecret('no-such-account'));
 
+/** Tenants whose accounts a sign-in without a tenant (connected apps) tries under one username, at most. */
+const MAX_TENANTS_PER_USERNAME = 5;
+
 /**
  * The personId (psn_…) when username/password belong to an active person login account; undefined otherwise, without
- * saying which part failed.
+ * saying which part failed. Usernames are unique per tenant: with `tenantId` (the authorize step) only that tenant's
+ * account is tried; without it (connected apps) each tenant's account by that name, and the sign-in succeeds only
+ * when exactly one person's password matches.
  */
-async function checkPersonLogin(knex: Knex, username: string, password: string): Promise<string | undefined> {
-  const account = storableText(username)
-    ? await knex('accounts').where({ username, kind: 'person' }).first('person_id', 'status', 'password_hash')
-    : undefined;
-  const passwordOk = await verifySecret(password, account?.password_hash ?? (await timingDummy()), SIGN_IN_HASHING);
-  if (!account || !passwordOk || account.status !== 'active' || !account.person_id) return undefined;
-  return account.person_id as string;
+async function checkPersonLogin(knex: Knex, username: string, password: string, tenantId: string | undefined): Promise<string | undefined> {
+  type Row = { person_id: string | null; status: string; password_hash: string };
+  const accounts: Row[] = storableText(username)
+    ? await knex('accounts').where({ username, kind: 'person', ...(tenantId !== undefined && { tenant_id: tenantId }) })
+      .orderBy('created_at').limit(MAX_TENANTS_PER_USERNAME).select('person_id', 'status', 'password_hash')
+    : [];
+  if (!accounts.length) {
+    await verifySecret(password, await timingDummy(), SIGN_IN_HASHING);
+    return undefined;
+  }
+  const matched = new Set<string>();
+  for (const account of accounts) {
+    const passwordOk = await verifySecret(password, account.password_hash, SIGN_IN_HASHING);
+    if (passwordOk && account.status === 'active' && account.person_id) matched.add(account.person_id);
+  }
+  return matched.size === 1 ? [...matched][0] : undefined;
 }
 
 export interface SignInAttempt {
@@ -65,7 +79,7 @@ export async function signIn(knex: Knex, throttle: CredentialThrottle, attempt: 
   if (retryAfterS !== undefined) return { ok: false, refused: { reason: 'throttled', retryAfterS } };
   let personId: string | undefined;
   try {
-    personId = username && password ? await checkPersonLogin(knex, username, password) : undefined;
+    personId = username && password ? await checkPersonLogin(knex, username, password, tenantId) : undefined;
   } catch (err) {
     if (err instanceof HashingBusy) return { ok: false, refused: { reason: 'busy', retryAfterS: err.retryAfterS } };
     throw err;

@@ -8,6 +8,7 @@ import * as m005 from './005_console_sessions.js';
 import * as m006 from './006_admin_audit.js';
 import * as m007 from './007_plan_rate_limit_ceilings.js';
 import * as m008 from './008_usage_call_ids.js';
+import * as m009 from './009_usernames_per_tenant.js';
 
 const MIGRATIONS: Record<string, Knex.Migration> = {
   '001_data_model': m001,
@@ -18,6 +19,7 @@ const MIGRATIONS: Record<string, Knex.Migration> = {
   '006_admin_audit': m006,
   '007_plan_rate_limit_ceilings': m007,
   '008_usage_call_ids': m008,
+  '009_usernames_per_tenant': m009,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

@@ -22,7 +22,7 @@ export function personsRouter(knex: Knex): Router {
     const tenantId = req.params.tenantId;
     if (!isId('ten', tenantId) || !(await knex('tenants').where({ id: tenantId }).first())) return sendProblem(res, 'not_found');
     const passwordHash = await hashSecret(body.password);
-    await createOrConflict(res, 'username is taken', async () => {
+    await createOrConflict(res, 'username is taken in this tenant', async () => {
       const created = await knex.transaction(async (trx) => {
         const [person] = await trx('persons').insert({ id: newId('psn'), display_name: body.displayName }).returning('*');
         const accountId = newId('acc');

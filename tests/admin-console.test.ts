@@ -398,8 +398,36 @@ describe('console sessions', () => {
     const res = await fetch(`${consoleUrl}/sign-in`, { headers });
     const cookie = res.headers.get('set-cookie') ?? '';
     const attributes = cookie.split('; ').slice(1).sort();
-    expect(cookie).toMatch(/^console_session=[\w-]{43};/);
+    expect(cookie).toMatch(/^console_sign_in=[\w-]{32}\.[\w-]{43};/);
     expect(attributes).toEqual(['HttpOnly', 'Path=/admin/console', 'SameSite=Strict', ...(secure ? ['Secure'] : [])]);
+  });
+
+  it('are stored only at sign-in: anonymous visits of the sign-in page store nothing and evict no one', async () => {
+    const context = await browser.newContext();
+    try {
+      const { page } = await signIn(context, system.adminToken);
+      const stored = async () => Number((await system.db.knex('console_sessions').count({ n: '*' }).first())!.n);
+      const before = await stored();
+      for (let i = 0; i < 50; i++) expect((await fetch(`${consoleUrl}/sign-in`)).status).toBe(200);
+      expect(await stored()).toBe(before);
+      await page.goto(`${consoleUrl}/tenants`);
+      expect(page.url()).toBe(`${consoleUrl}/tenants`);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('refuse a sign-in whose form token is not the one its cookie vouches for, or whose cookie this console did not sign', async () => {
+    const res = await fetch(`${consoleUrl}/sign-in`);
+    const cookie = res.headers.get('set-cookie')!.split(';')[0]!;
+    const token = /name="_csrf" value="([^"]+)"/.exec(await res.text())![1]!;
+    const post = (cookieHeader: string, csrf: string) => fetch(`${consoleUrl}/sign-in`, {
+      method: 'POST', redirect: 'manual', headers: { cookie: cookieHeader }, body: new URLSearchParams({ _csrf: csrf, key: system.adminToken }),
+    }).then((r) => r.status);
+    expect(await post(cookie, `${token}x`)).toBe(403);
+    expect(await post(`console_sign_in=${token}.${'A'.repeat(43)}`, token)).toBe(403);
+    expect(await post('', token)).toBe(403);
+    expect(await post(cookie, token)).toBe(303);
   });
 
   it('are known to every admin replica sharing the database (the manifests run two), and to a restarted one', async () => {

@@ -22,10 +22,10 @@ export interface Frame {
   tenant?: TenantView | undefined;
 }
 
-const csrfField = (session: ConsoleSession) => html`<input type="hidden" name="_csrf" value="${session.csrf}">`;
+const csrfField = (session: Pick<ConsoleSession, 'csrf'>) => html`<input type="hidden" name="_csrf" value="${session.csrf}">`;
 
 /** A form that posts to `action` with the session's CSRF token. */
-export const postForm = (session: ConsoleSession, action: string, body: Html, cls = '') =>
+export const postForm = (session: Pick<ConsoleSession, 'csrf'>, action: string, body: Html, cls = '') =>
   html`<form method="post" action="${action}"${cls && html` class="${cls}"`}>${csrfField(session)}${body}</form>`;
 
 function navigation(session: ConsoleSession, tenant: TenantView | undefined): Html {
@@ -57,18 +57,19 @@ export function layout({ title, session, tenant }: Frame, content: Html): Html {
 ${content}</main></body></html>`;
 }
 
-export function signInPage(session: ConsoleSession, failed: boolean): Html {
-  return layout({ title: 'Sign in', session }, html`
+/** The sign-in form, with the token of its double-submit cookie (sign-in-csrf.ts): no session exists yet. */
+export function signInPage(form: Pick<ConsoleSession, 'csrf'>, failed: boolean): Html {
+  return layout({ title: 'Sign in', session: undefined }, html`
 ${failed && html`<p class="problem" role="alert">That key did not work. Check it and try again.</p>`}
 <p>Sign in with your tenant admin key, or with the operator token.</p>
-${postForm(session, `${CONSOLE_PATH}/sign-in`, html`
+${postForm(form, `${CONSOLE_PATH}/sign-in`, html`
 <label for="key">Admin key or operator token</label>
 <input id="key" name="key" type="password" autocomplete="off" required>
 <div><button type="submit">Sign in</button></div>`)}`);
 }
 
-export const signedOutPage = (session: ConsoleSession) =>
-  layout({ title: 'Signed out', session }, html`<p>You are signed out. <a href="${CONSOLE_PATH}/sign-in">Sign in again</a>.</p>`);
+export const signedOutPage = () =>
+  layout({ title: 'Signed out', session: undefined }, html`<p>You are signed out. <a href="${CONSOLE_PATH}/sign-in">Sign in again</a>.</p>`);
 
 export function problemPage(frame: Frame, message: string, requestId: string): Html {
   return layout(frame, html`<p class="problem" role="alert">${message}</p><p>Reference: <code>${requestId}</code></p>

@@ -26,6 +26,7 @@ import { auditPage } from '../admin/audit-trail.js';
 import { MAX_BODY_DEPTH, type Outcome, type Refusal } from '../admin/support.js';
 import { STYLE, type Html } from './html.js';
 import { SessionStore, type ConsoleSession } from './sessions.js';
+import { SIGN_IN_COOKIE, signInCsrf } from './sign-in-csrf.js';
 import * as pages from './pages.js';
 
 const { CONSOLE_PATH, tenantPath, appPath } = pages;
@@ -79,6 +80,15 @@ export function consoleRouter({ knex, adminToken, log, countChange }: ConsoleDep
   const overHttps = (req: Request) => req.secure || req.get('x-forwarded-proto')?.split(',')[0]?.trim().toLowerCase() === 'https';
   const setCookie = (req: Request, res: Response, session: ConsoleSession) =>
     res.cookie(COOKIE, session.id, { httpOnly: true, sameSite: 'strict', secure: overHttps(req), path: CONSOLE_PATH });
+  const signInForm = signInCsrf(adminToken);
+  /** The sign-in form's token: the one its cookie already vouches for, or a new one with its cookie. */
+  const signInToken = (req: Request, res: Response) => {
+    const kept = signInForm.tokenOf(one(req.cookies?.[SIGN_IN_COOKIE]));
+    if (kept) return kept;
+    const { token, cookie } = signInForm.issue();
+    res.cookie(SIGN_IN_COOKIE, cookie, { httpOnly: true, sameSite: 'strict', secure: overHttps(req), path: CONSOLE_PATH });
+    return token;
+  };
   const goTo = async (res: Response, path: string, notice?: string) => {
     if (notice) await sessions.leaveNotice(locals(res).session.id, notice);
     res.redirect(303, path);
@@ -97,12 +107,14 @@ export function consoleRouter({ knex, adminToken, log, countChange }: ConsoleDep
     next();
   });
 
-  // Every POST carries the session's CSRF token in a hidden field; anything else is refused before it does anything.
+  // Every POST carries the session's CSRF token in a hidden field, or (the sign-in form, before any session) the token
+  // of its signed cookie; anything else is refused before it does anything.
   r.use((req, res, next) => {
     if (req.method !== 'POST') return next();
     const session = res.locals.session as ConsoleSession | undefined;
     const presented = one(req.body?._csrf);
-    if (session && presented && sameSecret(presented, session.csrf)) return next();
+    const expected = session ? session.csrf : req.path === '/sign-in' ? signInForm.tokenOf(one(req.cookies?.[SIGN_IN_COOKIE])) : undefined;
+    if (expected && presented && sameSecret(presented, expected)) return next();
     problem(res, 403, 'Form refused', 'This form was not sent from a current console page, so nothing was changed. Reload the page and try again.');
   });
 
@@ -112,15 +124,13 @@ export function consoleRouter({ knex, adminToken, log, countChange }: ConsoleDep
     res.redirect(303, caller.kind === 'operator' ? `${CONSOLE_PATH}/tenants` : tenantPath(caller.tenantId, 'apps'));
   });
 
-  r.get('/sign-in', async (req, res) => {
-    let session = res.locals.session as ConsoleSession | undefined;
-    if (session?.caller) return res.redirect(303, `${CONSOLE_PATH}/`);
-    if (!session) setCookie(req, res, (session = await sessions.create()));
-    send(res, pages.signInPage(session, false));
+  r.get('/sign-in', (req, res) => {
+    if ((res.locals.session as ConsoleSession | undefined)?.caller) return res.redirect(303, `${CONSOLE_PATH}/`);
+    send(res, pages.signInPage({ csrf: signInToken(req, res) }, false));
   });
 
   r.post('/sign-in', async (req, res) => {
-    const old = locals(res).session;
+    const old = res.locals.session as ConsoleSession | undefined;
     const key = one(req.body.key)?.trim();
     let caller: AdminCaller | undefined;
     try {
@@ -130,9 +140,10 @@ export function consoleRouter({ knex, adminToken, log, countChange }: ConsoleDep
       res.set('retry-after', String(err.retryAfterS));
       return problem(res, 503, 'Busy', 'Signing in is busy just now. Try again in a few seconds.');
     }
-    if (!caller) return send(res, pages.signInPage(old, true), 401);
+    if (!caller) return send(res, pages.signInPage({ csrf: one(req.body._csrf)! }, true), 401);
     // A new session id at sign-in, so an id known before it (fixation) is worth nothing after.
-    await sessions.destroy(old.id);
+    if (old) await sessions.destroy(old.id);
+    res.clearCookie(SIGN_IN_COOKIE, { path: CONSOLE_PATH });
     const session = await sessions.create(caller);
     setCookie(req, res, session);
     res.locals.session = session;
@@ -142,9 +153,7 @@ export function consoleRouter({ knex, adminToken, log, countChange }: ConsoleDep
   r.post('/sign-out', async (req, res) => {
     await sessions.destroy(locals(res).session.id);
     res.clearCookie(COOKIE, { path: CONSOLE_PATH });
-    const anonymous = await sessions.create();
-    setCookie(req, res, anonymous);
-    send(res, pages.signedOutPage(anonymous));
+    send(res, pages.signedOutPage());
   });
 
   // Everything below needs a signed-in session.

@@ -1,7 +1,8 @@
 // Server-side sessions of the admin console, in the database (table console_sessions), so every replica of the admin
 // service and a restarted one know them. The browser holds only a random session id (HttpOnly, SameSite=Strict
 // cookie); the database holds its SHA-256, the caller it signed in as and the session's CSRF token. A session ends
-// after 30 minutes without use, 8 hours after sign-in, at sign-out, or when its tenant admin key is revoked.
+// after 30 minutes without use, 8 hours after sign-in, at sign-out, or when its tenant admin key is revoked. Only a
+// sign-in creates one: the sign-in form needs no session (sign-in-csrf.ts), so anonymous visits store nothing.
 import { createHash, randomBytes } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { AdminCaller } from '../admin/authority.js';
@@ -10,7 +11,7 @@ export interface ConsoleSession {
   id: string;
   /** Sent back in a hidden field of every form; each POST must carry it. */
   csrf: string;
-  /** Undefined until sign-in: an anonymous session only carries the sign-in form's CSRF token. */
+  /** Whom the session signed in as (rows stored before sign-in stopped creating sessions may lack it: not signed in). */
   caller?: AdminCaller;
   /** One message for the page this request shows (taken from the session as the request read it). */
   notice?: string;
@@ -18,7 +19,7 @@ export interface ConsoleSession {
 
 export const IDLE_MS = 30 * 60 * 1000;
 export const MAX_AGE_MS = 8 * 60 * 60 * 1000;
-/** Bounds storage against a flood of sign-in page views: beyond it the oldest sessions are dropped. */
+/** Bounds storage (only signed-in sessions are stored, so only admins can approach it): beyond it the oldest are dropped. */
 const MAX_SESSIONS = 10_000;
 
 const token = () => randomBytes(32).toString('base64url');
@@ -36,14 +37,14 @@ export class SessionStore {
     private readonly now: () => number = Date.now,
   ) {}
 
-  async create(caller?: AdminCaller): Promise<ConsoleSession> {
+  async create(caller: AdminCaller): Promise<ConsoleSession> {
     const now = this.now();
     const sessions = () => this.knex('console_sessions');
     await sessions().where('idle_until', '<=', now).orWhere('ends_at', '<=', now).delete();
     await sessions().whereIn('id_hash', sessions().select('id_hash').orderBy('created_at', 'desc').offset(MAX_SESSIONS - 1)).delete();
-    const session: ConsoleSession = { id: token(), csrf: token(), ...(caller && { caller }) };
+    const session: ConsoleSession = { id: token(), csrf: token(), caller };
     await sessions().insert({
-      id_hash: hashOf(session.id), csrf: session.csrf, caller: caller ? JSON.stringify(caller) : null,
+      id_hash: hashOf(session.id), csrf: session.csrf, caller: JSON.stringify(caller),
       created_at: now, idle_until: now + IDLE_MS, ends_at: now + MAX_AGE_MS,
     });
     return session;

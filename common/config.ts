@@ -33,7 +33,15 @@ export const SETTINGS = {
   ISSUER_PURGE_INTERVAL_S: { schema: z.coerce.number().int().min(1).max(86400).default(60), doc: 'How often the issuer deletes expired codes, sessions, grants and refresh tokens (in batches of 500, at most 10,000 a round).' },
   ACCESS_TOKEN_TTL_S: { schema: z.coerce.number().int().min(1).max(900).default(900), doc: 'Access token lifetime; for tests only, the contract value is 900.' },
   TOKEN_RATE_LIMIT_PER_CLIENT: { schema: z.coerce.number().int().min(1).default(600), doc: 'Tokens issued per client per TOKEN_RATE_LIMIT_WINDOW_S at the token endpoint.' },
-  TOKEN_RATE_LIMIT_PER_ADDRESS: { schema: z.coerce.number().int().min(1).default(120), doc: 'Failed token requests per source address per TOKEN_RATE_LIMIT_WINDOW_S.' },
+  TOKEN_RATE_LIMIT_PER_ADDRESS: { schema: z.coerce.number().int().min(1).default(120), doc: 'Failed token requests per source address and named client per TOKEN_RATE_LIMIT_WINDOW_S.' },
+  TOKEN_RATE_LIMIT_PER_ADDRESS_ALL_CLIENTS: {
+    schema: z.coerce.number().int().min(1).optional(),
+    doc: 'Failed token requests per source address, whatever the client named, per TOKEN_RATE_LIMIT_WINDOW_S. Unset = 10 x TOKEN_RATE_LIMIT_PER_ADDRESS.',
+  },
+  TRUST_PROXY: {
+    schema: z.string().trim().min(1).optional().transform((v) => (v === undefined ? false : /^\d+$/.test(v) ? Number(v) : v)),
+    doc: 'Proxies in front of the issuer and the admin service whose X-Forwarded-For is believed (Express "trust proxy"): a hop count such as 1, or addresses/subnets such as 10.0.0.0/8. Unset = none: the connecting address is the client (sign-in and token endpoint limits, audit).',
+  },
   TOKEN_RATE_LIMIT_WINDOW_S: { schema: z.coerce.number().int().min(1).max(86_400).default(60), doc: 'Window of the token endpoint limits, in seconds.' },
   LOG_LEVEL: { schema: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'), doc: 'pino log level; JSON lines on stdout, one per request at info.' },
 } as const;

@@ -47,6 +47,7 @@ export async function createIssuerApp(deps: IssuerDeps): Promise<{ app: express.
 
   const app = express();
   app.disable('x-powered-by');
+  app.set('trust proxy', config.TRUST_PROXY); // req.ip: the address the sign-in and token endpoint limits count
   app.use(requestId); // every response carries x-request-id (contract §1 rule 6), the issuer's included
   const store = deps.limiters ?? limiterStore(undefined);
   // One sign-in budget for both sign-in forms (the authorize step and connected apps), counted where the token
@@ -56,7 +57,8 @@ export async function createIssuerApp(deps: IssuerDeps): Promise<{ app: express.
   app.use(accountAppsRoutes({ knex, log, cookieKey: cookieKeysFrom(keys.keys)[0]!, throttle }));
   const limits = {
     perClient: { points: config.TOKEN_RATE_LIMIT_PER_CLIENT, durationS: config.TOKEN_RATE_LIMIT_WINDOW_S },
-    perAddress: { points: config.TOKEN_RATE_LIMIT_PER_ADDRESS, durationS: config.TOKEN_RATE_LIMIT_WINDOW_S },
+    perAddressAndClient: { points: config.TOKEN_RATE_LIMIT_PER_ADDRESS, durationS: config.TOKEN_RATE_LIMIT_WINDOW_S },
+    perAddress: { points: config.TOKEN_RATE_LIMIT_PER_ADDRESS_ALL_CLIENTS ?? 10 * config.TOKEN_RATE_LIMIT_PER_ADDRESS, durationS: config.TOKEN_RATE_LIMIT_WINDOW_S },
   };
   const limit = tokenRateLimit(store, limits, config.AUTH_URL, () => telemetry.rateLimited.inc({ layer: 'token_endpoint' }));
   app.options('/oauth2/token', tokenPreflight(knex));

@@ -49,14 +49,17 @@ export interface PoliciesDeps {
   decisionLog: DecisionLog;
   /** Counts decisions by outcome and deny code. */
   telemetry: Pick<Telemetry, 'decisions' | 'adminChanges'>;
+  /** Express "trust proxy" (TRUST_PROXY): which X-Forwarded-For hop is the admin's address in the audit trail. */
+  trustProxy?: boolean | number | string;
 }
 
-export function createPoliciesApp({ knex, adminToken, internalSecret, log, decisionLog, telemetry }: PoliciesDeps): express.Express {
+export function createPoliciesApp({ knex, adminToken, internalSecret, log, decisionLog, telemetry, trustProxy = false }: PoliciesDeps): express.Express {
   const store = knexPolicyStore(knex);
   const isInternalSecret = secretChecker(internalSecret);
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
+  app.set('trust proxy', trustProxy);
   app.use(requestId);
 
   // The caller is checked before its body is read: only the gateway's requests are parsed.

@@ -10,7 +10,7 @@ export async function startPolicies(config: Config, log: Logger, knex: Knex, adm
   const decisionLog = batchedDecisionLog(knex, log);
   telemetry.addBacklog('decision_log', decisionLog.pending);
   telemetry.addReadinessCheck('policies: database', () => knex.raw('select 1'));
-  const http = await serve('policies', config.PDP_PORT, config, telemetry, log, createPoliciesApp({ knex, adminToken, internalSecret, log, decisionLog, telemetry }));
+  const http = await serve('policies', config.PDP_PORT, config, telemetry, log, createPoliciesApp({ knex, adminToken, internalSecret, log, decisionLog, telemetry, trustProxy: config.TRUST_PROXY }));
   return {
     url: http.url,
     async close() {

@@ -22,6 +22,14 @@ export const SETTINGS = {
   LISTEN_HOST: { schema: z.string().trim().min(1).default('127.0.0.1'), doc: 'Address every service listens on. 127.0.0.1 keeps them on this machine; 0.0.0.0 in a container.' },
   MANAGEMENT_PORT: { schema: port.optional(), doc: 'Port of the management listener (one per process): /metrics, /livez, /readyz. Unset = none, so a run that sets only the documented service ports never collides on it; containers set 9464.' },
   DATABASE_URL: { schema: optionalUrl, doc: 'PostgreSQL URL. Unset = embedded PostgreSQL (PGlite).' },
+  DATABASE_STATEMENT_TIMEOUT_MS: {
+    schema: z.coerce.number().int().min(0).default(10_000),
+    doc: 'PostgreSQL statement_timeout of every service connection: a statement running longer is cancelled and its request answers 503. 0 = none. Migrations are exempt.',
+  },
+  DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: {
+    schema: z.coerce.number().int().min(0).default(10_000),
+    doc: 'PostgreSQL idle_in_transaction_session_timeout: a transaction left idle longer is ended with its connection, releasing its locks. 0 = none. An export waiting on a slow reader is allowed 5 minutes.',
+  },
   PGLITE_DATA_DIR: { schema: optionalUrl, doc: 'Directory for the embedded database. Unset = .data/pglite (npm start) or in-memory (tests).' },
   GATEWAY_CONFIG: { schema: optionalUrl, doc: 'Path of the gateway file (upstreams, routes, plugins). Unset = gateway/gateway.yaml.' },
   REDIS_URL: { schema: optionalUrl, doc: 'Redis URL for rate limiting (gateway layers, flood guard, token endpoint), shared by every instance. Unset = in-process limiters (each process counts alone).' },

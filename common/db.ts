@@ -1,14 +1,17 @@
 // One knex handle on PostgreSQL: the real server when DATABASE_URL is set, otherwise embedded PGlite served over
-// pglite-socket so the same `pg` driver, SQL and type parsing run in both modes.
+// pglite-socket so the same `pg` driver, SQL and type parsing run in both modes. The embedded server listens on a Unix
+// socket in a directory only this process's user can open (issue 20: on a TCP port, any local process could connect
+// as `postgres` and read the signing key); real PostgreSQL connections carry statement and idle-transaction timeouts.
 import knexFactory, { type Knex } from 'knex';
-import { existsSync, mkdirSync, readdirSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import { migrationSource } from '../infra/migrations/index.js';
-import { ConfigError } from './config.js';
+import { ConfigError, type Config } from './config.js';
 
 export type Db = Knex;
 
@@ -25,22 +28,46 @@ export interface DatabaseOptions {
   poolMax?: number;
   /** How long an unused pooled connection is kept before it is closed (tarn's default: 30 s). */
   idleTimeoutMs?: number;
+  /** Real PostgreSQL only: statement_timeout and idle_in_transaction_session_timeout of every connection; 0 = none. */
+  statementTimeoutMs?: number;
+  idleInTransactionTimeoutMs?: number;
 }
+
+/** The embedded server's socket is `.s.PGSQL.5432` in a new directory that mkdtemp creates with mode 0700. */
+const SOCKET_PORT = 5432;
+
+/** The database a service opens from its settings. */
+export const databaseOptions = (config: Config): DatabaseOptions => ({
+  databaseUrl: config.DATABASE_URL, dataDir: config.PGLITE_DATA_DIR,
+  statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS, idleInTransactionTimeoutMs: config.DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS,
+});
 
 export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
   const idle = opts.idleTimeoutMs === undefined ? {} : { idleTimeoutMillis: opts.idleTimeoutMs, reapIntervalMillis: Math.min(opts.idleTimeoutMs, 1000) };
   if (opts.databaseUrl) {
-    const knex = knexFactory({ client: 'pg', connection: opts.databaseUrl, pool: { min: 0, max: opts.poolMax ?? 10, ...idle } });
+    // pg sends both as startup parameters, so they hold from the connection's first statement.
+    const connection = {
+      connectionString: opts.databaseUrl,
+      ...(opts.statementTimeoutMs && { statement_timeout: opts.statementTimeoutMs }),
+      ...(opts.idleInTransactionTimeoutMs && { idle_in_transaction_session_timeout: opts.idleInTransactionTimeoutMs }),
+    };
+    const knex = knexFactory({ client: 'pg', connection, pool: { min: 0, max: opts.poolMax ?? 10, ...idle } });
     return { knex, embedded: false, close: () => knex.destroy() };
   }
   const pglite = await openPglite(opts.dataDir);
-  const server = new PGLiteSocketServer({ db: pglite, host: '127.0.0.1', port: 0, maxConnections: 4 });
-  await server.start();
+  const socketDir = mkdtempSync(join(tmpdir(), 'tpi-db-'));
+  const server = new PGLiteSocketServer({ db: pglite, path: join(socketDir, `.s.PGSQL.${SOCKET_PORT}`), maxConnections: 4 });
+  try {
+    await server.start();
+  } catch (err) {
+    rmSync(socketDir, { recursive: true, force: true });
+    throw err;
+  }
   // PGlite is a single backend: one pooled connection keeps transactions from wedging each other, and a short
   // acquire timeout turns a forgotten `.transacting(trx)` into an error instead of a hang.
   const knex = knexFactory({
     client: 'pg',
-    connection: `postgres://postgres@${server.getServerConn()}/postgres`,
+    connection: { host: socketDir, port: SOCKET_PORT, user: 'postgres', database: 'postgres' },
     pool: { min: 0, max: 1, ...idle, afterCreate: startFreshSession },
     acquireConnectionTimeout: 5000,
   });
@@ -51,6 +78,7 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
       await knex.destroy();
       await server.stop();
       await pglite.close();
+      rmSync(socketDir, { recursive: true, force: true });
     },
   };
 }

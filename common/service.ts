@@ -1,7 +1,7 @@
 // Running one service as its own process: configuration errors stop it with a clear message, signals close it.
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { createLogger, type Logger } from './log.js';
-import { openDatabase, migrate, type Database } from './db.js';
+import { databaseOptions, openDatabase, migrate, type Database } from './db.js';
 import type { RequestListener } from 'node:http';
 import { ListenError, listen, markStoppingOnSignal, type Listening } from './http.js';
 import { startManagement } from './management.js';
@@ -68,7 +68,7 @@ export const exitOnStartError = (name: string) => (err: unknown): never => {
 
 /** A service's own database handle, migrated (knex's migration lock makes concurrent starts safe). */
 export async function openServiceDatabase(config: Config, telemetry: Telemetry): Promise<Database> {
-  const db = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.PGLITE_DATA_DIR });
+  const db = await openDatabase(databaseOptions(config));
   telemetry.watchDatabase(db.knex);
   await migrate(db.knex);
   return db;

@@ -14,7 +14,10 @@ export interface LimitResult {
   retryAfterS: number;
   /** The layer that refused (tenant when both did); only when not allowed. */
   refusedBy?: 'tenant' | 'account';
-  /** For each full layer, milliseconds until its window ends; only when not allowed. */
+  /**
+   * For each full layer, milliseconds until its window ends; only when not allowed by the authoritative count (Redis
+   * when configured, in process without it), never by the in-process stand-in of a Redis outage.
+   */
   fullForMs?: { tenant: number; account: number };
 }
 
@@ -88,18 +91,20 @@ export function createRateLimiter(redis: RedisClient | undefined, log: Logger, t
 
   return {
     async consume(tenant, account) {
+      let standIn = false;
       const [allowed, remaining, waitMs, refused, tenantFullMs, accountFullMs] = chargeBoth
         ? await chargeBoth(tenant.key, account.key, tenant.window.points, tenant.window.durationS * 1000, account.window.points, account.window.durationS * 1000)
           .catch((err: Error) => {
             telemetry?.redisErrors.inc();
             log.warn({ err: err.message }, 'redis unavailable; rate limiting in-process');
+            standIn = true;
             return local(tenant, account);
           })
         : local(tenant, account);
       if (allowed === 1) return { allowed: true, remaining, retryAfterS: 0 };
       return {
         allowed: false, remaining, retryAfterS: retryAfterSeconds(waitMs), refusedBy: refused === 1 ? 'tenant' : 'account',
-        fullForMs: { tenant: tenantFullMs ?? 0, account: accountFullMs ?? 0 },
+        ...(!standIn && { fullForMs: { tenant: tenantFullMs ?? 0, account: accountFullMs ?? 0 } }),
       };
     },
   };

@@ -3,7 +3,7 @@
 import { loadConfig, type Config } from '../common/config.js';
 import type { DestinationStream } from 'pino';
 import { createLogger } from '../common/log.js';
-import { migrate, openDatabase, type Database } from '../common/db.js';
+import { databaseOptions, migrate, openDatabase, type Database } from '../common/db.js';
 import { randomSecret } from '../common/secrets.js';
 import type { Running } from '../common/service.js';
 import { startManagement } from '../common/management.js';
@@ -39,7 +39,7 @@ export interface SystemOptions {
 
 export async function startSystem(config: Config = loadConfig(), opts: SystemOptions = {}): Promise<System> {
   const log = (name: string) => createLogger(name, config.LOG_LEVEL, opts.logDestination);
-  const db = opts.db ?? (await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.PGLITE_DATA_DIR }));
+  const db = opts.db ?? (await openDatabase(databaseOptions(config)));
   await migrate(db.knex);
   const telemetry = createTelemetry();
   telemetry.watchDatabase(db.knex);

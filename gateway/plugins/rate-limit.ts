@@ -64,8 +64,9 @@ export const rateLimit = definePlugin({
         );
         if (!limit.allowed) {
           const keys = blockKeys(route, s, claims!.tenant_id, claims!.actor_account_id);
-          if (limit.fullForMs!.tenant > 0) full.block(keys.tenant, limit.fullForMs!.tenant);
-          if (limit.fullForMs!.account > 0 && keys.account) full.block(keys.account, limit.fullForMs!.account);
+          const fullFor = limit.fullForMs ?? { tenant: 0, account: 0 };
+          if (fullFor.tenant > 0) full.block(keys.tenant, fullFor.tenant);
+          if (fullFor.account > 0 && keys.account) full.block(keys.account, fullFor.account);
           env.telemetry.rateLimited.inc({ layer: limit.refusedBy });
           return sendProblem(res, 'rate_limited', { headers: { 'retry-after': String(limit.retryAfterS) } });
         }

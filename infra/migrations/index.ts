@@ -22,8 +22,21 @@ const MIGRATIONS: Record<string, Knex.Migration> = {
   '009_usernames_per_tenant': m009,
 };
 
+/**
+ * Each migration runs in its own transaction, without the services' statement and idle-transaction timeouts
+ * (DATABASE_STATEMENT_TIMEOUT_MS): a backfill of a big table may take longer than any request should.
+ */
+const untimed = (run: (knex: Knex) => PromiseLike<unknown>) => async (knex: Knex) => {
+  await knex.raw('set local statement_timeout = 0');
+  await knex.raw('set local idle_in_transaction_session_timeout = 0');
+  await run(knex);
+};
+
 export const migrationSource: Knex.MigrationSource<string> = {
   getMigrations: async () => Object.keys(MIGRATIONS),
   getMigrationName: (name) => name,
-  getMigration: async (name) => MIGRATIONS[name]!,
+  getMigration: async (name) => {
+    const { up, down } = MIGRATIONS[name]!;
+    return { up: untimed(up), ...(down && { down: untimed(down) }) };
+  },
 };

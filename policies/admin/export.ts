@@ -64,6 +64,9 @@ function drained(out: Writable, until: EventEmitter): Promise<void> {
   });
 }
 
+/** How long the export's snapshot may wait for its reader between pages. */
+const EXPORT_IDLE_MS = 5 * 60 * 1000;
+
 /**
  * Writes every matching record of the tenant to `out`, one line each, from one snapshot. Stops early (and releases
  * its connection) when `stopped()` turns true, checked before each page and after waiting for the reader, who is
@@ -75,6 +78,9 @@ export async function writeRecords(
 ): Promise<ExportProgress> {
   await knex.transaction(
     async (trx) => {
+      // The snapshot waits, idle, while a slow reader drains a page: longer than a request's transaction may
+      // (DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS), and it holds no locks. A reader gone away ends it at once.
+      await trx.raw(`set local idle_in_transaction_session_timeout = ${EXPORT_IDLE_MS}`);
       let after: [string, string] | undefined;
       while (!stopped()) {
         const rows: { line: string; person_id: string; extension_id: string }[] = await trx('person_extensions as pe')

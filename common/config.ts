@@ -46,6 +46,10 @@ export const SETTINGS = {
     schema: z.coerce.number().int().min(1).optional(),
     doc: 'Failed token requests per source address, whatever the client named, per TOKEN_RATE_LIMIT_WINDOW_S. Unset = 10 x TOKEN_RATE_LIMIT_PER_ADDRESS.',
   },
+  ADMIN_FAILURES_PER_ADDRESS: {
+    schema: z.coerce.number().int().min(1).default(100),
+    doc: 'Wrong admin credentials (admin API bearers, console sign-ins) per client address per 15 minutes; past it, 429 until the window ends.',
+  },
   TRUST_PROXY: {
     schema: z.string().trim().min(1).optional().transform((v) => (v === undefined ? false : /^\d+$/.test(v) ? Number(v) : v)),
     doc: 'Proxies in front of the issuer and the admin service whose X-Forwarded-For is believed (Express "trust proxy"): a hop count such as 1, or addresses/subnets such as 10.0.0.0/8. Unset = none: the connecting address is the client (sign-in and token endpoint limits, audit).',

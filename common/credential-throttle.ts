@@ -14,6 +14,18 @@ export interface ThrottleLimits {
 
 export const SIGN_IN_LIMITS: ThrottleLimits = { perSubject: { points: 10, durationS: 900 }, perAddress: { points: 100, durationS: 900 } };
 
+/**
+ * Admin credentials (operator token, tenant admin keys) are random secrets no one can guess online, so they are
+ * throttled per address only: a per-key lockout would let anyone who saw a key id lock its holder out.
+ */
+export const adminCredentialLimits = (failuresPerAddress: number): ThrottleLimits => ({
+  perSubject: { points: failuresPerAddress, durationS: 900 }, perAddress: { points: failuresPerAddress, durationS: 900 },
+});
+
+/** What a throttled sign-in is told: to wait, and for how long; never whether the username exists. */
+export const waitMessage = (retryAfterS: number) =>
+  `Too many sign-in attempts. Wait ${Math.ceil(retryAfterS / 60)} minute${retryAfterS > 60 ? 's' : ''} and try again.`;
+
 export interface CredentialThrottle {
   /** Seconds to wait before this subject or address may try again; undefined when it may try now. */
   waitSeconds(subject: string | undefined, address: string): Promise<number | undefined>;

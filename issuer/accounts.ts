@@ -5,8 +5,7 @@ import type { Account, FindAccount } from 'oidc-provider';
 import { HashingBusy, SIGN_IN_HASHING, hashSecret, verifySecret } from '../common/secrets.js';
 import { runPrepared, storableText } from '../common/db.js';
 import type { RequestReads } from './request-reads.js';
-import type { CredentialThrottle } from '../common/credential-throttle.js';
-import { waitMessage } from './pages.js';
+import { waitMessage, type CredentialThrottle } from '../common/credential-throttle.js';
 
 let dummyHash: Promise<string> | undefined;
 /** Hash checked when the username is unknown, so a wrong username costs as long as a wrong password. */

@@ -64,10 +64,6 @@ export function loginForm(action: string, v: { error?: string | undefined; usern
 </form>`;
 }
 
-/** What a throttled sign-in is told: to wait, and for how long; never whether the username exists. */
-export const waitMessage = (retryAfterS: number) =>
-  `Too many sign-in attempts. Wait ${Math.ceil(retryAfterS / 60)} minute${retryAfterS > 60 ? 's' : ''} and try again.`;
-
 export function loginPage(v: LoginView): string {
   return `<h1>Sign in</h1>
 <p>Sign in to continue to <strong>${escapeHtml(v.appName)}</strong>.</p>

@@ -29,6 +29,7 @@ import { observabilityRouter } from './admin/observability.js';
 import { exportRouter } from './admin/export.js';
 import { CONSOLE_PATH } from './console/pages.js';
 import { consoleRouter } from './console/router.js';
+import type { CredentialThrottle } from '../common/credential-throttle.js';
 
 const DecisionRequest = z.object({
   requestId: z.string().min(1).max(128),
@@ -49,11 +50,13 @@ export interface PoliciesDeps {
   decisionLog: DecisionLog;
   /** Counts decisions by outcome and deny code. */
   telemetry: Pick<Telemetry, 'decisions' | 'adminChanges'>;
-  /** Express "trust proxy" (TRUST_PROXY): which X-Forwarded-For hop is the admin's address in the audit trail. */
+  /** Express "trust proxy" (TRUST_PROXY): which X-Forwarded-For hop is the admin's address (throttle, audit trail). */
   trustProxy?: boolean | number | string;
+  /** Wrong admin credentials per address (admin API bearers and console sign-ins share it). */
+  adminThrottle: CredentialThrottle;
 }
 
-export function createPoliciesApp({ knex, adminToken, internalSecret, log, decisionLog, telemetry, trustProxy = false }: PoliciesDeps): express.Express {
+export function createPoliciesApp({ knex, adminToken, internalSecret, log, decisionLog, telemetry, trustProxy = false, adminThrottle }: PoliciesDeps): express.Express {
   const store = knexPolicyStore(knex);
   const isInternalSecret = secretChecker(internalSecret);
   const app = express();
@@ -92,7 +95,7 @@ export function createPoliciesApp({ knex, adminToken, internalSecret, log, decis
   const countChange = (action: string) => telemetry.adminChanges.inc({ action });
   const admin = express.Router();
   admin.use(
-    authenticateAdmin(knex, adminToken), express.json({ limit: '64kb' }), authorizeAdmin(knex), jsonInputGuard(MAX_BODY_DEPTH),
+    authenticateAdmin(knex, adminToken, adminThrottle), express.json({ limit: '64kb' }), authorizeAdmin(knex), jsonInputGuard(MAX_BODY_DEPTH),
     auditedChanges(knex, log, (res) => res.locals.adminCaller as AdminCaller, countChange),
   );
   admin.use(
@@ -101,7 +104,7 @@ export function createPoliciesApp({ knex, adminToken, internalSecret, log, decis
     exportRouter(knex, log), auditTrailRouter(knex),
   );
   app.use('/admin/v1', admin);
-  app.use(CONSOLE_PATH, consoleRouter({ knex, adminToken, log, countChange }));
+  app.use(CONSOLE_PATH, consoleRouter({ knex, adminToken, log, countChange, throttle: adminThrottle }));
 
   app.use(notFound);
   app.use(errorHandler(log));

@@ -5,17 +5,23 @@ import { serve, type Running } from '../common/service.js';
 import type { Telemetry } from '../common/telemetry.js';
 import { createPoliciesApp } from './app.js';
 import { batchedDecisionLog } from './decision-log.js';
+import { connectRedis, limiterStore } from '../common/rate-limit-store.js';
+import { adminCredentialLimits, credentialThrottle } from '../common/credential-throttle.js';
 
 export async function startPolicies(config: Config, log: Logger, knex: Knex, adminToken: string, internalSecret: string, telemetry: Telemetry): Promise<Running> {
   const decisionLog = batchedDecisionLog(knex, log);
+  // Wrong admin credentials are counted where the other limits are: Redis when configured, so replicas count together.
+  const redis = await connectRedis(config.REDIS_URL, log, telemetry, config.REDIS_CLUSTER);
+  const adminThrottle = credentialThrottle(limiterStore(redis), 'admin-credentials', adminCredentialLimits(config.ADMIN_FAILURES_PER_ADDRESS));
   telemetry.addBacklog('decision_log', decisionLog.pending);
   telemetry.addReadinessCheck('policies: database', () => knex.raw('select 1'));
-  const http = await serve('policies', config.PDP_PORT, config, telemetry, log, createPoliciesApp({ knex, adminToken, internalSecret, log, decisionLog, telemetry, trustProxy: config.TRUST_PROXY }));
+  const http = await serve('policies', config.PDP_PORT, config, telemetry, log, createPoliciesApp({ knex, adminToken, internalSecret, log, decisionLog, telemetry, trustProxy: config.TRUST_PROXY, adminThrottle }));
   return {
     url: http.url,
     async close() {
       await http.close();
       await decisionLog.close();
+      redis?.disconnect();
     },
   };
 }

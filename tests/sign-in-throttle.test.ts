@@ -65,6 +65,37 @@ describe('sign-in throttling', () => {
   });
 });
 
+describe('wrong admin credentials', () => {
+  it('make their address wait after the budget, admin API and console sign-in alike, and leave other addresses alone', async () => {
+    // Its own system: a budget of 3, and one trusted proxy hop so that the test can speak from two addresses.
+    const admin = await startTestSystem({ ADMIN_FAILURES_PER_ADDRESS: '3', TRUST_PROXY: '1' });
+    try {
+      const call = (address: string, token: string) => fetch(`${admin.pdpUrl}/admin/v1/audit/verify`, {
+        headers: { authorization: `Bearer ${token}`, 'x-forwarded-for': address },
+      });
+      for (let i = 0; i < 3; i++) expect((await call('203.0.113.5', `wrong-token-${i}-0123456789`)).status).toBe(401);
+      // Past the budget even the operator's token waits at that address, and its check costs nothing.
+      const limited = await call('203.0.113.5', admin.adminToken);
+      expect(limited.status).toBe(429);
+      expect(await limited.json()).toMatchObject({ error: 'rate_limited' });
+      expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect((await call('198.51.100.20', admin.adminToken)).status).toBe(200);
+      // The console's sign-in shares the count.
+      const consoleUrl = `${admin.pdpUrl}/admin/console`;
+      const form = await fetch(`${consoleUrl}/sign-in`);
+      const cookie = form.headers.get('set-cookie')!.split(';')[0]!;
+      const csrf = /name="_csrf" value="([^"]+)"/.exec(await form.text())![1]!;
+      const signIn = await fetch(`${consoleUrl}/sign-in`, {
+        method: 'POST', redirect: 'manual', headers: { cookie, 'x-forwarded-for': '203.0.113.5' }, body: new URLSearchParams({ _csrf: csrf, key: admin.adminToken }),
+      });
+      expect(signIn.status).toBe(429);
+      expect(await signIn.text()).toMatch(/Too many sign-in attempts\. Wait \d+ minutes? and try again\./);
+    } finally {
+      await admin.close();
+    }
+  });
+});
+
 describe('hashing under a flood of anonymous sign-ins', () => {
   it('answers sign-ins past the hashing lane 503 with retry-after, while a tenant admin key is checked at its usual pace', async () => {
     const operator = adminClient(system);

@@ -58,9 +58,9 @@ ${content}</main></body></html>`;
 }
 
 /** The sign-in form, with the token of its double-submit cookie (sign-in-csrf.ts): no session exists yet. */
-export function signInPage(form: Pick<ConsoleSession, 'csrf'>, failed: boolean): Html {
+export function signInPage(form: Pick<ConsoleSession, 'csrf'>, problem?: string): Html {
   return layout({ title: 'Sign in', session: undefined }, html`
-${failed && html`<p class="problem" role="alert">That key did not work. Check it and try again.</p>`}
+${problem && html`<p class="problem" role="alert">${problem}</p>`}
 <p>Sign in with your tenant admin key, or with the operator token.</p>
 ${postForm(form, `${CONSOLE_PATH}/sign-in`, html`
 <label for="key">Admin key or operator token</label>

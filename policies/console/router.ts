@@ -27,6 +27,7 @@ import { MAX_BODY_DEPTH, type Outcome, type Refusal } from '../admin/support.js'
 import { STYLE, type Html } from './html.js';
 import { SessionStore, type ConsoleSession } from './sessions.js';
 import { SIGN_IN_COOKIE, signInCsrf } from './sign-in-csrf.js';
+import { waitMessage, type CredentialThrottle } from '../../common/credential-throttle.js';
 import * as pages from './pages.js';
 
 const { CONSOLE_PATH, tenantPath, appPath } = pages;
@@ -56,9 +57,11 @@ export interface ConsoleDeps {
   log: Logger;
   /** Told of each committed admin change's action (admin_changes_total). */
   countChange?: (action: string) => void;
+  /** Wrong keys per address, shared with the admin API's bearers. */
+  throttle: CredentialThrottle;
 }
 
-export function consoleRouter({ knex, adminToken, log, countChange }: ConsoleDeps): Router {
+export function consoleRouter({ knex, adminToken, log, countChange, throttle }: ConsoleDeps): Router {
   const r = Router();
   // The session store joins an audited change's transaction too (it leaves the change's notice), so a page never
   // waits for a second connection that the embedded database, with one, cannot give while the change runs.
@@ -126,12 +129,18 @@ export function consoleRouter({ knex, adminToken, log, countChange }: ConsoleDep
 
   r.get('/sign-in', (req, res) => {
     if ((res.locals.session as ConsoleSession | undefined)?.caller) return res.redirect(303, `${CONSOLE_PATH}/`);
-    send(res, pages.signInPage({ csrf: signInToken(req, res) }, false));
+    send(res, pages.signInPage({ csrf: signInToken(req, res) }));
   });
 
   r.post('/sign-in', async (req, res) => {
     const old = res.locals.session as ConsoleSession | undefined;
     const key = one(req.body.key)?.trim();
+    const address = req.ip ?? 'unknown';
+    const waitS = await throttle.waitSeconds(undefined, address);
+    if (waitS !== undefined) {
+      res.set('retry-after', String(waitS));
+      return send(res, pages.signInPage({ csrf: one(req.body._csrf)! }, waitMessage(waitS)), 429);
+    }
     let caller: AdminCaller | undefined;
     try {
       caller = key ? await identifyAdmin(key) : undefined;
@@ -140,7 +149,10 @@ export function consoleRouter({ knex, adminToken, log, countChange }: ConsoleDep
       res.set('retry-after', String(err.retryAfterS));
       return problem(res, 503, 'Busy', 'Signing in is busy just now. Try again in a few seconds.');
     }
-    if (!caller) return send(res, pages.signInPage({ csrf: one(req.body._csrf)! }, true), 401);
+    if (!caller) {
+      await throttle.failed(undefined, address);
+      return send(res, pages.signInPage({ csrf: one(req.body._csrf)! }, 'That key did not work. Check it and try again.'), 401);
+    }
     // A new session id at sign-in, so an id known before it (fixation) is worth nothing after.
     if (old) await sessions.destroy(old.id);
     res.clearCookie(SIGN_IN_COOKIE, { path: CONSOLE_PATH });

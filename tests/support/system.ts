@@ -18,8 +18,8 @@ export async function startTestSystem(
 }
 
 /**
- * A system for suites that send many requests meant to be refused (fuzzing, probing): the gateway's flood guard and
- * the token endpoint's limits are raised far above what they send, so every answer is the one the request itself
+ * A system for suites that send many requests meant to be refused (fuzzing, probing): the gateway's flood guard, the
+ * token endpoint's limits and the budget of wrong admin credentials are raised far above what they send, so every answer is the one the request itself
  * earns rather than a 429; and the gateway's deadlines for the PDP and the backend are 10 s instead of 2 s and 5 s,
  * so a CI machine busy with other suites cannot turn an answer into a 503 (deadlines have their own fault suites).
  * The gateway file is the shipped one with only those settings changed.
@@ -32,7 +32,7 @@ export async function startProbingSystem(env: Record<string, string> = {}): Prom
   file.upstreams.backend.timeoutMs = 10_000;
   const files = gatewayFileDirectory('probing-gateway');
   const system = await startTestSystem({
-    GATEWAY_CONFIG: files.write(stringify(file)), TOKEN_RATE_LIMIT_PER_CLIENT: '1000000', TOKEN_RATE_LIMIT_PER_ADDRESS: '1000000', ...env,
+    GATEWAY_CONFIG: files.write(stringify(file)), TOKEN_RATE_LIMIT_PER_CLIENT: '1000000', TOKEN_RATE_LIMIT_PER_ADDRESS: '1000000', ADMIN_FAILURES_PER_ADDRESS: '1000000', ...env,
   });
   return { ...system, close: async () => (await system.close(), files.remove()) };
 }

@@ -1,23 +1,33 @@
-// Entry: the gateway alone, or `validate <file>` to check a gateway file without starting anything (exit 0/1).
-// Running needs the issuer (AUTH_URL), the PDP and the backend reachable, INTERNAL_SECRET and the database (metering).
+// Entry: the gateway alone, `validate [file]` to check a gateway file without starting anything (exit 0/1), or
+// `--help`. Running needs the issuer (AUTH_URL), the PDP and the backend reachable, INTERNAL_SECRET and the database
+// (metering).
 import { openServiceDatabase, requireInternalSecret, runService } from '../common/service.js';
 import { GatewayFileError, loadGatewayFile } from './gateway-file.js';
-import { gatewayTargetsFrom, startGateway } from './service.js';
+import { gatewayFileOf, gatewayTargetsFrom, startGateway } from './service.js';
+
+const USAGE = `usage: npm run gateway [-- <command>]
+
+  (no command)      start the gateway (settings: README's configuration table; the file: GATEWAY_CONFIG)
+  validate [file]   check a gateway file against the plugins' schemas and the contract, start nothing;
+                    without a file, the one the gateway would read (GATEWAY_CONFIG, else gateway/gateway.yaml)
+  --help            this text`;
 
 const [command, file] = process.argv.slice(2);
-if (command === 'validate') {
-  if (!file) {
-    console.error('usage: npm run gateway -- validate <file>');
-    process.exit(1);
-  }
+if (command === '--help' || command === '-h' || command === 'help') {
+  console.log(USAGE);
+} else if (command === 'validate') {
+  const path = file ?? gatewayFileOf({ GATEWAY_CONFIG: process.env.GATEWAY_CONFIG?.trim() || undefined });
   try {
-    const def = loadGatewayFile(file);
-    console.log(`${file}: valid (${def.routes.length} routes; plugins in order: ${def.plugins.map((p) => p.plugin.name).join(' → ')})`);
+    const def = loadGatewayFile(path);
+    console.log(`${path}: valid (${def.routes.length} routes; plugins in order: ${def.plugins.map((p) => p.plugin.name).join(' → ')})`);
   } catch (err) {
     if (!(err instanceof GatewayFileError)) throw err;
     console.error(err.message);
     process.exit(1);
   }
+} else if (command !== undefined) {
+  console.error(`unknown command "${command}"\n${USAGE}`);
+  process.exit(2);
 } else {
   await runService('gateway', async (config, log, telemetry) => {
     const db = await openServiceDatabase(config, telemetry);

@@ -17,7 +17,7 @@ export interface GatewayTargets {
   internalSecret: string;
 }
 
-export const gatewayFileOf = (config: Config) => config.GATEWAY_CONFIG ?? DEFAULT_GATEWAY_FILE;
+export const gatewayFileOf = (config: Pick<Config, 'GATEWAY_CONFIG'>) => config.GATEWAY_CONFIG ?? DEFAULT_GATEWAY_FILE;
 
 export async function startGateway(config: Config, log: Logger, targets: GatewayTargets, knex: Knex, telemetry: Telemetry): Promise<Running> {
   const def = loadGatewayFile(gatewayFileOf(config));

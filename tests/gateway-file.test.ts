@@ -89,10 +89,11 @@ describe('a gateway file with a mistake is refused with file, line and setting',
 });
 
 describe('npm run gateway -- validate <file>', () => {
-  const run = (file: string) =>
-    promisify(execFile)('npm', ['run', '-s', 'gateway', '--', 'validate', file], { cwd: new URL('..', import.meta.url).pathname })
+  const gateway = (args: string[], env: Record<string, string> = {}) =>
+    promisify(execFile)('npm', ['run', '-s', 'gateway', '--', ...args], { cwd: new URL('..', import.meta.url).pathname, env: { ...process.env, ...env } })
       .then(({ stdout }) => ({ code: 0, out: stdout }))
       .catch((err: { code: number; stderr: string }) => ({ code: err.code, out: err.stderr }));
+  const run = (file: string) => gateway(['validate', file]);
 
   it('exits 0 for the SHIPPED_GATEWAY_FILE file and 1 with the message for a bad one, starting nothing', async () => {
     const files = gatewayFileDirectory('gateway-file');
@@ -101,5 +102,17 @@ describe('npm run gateway -- validate <file>', () => {
     expect(good).toEqual({ code: 0, out: expect.stringContaining('valid (7 routes; plugins in order: request-id → cors → verify-token') });
     expect(refused.code).toBe(1);
     expect(refused.out).toMatch(new RegExp(`^${bad}: invalid gateway file\\n  ${bad}:26: plugins\\[7\\]\\.name: unknown plugin "metrics"`, 'm'));
+  });
+
+  it('validates the file the gateway would read when none is named, and answers --help without starting', async () => {
+    const files = gatewayFileDirectory('gateway-file-default');
+    const bad = files.write(editedGatewayFile('  - name: metering', '  - name: metrics'));
+    const [shipped, configured, help] = await Promise.all([
+      gateway(['validate'], { GATEWAY_CONFIG: '' }), gateway(['validate'], { GATEWAY_CONFIG: bad }), gateway(['--help']),
+    ]).finally(files.remove);
+    expect(shipped).toEqual({ code: 0, out: expect.stringContaining(`${DEFAULT_GATEWAY_FILE}: valid`) });
+    expect(configured.code).toBe(1);
+    expect(configured.out).toContain(`${bad}: invalid gateway file`);
+    expect(help).toEqual({ code: 0, out: expect.stringMatching(/^usage: npm run gateway/) });
   });
 });

@@ -52,6 +52,7 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
       ...(opts.idleInTransactionTimeoutMs && { idle_in_transaction_session_timeout: opts.idleInTransactionTimeoutMs }),
     };
     const knex = knexFactory({ client: 'pg', connection, pool: { min: 0, max: opts.poolMax ?? 10, ...idle } });
+    await reachable(knex, opts.databaseUrl);
     return { knex, embedded: false, close: () => knex.destroy() };
   }
   const pglite = await openPglite(opts.dataDir);
@@ -81,6 +82,22 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
       rmSync(socketDir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * One statement at open, so a server that cannot be reached, a refused login or a missing database stops the start
+ * with one line naming DATABASE_URL (its password hidden) instead of a stack trace at the first migration.
+ */
+async function reachable(knex: Knex, databaseUrl: string): Promise<void> {
+  try {
+    await knex.raw('select 1');
+  } catch (err) {
+    await knex.destroy();
+    const { code, message } = err as { code?: string; message?: string };
+    const shown = new URL(databaseUrl);
+    if (shown.password) shown.password = '***';
+    throw new ConfigError(`DATABASE_URL=${shown}: cannot connect (${code ?? 'error'}: ${(message ?? String(err)).split('\n')[0]}); check that PostgreSQL runs there and accepts this user and database`);
+  }
 }
 
 /**

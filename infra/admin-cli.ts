@@ -10,6 +10,7 @@ import { parseArgs } from 'node:util';
 import { parse as parseYaml } from 'yaml';
 import type { Writable } from 'node:stream';
 import { runExport } from './admin-export.js';
+import { runKeys } from './admin-keys.js';
 
 type Schema = Record<string, any>;
 export interface Io {
@@ -112,6 +113,7 @@ export function overview(commands: Command[]): string {
     '',
     ...commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
     `  ${'audit'.padEnd(width)}  The audit trail: --tenant <tenantId> for one tenant (list-tenant-audit), else all (list-audit)`,
+    `  ${'keys'.padEnd(width)}  The issuer's signing-key set, on this machine: generate | rotate | retire --kid <kid> (keys --help)`,
     '',
     'Environment: ADMIN_URL (default http://127.0.0.1:8181/admin/v1), ADMIN_TOKEN (operator token or tenant admin key).',
     'Exit codes: 0 done, 1 the API refused the request (4xx), 2 usage error, 3 the admin API unreachable or failing (5xx): retry only on 3.',
@@ -227,6 +229,7 @@ function auditAlias(args: string[]): string[] {
 
 /** Runs one command line; returns the exit code. */
 export async function main(argv: string[], env: Record<string, string | undefined>, io: Io): Promise<number> {
+  if (argv[0] === 'keys') return runKeys(argv.slice(1), env, io);
   const commands = loadCommands();
   const [name, ...rest] = argv[0] === 'audit' ? auditAlias(argv.slice(1)) : argv;
   if (!name || name === '--help' || name === 'help') {

@@ -4,7 +4,7 @@ import { readFile } from 'node:fs/promises';
 import { createHmac } from 'node:crypto';
 import { exportJWK, generateKeyPair, calculateJwkThumbprint, type JWK } from 'jose';
 import type { Knex } from 'knex';
-import type { Config } from '../common/config.js';
+import { ConfigError, type Config } from '../common/config.js';
 
 export interface SigningKeys {
   /** Private EC P-256 JWKs, each with kid, alg ES256 and use sig; [0] signs. */
@@ -12,35 +12,56 @@ export interface SigningKeys {
   signingKid: string;
 }
 
-export class KeyConfigError extends Error {}
+/** What to run for a key set, named in every refusal of a configured one. */
+const MAKE_ONE = 'create one with `npm run admin -- keys generate`';
 
 export async function loadSigningKeys(knex: Knex, config: Config): Promise<SigningKeys> {
-  const raw = config.ISSUER_JWKS ?? (config.ISSUER_JWKS_FILE ? await readFile(config.ISSUER_JWKS_FILE, 'utf8') : undefined);
-  const keys = raw === undefined ? await storedKeys(knex) : await parseJwks(raw);
+  const keys = config.ISSUER_JWKS !== undefined ? await parseJwks(config.ISSUER_JWKS, 'ISSUER_JWKS')
+    : config.ISSUER_JWKS_FILE ? await parseJwks(await readKeyFile(config.ISSUER_JWKS_FILE), `ISSUER_JWKS_FILE=${config.ISSUER_JWKS_FILE}`)
+    : await storedKeys(knex);
   return { keys, signingKid: keys[0]!.kid! };
 }
 
-/** Parses a configured JWKS and insists on private P-256 keys, so a misconfiguration stops the start. */
-export async function parseJwks(raw: string): Promise<JWK[]> {
+async function readKeyFile(path: string): Promise<string> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch (err) {
+    throw new ConfigError(`ISSUER_JWKS_FILE=${path}: cannot be read (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+  }
+}
+
+/**
+ * Parses a configured JWKS and insists on private P-256 keys, so a misconfiguration stops the start with one line
+ * (a ConfigError) naming `source`, the setting it came from.
+ */
+export async function parseJwks(raw: string, source: string): Promise<JWK[]> {
+  const refuse = (why: string) => new ConfigError(`${source}: ${why}`);
   let parsed: unknown;
   try {
     parsed = JSON.parse(raw);
   } catch {
-    throw new KeyConfigError('ISSUER_JWKS is not valid JSON');
+    throw refuse(`not valid JSON; ${MAKE_ONE}`);
   }
   const list = (parsed as { keys?: unknown } | null)?.keys;
-  if (!Array.isArray(list) || list.length === 0) throw new KeyConfigError('ISSUER_JWKS must be a JWKS: {"keys":[...]} with at least one key');
+  if (!Array.isArray(list) || list.length === 0) throw refuse(`must be a JWKS, {"keys":[...]}, with at least one key; ${MAKE_ONE}`);
   const keys: JWK[] = [];
   for (const [i, k] of list.entries()) {
     const jwk = k as JWK;
     if (jwk?.kty !== 'EC' || jwk.crv !== 'P-256' || !jwk.x || !jwk.y || !jwk.d)
-      throw new KeyConfigError(`ISSUER_JWKS keys[${i}] must be a private EC P-256 key (kty EC, crv P-256, x, y, d)`);
-    if (jwk.alg !== undefined && jwk.alg !== 'ES256') throw new KeyConfigError(`ISSUER_JWKS keys[${i}].alg must be ES256`);
-    if (jwk.use !== undefined && jwk.use !== 'sig') throw new KeyConfigError(`ISSUER_JWKS keys[${i}].use must be sig`);
+      throw refuse(`keys[${i}] must be a private EC P-256 key (kty EC, crv P-256, x, y, d)`);
+    if (jwk.alg !== undefined && jwk.alg !== 'ES256') throw refuse(`keys[${i}].alg must be ES256`);
+    if (jwk.use !== undefined && jwk.use !== 'sig') throw refuse(`keys[${i}].use must be sig`);
     keys.push(normalise(jwk, jwk.kid ?? (await calculateJwkThumbprint(jwk))));
   }
-  if (new Set(keys.map((k) => k.kid)).size !== keys.length) throw new KeyConfigError('ISSUER_JWKS key ids (kid) must be unique');
+  if (new Set(keys.map((k) => k.kid)).size !== keys.length) throw refuse('key ids (kid) must be unique');
   return keys;
+}
+
+/** A new private signing key, as the issuer keeps and publishes it (kid = its RFC 7638 thumbprint). */
+export async function newSigningKey(): Promise<JWK> {
+  const { privateKey } = await generateKeyPair('ES256', { extractable: true });
+  const jwk = await exportJWK(privateKey);
+  return normalise(jwk, await calculateJwkThumbprint(jwk));
 }
 
 /**
@@ -55,10 +76,8 @@ async function storedKeys(knex: Knex): Promise<JWK[]> {
     }[];
   let rows = await read();
   if (rows.length === 0) {
-    const { privateKey } = await generateKeyPair('ES256', { extractable: true });
-    const jwk = await exportJWK(privateKey);
-    const kid = await calculateJwkThumbprint(jwk);
-    await knex('issuer_keys').insert({ kid, private_jwk: JSON.stringify(normalise(jwk, kid)) }).onConflict('kid').ignore();
+    const jwk = await newSigningKey();
+    await knex('issuer_keys').insert({ kid: jwk.kid, private_jwk: JSON.stringify(jwk) }).onConflict('kid').ignore();
     rows = await read();
   }
   return rows.map((r) => normalise(r.private_jwk, r.kid));

@@ -6,14 +6,15 @@ import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openDatabase } from '../common/db.js';
+import { parseJwks } from '../issuer/keys.js';
 
 const scratch = mkdtempSync(join(tmpdir(), 'tp-fresh-start-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 /** Runs a TypeScript entry the way npm scripts do, with `env` added to a configuration that has no database set. */
-function run(entry: string, env: Record<string, string>) {
-  const { DATABASE_URL: _db, REDIS_URL: _redis, ...inherited } = process.env;
-  const result = spawnSync(join('node_modules', '.bin', 'tsx'), [entry], { env: { ...inherited, ...env }, encoding: 'utf8', timeout: 60_000 });
+function run(entry: string, env: Record<string, string>, args: string[] = []) {
+  const { DATABASE_URL: _db, REDIS_URL: _redis, ISSUER_JWKS: _jwks, ISSUER_JWKS_FILE: _jwksFile, ...inherited } = process.env;
+  const result = spawnSync(join('node_modules', '.bin', 'tsx'), [entry, ...args], { env: { ...inherited, ...env }, encoding: 'utf8', timeout: 60_000 });
   const lines = result.stderr.split('\n').filter((l) => l.trim() !== '' && !l.includes('Unsupported runtime'));
   return { status: result.status, lines, stdout: result.stdout };
 }
@@ -51,6 +52,36 @@ describe('the embedded data directory', () => {
     const { status, lines } = run('infra/start.ts', { PGLITE_DATA_DIR: dataDir });
     expect(status).toBe(2);
     expect(lines).toEqual([expect.stringContaining(`PGLITE_DATA_DIR=${dataDir}: ${reason}`)]);
+  });
+});
+
+describe('a start that cannot use a setting', () => {
+  it.each([
+    ['an unreachable DATABASE_URL', { DATABASE_URL: 'postgres://postgres:secret@127.0.0.1:1/none' }, /^issuer: DATABASE_URL=postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:1\/none: cannot connect \(ECONNREFUSED/],
+    ['the placeholder ISSUER_JWKS of the shipped manifests', { ISSUER_JWKS: '{"keys":[]}' }, /^issuer: ISSUER_JWKS: must be a JWKS.*npm run admin -- keys generate/],
+    ['an ISSUER_JWKS that is not JSON', { ISSUER_JWKS: 'CHANGE-ME' }, /^issuer: ISSUER_JWKS: not valid JSON; create one with `npm run admin -- keys generate`/],
+    ['an ISSUER_JWKS_FILE that is not there', { ISSUER_JWKS_FILE: '/nonexistent/jwks.json' }, /^issuer: ISSUER_JWKS_FILE=\/nonexistent\/jwks\.json: cannot be read \(ENOENT\)/],
+  ])('stops with exit 2 and one line naming the setting and the fix: %s', (_case, env, line) => {
+    const { status, lines } = run('issuer/main.ts', { ISSUER_PORT: '0', ...env });
+    expect(status).toBe(2);
+    expect(lines).toEqual([expect.stringMatching(line)]);
+  });
+
+  it('makes, rotates and retires a signing-key set the issuer accepts: npm run admin -- keys', async () => {
+    const keys = (args: string[], env: Record<string, string> = {}) => run('infra/admin-cli.ts', env, ['keys', ...args]);
+    const generated = keys(['generate']);
+    expect(generated.status).toBe(0);
+    const first = JSON.parse(generated.stdout) as { keys: { kid: string; d: string }[] };
+    expect(first.keys).toHaveLength(1);
+    const rotated = JSON.parse(keys(['rotate'], { ISSUER_JWKS: generated.stdout }).stdout) as typeof first;
+    expect(rotated.keys.map((k) => k.kid)).toEqual([expect.any(String), first.keys[0]!.kid]);
+    expect(rotated.keys[0]!.kid).not.toBe(first.keys[0]!.kid);
+    const file = join(scratch, 'rotated.json');
+    writeFileSync(file, JSON.stringify(rotated));
+    expect(keys(['retire', '--kid', rotated.keys[0]!.kid, '--file', file]).status).toBe(2); // never the signing key
+    const retired = JSON.parse(keys(['retire', '--kid', first.keys[0]!.kid, '--file', file]).stdout) as typeof first;
+    expect(retired.keys.map((k) => k.kid)).toEqual([rotated.keys[0]!.kid]);
+    expect((await parseJwks(JSON.stringify(retired), 'test')).map((k) => k.kid)).toEqual([rotated.keys[0]!.kid]);
   });
 });
 

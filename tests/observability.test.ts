@@ -7,7 +7,7 @@ import * as oidc from 'openid-client';
 import { exportJWK, generateKeyPair } from 'jose';
 import type { Browser } from 'playwright-core';
 import type { System } from '../infra/system.js';
-import { openDatabase } from '../common/db.js';
+import knexFactory from 'knex';
 import { createLogger } from '../common/log.js';
 import { createTelemetry, type Telemetry } from '../common/telemetry.js';
 import { usageMeter } from '../gateway/usage-meter.js';
@@ -202,10 +202,11 @@ describe('dependency and backlog metrics', () => {
 
   it('counts database connections that cannot be made', async () => {
     const t = telemetry();
-    const db = await openDatabase({ databaseUrl: 'postgres://postgres@127.0.0.1:1/none' });
-    t.watchDatabase(db.knex);
-    await expect(db.knex.raw('select 1')).rejects.toThrow();
-    await db.close();
+    // A pool of its own (openDatabase would refuse the address at once, naming DATABASE_URL).
+    const knex = knexFactory({ client: 'pg', connection: 'postgres://postgres@127.0.0.1:1/none', pool: { min: 0, max: 1 }, acquireConnectionTimeout: 2000 });
+    t.watchDatabase(knex);
+    await expect(knex.raw('select 1')).rejects.toThrow();
+    await knex.destroy();
     expect(await value(t, 'database_pool_errors_total', { event: 'create' })).toBeGreaterThanOrEqual(1);
     expect(await value(t, 'database_pool_errors_total', { event: 'acquire' })).toBeGreaterThanOrEqual(1);
   });

@@ -52,6 +52,28 @@ export interface Telemetry {
 
 const CHECK_TIMEOUT_MS = 1000;
 
+/** Names the route of a request that no Express route matched (oidc-provider's own routes), for metrics and logs. */
+export function noteRoute(res: ServerResponse, template: string): void {
+  const withLocals = res as ServerResponse & { locals?: Record<string, unknown> };
+  (withLocals.locals ??= {}).routeTemplate = template;
+}
+
+/**
+ * The matched route's template, never the raw path: ids would make every person and tenant a new series. A router
+ * mounted under a parameter (the console's /tenants/:tenantId) leaves its value in baseUrl; with mergeParams the
+ * value is also a param, so it is put back as `:name`.
+ */
+function routeTemplateOf(req: IncomingMessage, res: ServerResponse): string {
+  const routed = req as IncomingMessage & { route?: { path?: unknown }; baseUrl?: string; params?: Record<string, string> };
+  if (!routed.route?.path) return ((res as { locals?: { routeTemplate?: string } }).locals?.routeTemplate) ?? 'unmatched';
+  const params = Object.entries(routed.params ?? {});
+  const base = (routed.baseUrl ?? '').split('/').map((segment) => {
+    const param = params.find(([, value]) => value !== '' && encodeURIComponent(value) === segment);
+    return param ? `:${param[0]}` : segment;
+  }).join('/');
+  return `${base}${String(routed.route.path)}`;
+}
+
 export function createTelemetry(): Telemetry {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
@@ -78,9 +100,7 @@ export function createTelemetry(): Telemetry {
     observe: (service, log) => (req, res) => {
       const end = duration.startTimer();
       res.once('finish', () => {
-        // The matched route's template (never the raw path: ids would make every person a new series).
-        const routed = req as IncomingMessage & { route?: { path?: unknown }; baseUrl?: string };
-        const route = routed.route?.path ? `${routed.baseUrl ?? ''}${String(routed.route.path)}` : 'unmatched';
+        const route = routeTemplateOf(req, res);
         const labels = { service, method: req.method ?? 'GET', route, status: String(res.statusCode) };
         requests.inc(labels);
         const seconds = end(labels);

@@ -10,7 +10,8 @@ import { HashingBusy } from '../common/secrets.js';
 import { interactionRoutes } from './interactions.js';
 import { cookieKeysFrom, loadSigningKeys } from './keys.js';
 import { accountAppsRoutes } from './account-apps.js';
-import { createProvider } from './provider.js';
+import { ROUTES, createProvider } from './provider.js';
+import { noteRoute } from '../common/telemetry.js';
 import { malformedBody, readTokenBody, tokenRequestFilter } from './token-request-filter.js';
 import { tokenRateLimit } from './token-rate-limit.js';
 import { tokenPreflight, tokenResponseCors } from './token-cors.js';
@@ -37,11 +38,14 @@ export async function createIssuerApp(deps: IssuerDeps): Promise<{ app: express.
     if (err instanceof HashingBusy) ctx.state.hashingBusy = err;
     else log.error({ err }, 'oidc-provider server error');
   });
-  // The request log's client for oidc-provider's routes: the client it authenticated or looked up, when any.
+  // The request log's client and route for oidc-provider's routes: the client it authenticated or looked up, when
+  // any, and the route it matched (Express sees none of its routes).
   provider.use(async (ctx, next) => {
     await next();
     const client = ctx.oidc?.client?.clientId;
     if (client) noteCaller(ctx.res, { client });
+    const route = ctx.oidc?.route;
+    if (route) noteRoute(ctx.res, ROUTES[route] ?? `oidc:${route}`);
   });
   provider.on('grant.success', (ctx) => telemetry.tokensIssued.inc({ grant_type: String(ctx.oidc.params?.grant_type) }));
 

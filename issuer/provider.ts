@@ -19,6 +19,11 @@ import { activeServiceAccountOf } from './service-accounts.js';
 import { accessTokenRevocation } from './access-token-revocation.js';
 
 const HOUR = 60 * 60;
+/** oidc-provider's routes by its route names (platform-interfaces.md); discovery's path is fixed by the library. */
+export const ROUTES: Readonly<Record<string, string>> = {
+  authorization: '/oauth2/authorize', token: '/oauth2/token', revocation: '/oauth2/revoke', jwks: '/.well-known/jwks.json',
+  discovery: '/.well-known/openid-configuration',
+};
 const REFRESH_TOKEN_TTL = 14 * 24 * HOUR;
 /** The Grant outlives every refresh token of its family (consent → code exchange takes at most the interaction TTL). */
 const GRANT_TTL = REFRESH_TOKEN_TTL + HOUR;
@@ -67,7 +72,7 @@ export function createProvider({ knex, config, keys, onReplay }: ProviderDeps): 
     adapter: createAdapterFactory(knex, { clientCredentials }, onReplay),
     jwks: { keys: keys.keys as NonNullable<Configuration['jwks']>['keys'] },
     cookies: { keys: cookieKeysFrom(keys.keys) },
-    routes: { authorization: '/oauth2/authorize', token: '/oauth2/token', revocation: '/oauth2/revoke', jwks: '/.well-known/jwks.json' },
+    routes: { authorization: ROUTES.authorization, token: ROUTES.token, revocation: ROUTES.revocation, jwks: ROUTES.jwks },
     responseTypes: ['code'],
     // No OpenID scopes of our own; the capabilities are resource-server scopes (getResourceServerInfo below).
     scopes: [],

@@ -129,7 +129,7 @@ describe('a whole system', () => {
       await fetch(`${system.baseUrl}/me`, { headers: { authorization: 'Bearer not.a.token' } });
       const text = await system.telemetry.registry.metrics();
       expect(text).toContain('http_requests_total{service="gateway",method="GET",route="/v1/me",status="401"} 1');
-      expect(text).toMatch(/http_requests_total\{service="issuer",method="GET",route="unmatched",status="200"\} \d/); // the key set fetch
+      expect(text).toMatch(/http_requests_total\{service="issuer",method="GET",route="\/\.well-known\/jwks\.json",status="200"\} \d/); // the key set fetch
       system.telemetry.drain();
       expect((await system.telemetry.readiness()).checks.shutdown).toBe('draining');
     } finally {

@@ -195,6 +195,40 @@ describe('a full session', () => {
   });
 });
 
+describe('route labels', () => {
+  const routes = async () => new Set((await system.telemetry.registry.getSingleMetric('http_requests_total')!.get()).values.map((v) => `${v.labels.service} ${v.labels.method} ${v.labels.route}`));
+
+  it('are route templates: 100 new tenants, each shown in the console, add no series', async () => {
+    // The operator signed in to the console (its sign-in form's cookie and token, then the session cookie).
+    const consoleUrl = `${system.pdpUrl}/admin/console`;
+    const form = await fetch(`${consoleUrl}/sign-in`);
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(await form.text())![1]!;
+    const signedIn = await fetch(`${consoleUrl}/sign-in`, {
+      method: 'POST', redirect: 'manual', headers: { cookie: form.headers.get('set-cookie')!.split(';')[0]! }, body: new URLSearchParams({ _csrf: csrf, key: ADMIN_TOKEN }),
+    });
+    const session = signedIn.headers.getSetCookie().find((c) => c.startsWith('console_session='))!.split(';')[0]!;
+    const showTenant = async () => {
+      const { tenantId } = await admin.ok('POST', '/tenants', { label: `series${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`, displayName: 'Series', plan: 'L1' });
+      expect((await fetch(`${consoleUrl}/tenants/${tenantId}/apps`, { headers: { cookie: session }, redirect: 'manual' })).status).toBe(200);
+    };
+    await showTenant();
+    const before = await routes();
+    for (let i = 0; i < 100; i++) await showTenant();
+    expect([...(await routes())].filter((r) => !before.has(r))).toEqual([]);
+    expect(before).toContain('policies GET /admin/console/tenants/:tenantId/apps');
+  });
+
+  it('name the issuer\'s own routes (discovery, key set, authorize) instead of "unmatched"', async () => {
+    await fetch(`${system.authUrl}/.well-known/openid-configuration`);
+    await fetch(`${system.authUrl}/.well-known/jwks.json`);
+    await fetch(`${system.authUrl}/oauth2/authorize?client_id=${tenant.clientId}`, { redirect: 'manual' });
+    const issuer = [...(await routes())].filter((r) => r.startsWith('issuer GET'));
+    expect(issuer).toEqual(expect.arrayContaining([
+      'issuer GET /.well-known/openid-configuration', 'issuer GET /.well-known/jwks.json', 'issuer GET /oauth2/authorize',
+    ]));
+  });
+});
+
 describe('dependency and backlog metrics', () => {
   const telemetry = (): Telemetry => createTelemetry();
   const value = async (t: Telemetry, name: string, labels: Record<string, string>) =>

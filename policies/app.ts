@@ -85,7 +85,11 @@ export function createPoliciesApp({ knex, adminToken, internalSecret, log, decis
     };
     decisionLog.record(logged);
     telemetry.decisions.inc({ outcome: decision.allow ? 'allow' : 'deny', code: logged.code ?? '' });
-    log.debug(logged, 'decision');
+    // The log line speaks the request lines' vocabulary (requestId, tenant, client), not the table's columns.
+    log.debug({
+      requestId: input.requestId, tenant: input.token.tenant_id, client: input.token.client_id, subject: input.token.sub,
+      capability: input.capability, allow: decision.allow, code: logged.code, check: logged.check_name,
+    }, 'decision');
     res.json(decision);
   });
 

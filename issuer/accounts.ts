@@ -1,10 +1,8 @@
 // People as the issuer sees them: sign-in with a login account, and the facts every token issuance re-reads
 // (account status and epoch, session revocation, the tenant relationship), so refreshed tokens carry current claims.
 import type { Knex } from 'knex';
-import type { Account, FindAccount } from 'oidc-provider';
 import { HashingBusy, SIGN_IN_HASHING, hashSecret, verifySecret } from '../common/secrets.js';
 import { runPrepared, storableText } from '../common/db.js';
-import type { RequestReads } from './request-reads.js';
 import { waitMessage, type CredentialThrottle } from '../common/credential-throttle.js';
 
 let dummyHash: Promise<string> | undefined;
@@ -138,30 +136,5 @@ export async function actorOfGrant(knex: Knex, grantId: string): Promise<Session
     epoch: Number(row.epoch),
     accountActive: row.status === 'active',
     revoked: row.revoked_at !== null,
-  };
-}
-
-/**
- * oidc-provider's findAccount: `sub` is a personId. Called at authorization and at every token issuance; undefined
- * (→ invalid_grant at the token endpoint, a new login at authorization) when the person's login account is
- * disabled, the session was revoked, or the person no longer has a relationship with the client's tenant.
- */
-export function accountFinder(knex: Knex, reads: RequestReads): FindAccount {
-  return async (ctx, sub, token) => {
-    const clientId = ctx.oidc.client?.clientId;
-    // Independent reads, sent together.
-    const [tenantId, actor] = await Promise.all([
-      clientId ? reads.tenantOfClient(ctx, clientId) : undefined,
-      token?.grantId ? reads.actorOfGrant(ctx, token.grantId) : undefined,
-    ]);
-    if (token?.grantId) {
-      if (!actor || actor.revoked || !actor.accountActive || actor.personId !== sub) return undefined;
-    } else {
-      const account = await loginAccountOf(knex, sub, tenantId);
-      if (!account || account.status !== 'active') return undefined;
-    }
-    if (tenantId && !(await hasRelationship(knex, tenantId, sub))) return undefined;
-    const account: Account = { accountId: sub, claims: async () => ({ sub }) };
-    return account;
   };
 }

@@ -4,7 +4,7 @@
 import type { Knex } from 'knex';
 import Provider, { errors, type Configuration, type KoaContextWithOIDC, type ErrorOut } from 'oidc-provider';
 import type { Config } from '../common/config.js';
-import { accountFinder } from './accounts.js';
+import { accountFinder } from './find-account.js';
 import { requestReads } from './request-reads.js';
 import { createAdapterFactory, type OnReplay } from './adapter.js';
 import { clientSecretMatches } from './clients.js';

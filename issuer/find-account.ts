@@ -1,0 +1,31 @@
+// oidc-provider's findAccount, from the request's shared reads (request-reads.ts) and the account facts (accounts.ts):
+// its own module so that accounts.ts, which request-reads.ts builds on, does not depend back on it.
+import type { Knex } from 'knex';
+import type { Account, FindAccount } from 'oidc-provider';
+import { hasRelationship, loginAccountOf } from './accounts.js';
+import type { RequestReads } from './request-reads.js';
+
+/**
+ * oidc-provider's findAccount: `sub` is a personId. Called at authorization and at every token issuance; undefined
+ * (→ invalid_grant at the token endpoint, a new login at authorization) when the person's login account is
+ * disabled, the session was revoked, or the person no longer has a relationship with the client's tenant.
+ */
+export function accountFinder(knex: Knex, reads: RequestReads): FindAccount {
+  return async (ctx, sub, token) => {
+    const clientId = ctx.oidc.client?.clientId;
+    // Independent reads, sent together.
+    const [tenantId, actor] = await Promise.all([
+      clientId ? reads.tenantOfClient(ctx, clientId) : undefined,
+      token?.grantId ? reads.actorOfGrant(ctx, token.grantId) : undefined,
+    ]);
+    if (token?.grantId) {
+      if (!actor || actor.revoked || !actor.accountActive || actor.personId !== sub) return undefined;
+    } else {
+      const account = await loginAccountOf(knex, sub, tenantId);
+      if (!account || account.status !== 'active') return undefined;
+    }
+    if (tenantId && !(await hasRelationship(knex, tenantId, sub))) return undefined;
+    const account: Account = { accountId: sub, claims: async () => ({ sub }) };
+    return account;
+  };
+}

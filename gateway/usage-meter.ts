@@ -5,10 +5,9 @@
 // "Metering"). A failed write keeps its rows for the next flush (usage is billing data); close() flushes what is left.
 import { createHash, randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import { RateLimiterRes } from 'rate-limiter-flexible';
 import type { Logger } from '../common/log.js';
 import { batchWriter, type BatchWriter } from '../common/batch-writer.js';
-import type { LimiterStore } from '../common/rate-limit-store.js';
+import type { Sightings } from './retry-sightings.js';
 
 export interface UsageRecord {
   request_id: string;
@@ -59,7 +58,8 @@ const fingerprint = (c: CallIdentity) => {
   return hash.digest('base64url');
 };
 
-export function usageMeter(knex: Knex, limiters: LimiterStore, opts: UsageMeterOptions, log: Logger): UsageMeter {
+/** `sightings` counts repeats of a request under one id within RETRY_WINDOW_S (retry-sightings.ts `sightingsIn`). */
+export function usageMeter(knex: Knex, sightings: Sightings, opts: UsageMeterOptions, log: Logger): UsageMeter {
   const writer: BatchWriter<UsageRecord & { call_id: string }> = batchWriter({
     name: 'metering',
     // A batch stored by a write that still reported a failure comes back with the same call ids: stored once.
@@ -68,15 +68,8 @@ export function usageMeter(knex: Knex, limiters: LimiterStore, opts: UsageMeterO
     onFailure: 'retry',
     maxPending: opts.batchSize * MAX_PENDING_BATCHES,
   }, log);
-  // Counts each (tenant, id, request) in its window: Redis when configured, so a retry sent to another gateway counts.
-  const sightings = limiters.limiter('metering-replays', { points: 1 + ALLOWED_REPLAYS, durationS: RETRY_WINDOW_S });
-
   /** The 1-based count of this request under this id in its window; past the allowance, more than 1 + ALLOWED_REPLAYS. */
-  const sighting = (call: CallIdentity): Promise<number> =>
-    sightings.consume(`${call.tenantId}:${call.requestId}:${fingerprint(call)}`).then(
-      (res) => res.consumedPoints,
-      (err: unknown) => (err instanceof RateLimiterRes ? err.consumedPoints : 1), // a store failure meters the call
-    );
+  const sighting = (call: CallIdentity) => sightings.count(`${call.tenantId}:${call.requestId}:${fingerprint(call)}`);
 
   const store = (call: CallIdentity, record: Omit<UsageRecord, 'request_id' | 'tenant_id'>) =>
     writer.record({ ...record, request_id: call.requestId, tenant_id: call.tenantId, call_id: randomUUID() });

@@ -123,6 +123,56 @@ describe('tenants', () => {
   });
 });
 
+describe('lists', () => {
+  it('pages through tenants in creation order with a cursor, filtered by status and plan', async () => {
+    const created = [];
+    for (const plan of ['L1', 'L2', 'L1'] as const) created.push((await admin.ok('POST', '/tenants', { label: label(), displayName: 'Listed', plan })).tenantId as string);
+    await admin.ok('PATCH', `/tenants/${created[2]}`, { status: 'suspended' });
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const page: { status: number; body: { items: { tenantId: string }[]; nextCursor: string | null } } =
+        await admin.checked('listTenants', 'GET', `/tenants?limit=2${cursor ? `&cursor=${cursor}` : ''}`);
+      expect(page.status).toBe(200);
+      expect(page.body.items.length).toBeLessThanOrEqual(2);
+      seen.push(...page.body.items.map((t) => t.tenantId));
+      cursor = page.body.nextCursor;
+    } while (cursor);
+    expect(seen).toEqual([...seen].sort()); // ULIDs: creation order
+    expect(seen).toEqual(expect.arrayContaining(created));
+    const suspendedL1 = await admin.checked('listTenants', 'GET', '/tenants?status=suspended&plan=L1&limit=100');
+    expect(suspendedL1.body.items.map((t: { tenantId: string }) => t.tenantId)).toContain(created[2]);
+    expect(suspendedL1.body.items.every((t: { status: string; plan: string }) => t.status === 'suspended' && t.plan === 'L1')).toBe(true);
+    for (const query of ['limit=0', 'limit=101', 'cursor=bm9wZQ', 'status=gone', 'unknown=1']) {
+      const bad = await admin.checked('listTenants', 'GET', `/tenants?${query}`);
+      expect({ query, status: bad.status, error: bad.body.error }).toEqual({ query, status: 422, error: 'schema_invalid' });
+    }
+  });
+
+  it("lists a tenant's persons with their login here, searchable by name, with ended relationships kept apart", async () => {
+    const { tenantId } = await admin.ok('POST', '/tenants', { label: label(), displayName: 'People', plan: 'L2' });
+    const make = (displayName: string, username: string) => admin.ok('POST', `/tenants/${tenantId}/persons`, { displayName, username, password: 'long enough password' });
+    const ada = await make('Ada Lovelace', 'ada');
+    const alan = await make('Alan Turing', 'aturing');
+    const grace = await make('Grace Hopper', 'grace_h');
+    await admin.ok('DELETE', `/tenants/${tenantId}/persons/${alan.personId}`);
+    const list = (query = '') => admin.checked('listPersons', 'GET', `/tenants/${tenantId}/persons?${query}`);
+    const all = await list();
+    expect(all.status).toBe(200);
+    expect(all.body.items).toEqual([ada, alan, grace].map((p) => expect.objectContaining({ personId: p.personId, accountId: p.accountId, accountStatus: 'active' })));
+    expect(all.body.items[1]).toMatchObject({ displayName: 'Alan Turing', username: 'aturing', relationship: 'ended' });
+    const ids = async (query: string) => (await list(query)).body.items.map((p: { personId: string }) => p.personId);
+    expect(await ids('q=A')).toEqual([ada.personId, alan.personId, grace.personId].filter((id) => id !== grace.personId));
+    expect(await ids('q=grace_')).toEqual([grace.personId]); // _ is a character here, not a wildcard
+    expect(await ids('q=gr%25')).toEqual([]);
+    expect(await ids('relationship=ended')).toEqual([alan.personId]);
+    const first = await list('limit=1');
+    expect(first.body.items.map((p: { personId: string }) => p.personId)).toEqual([ada.personId]);
+    expect(await ids(`limit=1&cursor=${first.body.nextCursor}`)).toEqual([alan.personId]);
+    expect((await admin.checked('listPersons', 'GET', '/tenants/ten_00000000000000000000000000/persons')).status).toBe(404);
+  });
+});
+
 describe('persons, clients and grants', () => {
   let tenantId: string;
   let tenantLabel: string;

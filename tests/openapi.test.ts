@@ -60,6 +60,8 @@ const PUBLIC_OPERATIONS: Record<string, { method: string; path: string; capabili
 };
 const ADMIN_OPERATIONS: Record<string, [string, string]> = {
   createTenant: ['post', '/tenants'],
+  listTenants: ['get', '/tenants'],
+  listPersons: ['get', '/tenants/{tenantId}/persons'],
   updateTenant: ['patch', '/tenants/{tenantId}'],
   createTenantAdminKey: ['post', '/tenants/{tenantId}/admin-keys'],
   revokeTenantAdminKey: ['delete', '/tenants/{tenantId}/admin-keys/{keyId}'],

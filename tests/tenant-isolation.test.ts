@@ -93,6 +93,8 @@ const MATRIX: Record<string, Probe[]> = {
   ],
   // Admin API, A's tenant admin key.
   'admin createTenant': [{ name: 'operator only', body: { label: 'intruder', displayName: 'Intruder', plan: 'L2' }, expect: FORBIDDEN }],
+  'admin listTenants': [{ name: 'operator only', expect: FORBIDDEN }],
+  'admin listPersons': [{ name: "B's persons", expect: FORBIDDEN, control: true }],
   'admin updateTenant': [
     { name: "B's display name", body: { displayName: 'Taken over' }, expect: FORBIDDEN },
     { name: "B's status", body: { status: 'suspended' }, expect: FORBIDDEN },

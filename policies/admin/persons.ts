@@ -4,7 +4,7 @@ import type { Knex } from 'knex';
 import { sendProblem } from '../../common/http.js';
 import { newId, isId } from '../../common/ids.js';
 import { hashSecret } from '../../common/secrets.js';
-import { DISPLAY_NAME, createOrConflict, parse } from './support.js';
+import { DISPLAY_NAME, createOrConflict, done, idPages, parse, refused, reply, validate, type Outcome } from './support.js';
 import { REDACTED, recordChange } from './audit.js';
 
 const CreatePerson = z.strictObject({
@@ -13,8 +13,56 @@ const CreatePerson = z.strictObject({
   password: z.string().min(8).max(200),
 });
 
+const personPages = idPages('psn');
+const PersonQuery = personPages.query({
+  /** The start of a username or display name, any case. */
+  q: z.string().trim().min(1).max(100).optional(),
+  relationship: z.enum(['active', 'ended']).optional(),
+});
+
+export interface PersonListItem {
+  personId: string;
+  accountId: string | null;
+  displayName: string;
+  username: string | null;
+  accountStatus: string | null;
+  relationship: 'active' | 'ended';
+  createdAt: string;
+}
+
+/** A page of the persons the tenant has (or had) a relationship with, in creation order, with their login account here. */
+export async function personPage(knex: Knex, tenantId: string, query: unknown): Promise<Outcome<{ items: PersonListItem[]; nextCursor: string | null }>> {
+  const parsed = validate(PersonQuery, query);
+  if (!parsed.ok) return parsed;
+  if (!isId('ten', tenantId) || !(await knex('tenants').where({ id: tenantId }).first('id'))) return refused('not_found');
+  const { limit, cursor, q, relationship } = parsed.value;
+  const prefix = q && `${q.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+  type Row = { id: string; display_name: string; created_at: Date; account_id: string | null; username: string | null; status: string | null; ended_at: Date | null };
+  const rows: Row[] = await knex('tenant_person_relationships as r')
+    .join('persons as p', 'p.id', 'r.person_id')
+    .leftJoin('accounts as a', (j) => j.on('a.person_id', 'p.id').andOn('a.tenant_id', 'r.tenant_id').andOnVal('a.kind', 'person'))
+    .where('r.tenant_id', tenantId)
+    .modify((b) => {
+      if (cursor) b.where('p.id', '>', cursor);
+      if (relationship === 'active') b.whereNull('r.ended_at');
+      if (relationship === 'ended') b.whereNotNull('r.ended_at');
+      if (prefix) b.where((w) => w.whereRaw('lower(a.username) like ?', [prefix]).orWhereRaw('lower(p.display_name) like ?', [prefix]));
+    })
+    .orderBy('p.id').limit(limit + 1)
+    .select('p.id', 'p.display_name', 'p.created_at', 'a.id as account_id', 'a.username', 'a.status', 'r.ended_at');
+  const { items, nextCursor } = personPages.page(rows, limit, (row) => row.id);
+  return done({
+    items: items.map((row): PersonListItem => ({
+      personId: row.id, accountId: row.account_id, displayName: row.display_name, username: row.username,
+      accountStatus: row.status, relationship: row.ended_at ? 'ended' : 'active', createdAt: new Date(row.created_at).toISOString(),
+    })),
+    nextCursor,
+  });
+}
+
 export function personsRouter(knex: Knex): Router {
   const r = Router();
+  r.get('/tenants/:tenantId/persons', async (req, res) => reply(res, await personPage(knex, req.params.tenantId, req.query)));
   /** Creates the person, their login account and the tenant's relationship to them, in one transaction. */
   r.post('/tenants/:tenantId/persons', async (req, res) => {
     const body = parse(CreatePerson, req.body, res);

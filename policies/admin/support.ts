@@ -37,6 +37,28 @@ export function parse<T extends z.ZodType>(schema: T, value: unknown, res: Respo
   return undefined;
 }
 
+/**
+ * Cursor pages in id order: the cursor is the last item's id, opaque to clients (base64url of `kind:id`), so a cursor
+ * of one list is refused by another. `query` validates limit (1–100, default 20) and cursor with any filters.
+ */
+export function idPages(kind: string) {
+  const encode = (id: string) => Buffer.from(`${kind}:${id}`).toString('base64url');
+  const decode = (cursor: string) => {
+    const text = Buffer.from(cursor, 'base64url').toString('utf8');
+    return text.startsWith(`${kind}:`) && text.length > kind.length + 1 ? text.slice(kind.length + 1) : undefined;
+  };
+  const query = <F extends z.ZodRawShape>(filters: F) => z.strictObject({
+    limit: z.coerce.number().int().min(1).max(100).default(20),
+    cursor: z.string().max(64).refine((c) => decode(c) !== undefined, 'not a cursor of this list').transform((c) => decode(c)!).optional(),
+    ...filters,
+  });
+  /** The page of `rows` (read with limit + 1) and the cursor of the next one. */
+  const page = <T>(rows: T[], limit: number, idOf: (row: T) => string) => ({
+    items: rows.slice(0, limit), nextCursor: rows.length > limit ? encode(idOf(rows[limit - 1]!)) : null,
+  });
+  return { query, page };
+}
+
 export const LABEL = z.string().regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/).max(40);
 export const DISPLAY_NAME = z.string().trim().min(1).max(200);
 export const PLAN = z.enum(['L1', 'L2']);

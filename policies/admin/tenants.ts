@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { Knex } from 'knex';
 import { sendProblem } from '../../common/http.js';
 import { newId, isId } from '../../common/ids.js';
-import { DISPLAY_NAME, LABEL, PLAN, createOrConflict, parse } from './support.js';
+import { DISPLAY_NAME, LABEL, PLAN, createOrConflict, done, idPages, parse, reply, validate, type Outcome } from './support.js';
 import { fieldChanges, recordChange, recordNoChange } from './audit.js';
 import type { AdminCaller } from './authority.js';
 import { DEFAULT_RATE_LIMIT } from '../evaluate.js';
@@ -28,6 +28,25 @@ export type TenantView = ReturnType<typeof view>;
 
 export async function listTenants(knex: Knex): Promise<TenantView[]> {
   return (await knex('tenants').orderBy('label')).map(view);
+}
+
+const tenantPages = idPages('ten');
+const TenantQuery = tenantPages.query({ status: z.enum(['active', 'suspended']).optional(), plan: PLAN.optional() });
+
+/** A page of tenants in creation order (ids are ULIDs), optionally of one status or plan (operator only). */
+export async function tenantPage(knex: Knex, query: unknown): Promise<Outcome<{ items: TenantView[]; nextCursor: string | null }>> {
+  const parsed = validate(TenantQuery, query);
+  if (!parsed.ok) return parsed;
+  const { limit, cursor, status, plan } = parsed.value;
+  const rows: TenantRow[] = await knex('tenants')
+    .modify((q) => {
+      if (cursor) q.where('id', '>', cursor);
+      if (status) q.where({ status });
+      if (plan) q.where({ plan });
+    })
+    .orderBy('id').limit(limit + 1);
+  const { items, nextCursor } = tenantPages.page(rows, limit, (t) => t.id);
+  return done({ items: items.map(view), nextCursor });
 }
 
 export async function findTenant(knex: Knex, tenantId: string): Promise<TenantView | undefined> {
@@ -59,6 +78,7 @@ function beyondCeiling(limits: RateLimitPolicy, ceiling: RateLimitPolicy): strin
 
 export function tenantsRouter(knex: Knex): Router {
   const r = Router();
+  r.get('/tenants', async (req, res) => reply(res, await tenantPage(knex, req.query)));
   r.post('/tenants', async (req, res) => {
     const body = parse(CreateTenant, req.body, res);
     if (!body) return;

@@ -171,6 +171,29 @@ describe('lists', () => {
     expect(await ids(`limit=1&cursor=${first.body.nextCursor}`)).toEqual([alan.personId]);
     expect((await admin.checked('listPersons', 'GET', '/tenants/ten_00000000000000000000000000/persons')).status).toBe(404);
   });
+
+  it("lists a tenant's clients, service accounts and admin keys, never a secret or a key", async () => {
+    const { tenantId, label: tenantLabel } = await admin.ok('POST', '/tenants', { label: label(), displayName: 'Apps', plan: 'L2' });
+    const app = (slug: string, type: string) => admin.ok('POST', `/tenants/${tenantId}/clients`, { slug, name: slug, kind: 'third_party', type, redirectUris: ['https://app.example/cb'] });
+    const sync = await app('sync', 'confidential');
+    const web = await app('web', 'public');
+    await admin.ok('PATCH', `/clients/${web.clientId}`, { status: 'disabled' });
+    const account = await admin.ok('POST', `/tenants/${tenantId}/service-accounts`, { clientId: sync.clientId, name: 'Nightly', capabilities: ['svc.person.read'] });
+    const key = await admin.ok('POST', `/tenants/${tenantId}/admin-keys`);
+    const clients = await admin.checked('listClients', 'GET', `/tenants/${tenantId}/clients`);
+    expect(clients.body.items.map((c: { clientId: string }) => c.clientId)).toEqual([`tp_${tenantLabel}_sync`, `tp_${tenantLabel}_web`]);
+    expect(JSON.stringify(clients.body)).not.toContain(sync.clientSecret);
+    const disabled = await admin.checked('listClients', 'GET', `/tenants/${tenantId}/clients?status=disabled`);
+    expect(disabled.body.items.map((c: { clientId: string }) => c.clientId)).toEqual([web.clientId]);
+    const accounts = await admin.checked('listServiceAccounts', 'GET', `/tenants/${tenantId}/service-accounts`);
+    expect(accounts.body).toEqual({ items: [expect.objectContaining({ accountId: account.accountId, capabilities: ['svc.person.read'], kind: 'service' })], nextCursor: null });
+    const keys = await admin.checked('listTenantAdminKeys', 'GET', `/tenants/${tenantId}/admin-keys`);
+    expect(keys.body).toEqual({ items: [{ keyId: key.keyId, tenantId, createdAt: expect.any(String) }], nextCursor: null });
+    expect(JSON.stringify(keys.body)).not.toContain(key.key.split('.')[1]);
+    // A cursor of one list is not one of another.
+    const page = await admin.checked('listClients', 'GET', `/tenants/${tenantId}/clients?limit=1`);
+    expect((await admin.checked('listServiceAccounts', 'GET', `/tenants/${tenantId}/service-accounts?cursor=${page.body.nextCursor}`)).status).toBe(422);
+  });
 });
 
 describe('persons, clients and grants', () => {

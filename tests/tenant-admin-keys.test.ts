@@ -54,6 +54,9 @@ const CASES: Case[] = [
   { operationId: 'createTenant', method: 'POST', path: () => '/tenants', body: () => ({ label: `k${Date.now().toString(36)}`, displayName: 'X', plan: 'L1' }) },
   { operationId: 'listTenants', method: 'GET', path: () => '/tenants' },
   { operationId: 'listPersons', method: 'GET', path: (t) => `/tenants/${t.tenantId}/persons` },
+  { operationId: 'listClients', method: 'GET', path: (t) => `/tenants/${t.tenantId}/clients` },
+  { operationId: 'listServiceAccounts', method: 'GET', path: (t) => `/tenants/${t.tenantId}/service-accounts` },
+  { operationId: 'listTenantAdminKeys', method: 'GET', path: (t) => `/tenants/${t.tenantId}/admin-keys` },
   { operationId: 'updateTenant', method: 'PATCH', path: (t) => `/tenants/${t.tenantId}`, body: () => ({ displayName: 'Renamed' }) },
   { operationId: 'createTenantAdminKey', method: 'POST', path: (t) => `/tenants/${t.tenantId}/admin-keys` },
   { operationId: 'revokeTenantAdminKey', method: 'DELETE', path: (t) => `/tenants/${t.tenantId}/admin-keys/key_00000000000000000000000000` },
@@ -81,7 +84,7 @@ const CASES: Case[] = [
   { operationId: 'verifyAudit', method: 'GET', path: () => '/audit/verify' },
 ];
 /** Operations a tenant admin key may never perform, even on its own tenant. */
-const OPERATOR_ONLY = new Set(['createTenant', 'listTenants', 'createTenantAdminKey', 'revokeTenantAdminKey', 'updateCapability', 'listAudit', 'verifyAudit']);
+const OPERATOR_ONLY = new Set(['createTenant', 'listTenants', 'createTenantAdminKey', 'listTenantAdminKeys', 'revokeTenantAdminKey', 'updateCapability', 'listAudit', 'verifyAudit']);
 
 const call = (admin: AdminClient, c: Case, t: T) => admin.checked(c.operationId, c.method, c.path(t), c.body?.(t));
 

@@ -95,6 +95,9 @@ const MATRIX: Record<string, Probe[]> = {
   'admin createTenant': [{ name: 'operator only', body: { label: 'intruder', displayName: 'Intruder', plan: 'L2' }, expect: FORBIDDEN }],
   'admin listTenants': [{ name: 'operator only', expect: FORBIDDEN }],
   'admin listPersons': [{ name: "B's persons", expect: FORBIDDEN, control: true }],
+  'admin listClients': [{ name: "B's clients", expect: FORBIDDEN, control: true }],
+  'admin listServiceAccounts': [{ name: "B's service accounts", expect: FORBIDDEN, control: true }],
+  'admin listTenantAdminKeys': [{ name: 'operator only', expect: FORBIDDEN }],
   'admin updateTenant': [
     { name: "B's display name", body: { displayName: 'Taken over' }, expect: FORBIDDEN },
     { name: "B's status", body: { status: 'suspended' }, expect: FORBIDDEN },

@@ -7,7 +7,7 @@ import { sendProblem } from '../../common/http.js';
 import { isId, newId } from '../../common/ids.js';
 import { revokeAccountSessions } from '../../common/sessions.js';
 import { CAPABILITIES } from '../decision.js';
-import { DISPLAY_NAME, createOrConflict, done, parse, refused, reply, validate, type Outcome } from './support.js';
+import { DISPLAY_NAME, createOrConflict, done, idPages, parse, refused, reply, tenantExists, validate, type Outcome } from './support.js';
 import { fieldChanges, recordChange } from './audit.js';
 
 const CreateServiceAccount = z.strictObject({
@@ -32,6 +32,25 @@ function view(a: AccountRow) {
 
 type AccountView = ReturnType<typeof view>;
 const account = (knex: Knex, id: string) => (isId('acc', id) ? knex('accounts').where({ id }) : undefined);
+
+const accountPages = idPages('acc');
+const ServiceAccountQuery = accountPages.query({ status: z.enum(['active', 'disabled']).optional() });
+
+/** A page of the tenant's service accounts in creation order (ids are ULIDs), optionally of one status. */
+export async function serviceAccountPage(knex: Knex, tenantId: string, query: unknown): Promise<Outcome<{ items: AccountView[]; nextCursor: string | null }>> {
+  const parsed = validate(ServiceAccountQuery, query);
+  if (!parsed.ok) return parsed;
+  if (!(await tenantExists(knex, tenantId))) return refused('not_found');
+  const { limit, cursor, status } = parsed.value;
+  const rows: AccountRow[] = await accountsWithCapabilities(knex).where({ 'a.tenant_id': tenantId, 'a.kind': 'service' })
+    .modify((q) => {
+      if (cursor) q.where('a.id', '>', cursor);
+      if (status) q.where('a.status', status);
+    })
+    .orderBy('a.id').limit(limit + 1);
+  const { items, nextCursor } = accountPages.page(rows, limit, (a) => a.id);
+  return done({ items: items.map(view), nextCursor });
+}
 
 /** The tenant's service accounts, oldest first. */
 export async function listServiceAccounts(knex: Knex, tenantId: string): Promise<AccountView[]> {
@@ -67,6 +86,7 @@ export async function advanceEpoch(knex: Knex, accountId: string): Promise<Outco
 export function accountsRouter(knex: Knex): Router {
   const r = Router();
 
+  r.get('/tenants/:tenantId/service-accounts', async (req, res) => reply(res, await serviceAccountPage(knex, req.params.tenantId, req.query)));
   r.post('/tenants/:tenantId/service-accounts', async (req, res) => {
     const body = parse(CreateServiceAccount, req.body, res);
     if (!body) return;

@@ -5,9 +5,29 @@ import { sendProblem } from '../../common/http.js';
 import { isId } from '../../common/ids.js';
 import { issueTenantAdminKey, revokeTenantAdminKey } from './admin-key-store.js';
 import { REDACTED, recordChange } from './audit.js';
+import { done, idPages, refused, reply, tenantExists, validate, type Outcome } from './support.js';
+
+const keyPages = idPages('key');
+const KeyQuery = keyPages.query({});
+
+export interface AdminKeyView { keyId: string; tenantId: string; createdAt: string }
+
+/** A page of the tenant's live admin keys in creation order: ids and dates only, never a key or its hash. */
+export async function adminKeyPage(knex: Knex, tenantId: string, query: unknown): Promise<Outcome<{ items: AdminKeyView[]; nextCursor: string | null }>> {
+  const parsed = validate(KeyQuery, query);
+  if (!parsed.ok) return parsed;
+  if (!(await tenantExists(knex, tenantId))) return refused('not_found');
+  const { limit, cursor } = parsed.value;
+  const rows: { id: string; tenant_id: string; created_at: Date }[] = await knex('tenant_admin_keys').where({ tenant_id: tenantId })
+    .modify((q) => void (cursor && q.where('id', '>', cursor)))
+    .orderBy('id').limit(limit + 1).select('id', 'tenant_id', 'created_at');
+  const { items, nextCursor } = keyPages.page(rows, limit, (k) => k.id);
+  return done({ items: items.map((k) => ({ keyId: k.id, tenantId: k.tenant_id, createdAt: new Date(k.created_at).toISOString() })), nextCursor });
+}
 
 export function adminKeysRouter(knex: Knex): Router {
   const r = Router();
+  r.get('/tenants/:tenantId/admin-keys', async (req, res) => reply(res, await adminKeyPage(knex, req.params.tenantId, req.query)));
   r.post('/tenants/:tenantId/admin-keys', async (req, res) => {
     const { tenantId } = req.params;
     if (!isId('ten', tenantId) || !(await knex('tenants').where({ id: tenantId }).first('id'))) return sendProblem(res, 'not_found');

@@ -4,7 +4,7 @@ import type { Knex } from 'knex';
 import { sendProblem } from '../../common/http.js';
 import { isId, newId } from '../../common/ids.js';
 import { hashSecret, randomSecret } from '../../common/secrets.js';
-import { DISPLAY_NAME, LABEL, createOrConflict, done, parse, refused, reply, validate, type Outcome } from './support.js';
+import { DISPLAY_NAME, LABEL, createOrConflict, done, idPages, parse, refused, reply, tenantExists, validate, type Outcome } from './support.js';
 import { REDACTED, fieldChanges, recordChange } from './audit.js';
 
 const KIND_PREFIX = { third_party: 'tp', first_party: 'fp', internal: 'int' } as const;
@@ -37,6 +37,26 @@ export async function listClients(knex: Knex, tenantId: string): Promise<ClientV
   return (await knex('clients').where({ tenant_id: tenantId }).orderBy('id')).map(clientView);
 }
 
+const clientPages = idPages('client');
+const ClientQuery = clientPages.query({ status: z.enum(['active', 'disabled']).optional(), kind: z.enum(['third_party', 'first_party', 'internal']).optional() });
+
+/** A page of the tenant's clients in id order, optionally of one status or kind. */
+export async function clientPage(knex: Knex, tenantId: string, query: unknown): Promise<Outcome<{ items: ClientView[]; nextCursor: string | null }>> {
+  const parsed = validate(ClientQuery, query);
+  if (!parsed.ok) return parsed;
+  if (!(await tenantExists(knex, tenantId))) return refused('not_found');
+  const { limit, cursor, status, kind } = parsed.value;
+  const rows: ClientRow[] = await knex('clients').where({ tenant_id: tenantId })
+    .modify((q) => {
+      if (cursor) q.where('id', '>', cursor);
+      if (status) q.where({ status });
+      if (kind) q.where({ kind });
+    })
+    .orderBy('id').limit(limit + 1);
+  const { items, nextCursor } = clientPages.page(rows, limit, (c) => c.id);
+  return done({ items: items.map(clientView), nextCursor });
+}
+
 /** Disables or re-enables a client: the PDP reads the status on the next request (403 client_disabled). */
 export async function setClientStatus(knex: Knex, clientId: string, body: unknown): Promise<Outcome<ClientView>> {
   const parsed = validate(UpdateClient, body);
@@ -53,6 +73,7 @@ export async function setClientStatus(knex: Knex, clientId: string, body: unknow
 
 export function clientsRouter(knex: Knex): Router {
   const r = Router();
+  r.get('/tenants/:tenantId/clients', async (req, res) => reply(res, await clientPage(knex, req.params.tenantId, req.query)));
   r.post('/tenants/:tenantId/clients', async (req, res) => {
     const body = parse(CreateClient, req.body, res);
     if (!body) return;

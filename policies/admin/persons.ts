@@ -4,7 +4,7 @@ import type { Knex } from 'knex';
 import { sendProblem } from '../../common/http.js';
 import { newId, isId } from '../../common/ids.js';
 import { hashSecret } from '../../common/secrets.js';
-import { DISPLAY_NAME, createOrConflict, done, idPages, parse, refused, reply, validate, type Outcome } from './support.js';
+import { DISPLAY_NAME, createOrConflict, done, idPages, parse, refused, reply, tenantExists, validate, type Outcome } from './support.js';
 import { REDACTED, recordChange } from './audit.js';
 
 const CreatePerson = z.strictObject({
@@ -34,7 +34,7 @@ export interface PersonListItem {
 export async function personPage(knex: Knex, tenantId: string, query: unknown): Promise<Outcome<{ items: PersonListItem[]; nextCursor: string | null }>> {
   const parsed = validate(PersonQuery, query);
   if (!parsed.ok) return parsed;
-  if (!isId('ten', tenantId) || !(await knex('tenants').where({ id: tenantId }).first('id'))) return refused('not_found');
+  if (!(await tenantExists(knex, tenantId))) return refused('not_found');
   const { limit, cursor, q, relationship } = parsed.value;
   const prefix = q && `${q.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
   type Row = { id: string; display_name: string; created_at: Date; account_id: string | null; username: string | null; status: string | null; ended_at: Date | null };

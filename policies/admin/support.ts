@@ -5,6 +5,8 @@ import type { Response } from 'express';
 import { z } from 'zod';
 import { sendProblem } from '../../common/http.js';
 import { isUniqueViolation } from '../../common/db.js';
+import type { Knex } from 'knex';
+import { isId } from '../../common/ids.js';
 import type { ApiErrorCode } from '../codes.js';
 
 export type Refusal = { ok: false; error: ApiErrorCode; message?: string };
@@ -58,6 +60,10 @@ export function idPages(kind: string) {
   });
   return { query, page };
 }
+
+/** True when `tenantId` names a tenant (a malformed id names none). */
+export const tenantExists = async (knex: Knex, tenantId: string): Promise<boolean> =>
+  isId('ten', tenantId) && (await knex('tenants').where({ id: tenantId }).first('id')) !== undefined;
 
 export const LABEL = z.string().regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/).max(40);
 export const DISPLAY_NAME = z.string().trim().min(1).max(200);

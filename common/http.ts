@@ -55,15 +55,18 @@ async function drain(server: http.Server, deadlineMs: number): Promise<void> {
 /** A port that cannot be had: reported to the operator as one line, not a stack trace. */
 export class ListenError extends Error {}
 
-/** Listens on host:port (0 = any free port) and later attaches `handler`, so a service can learn its URL first. */
-export async function listen(port: number, host = '127.0.0.1'): Promise<Listening & { server: http.Server }> {
+/**
+ * Listens on host:port (0 = any free port) and later attaches `handler`, so a service can learn its URL first.
+ * `setting` names where the port came from, for the one line an operator reads when it cannot be had.
+ */
+export async function listen(port: number, host = '127.0.0.1', setting = 'the port'): Promise<Listening & { server: http.Server }> {
   const server = http.createServer();
   server.keepAliveTimeout = 65_000;
   server.on('clientError', answerClientError);
   await new Promise<void>((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) =>
       reject(err.code === 'EADDRINUSE' || err.code === 'EACCES'
-        ? new ListenError(`cannot listen on ${host}:${port}: ${err.code === 'EADDRINUSE' ? 'the port is already in use' : 'permission denied'} (see the *_PORT settings)`)
+        ? new ListenError(`${setting}=${port}: cannot listen on ${host}:${port}: ${err.code === 'EADDRINUSE' ? 'the port is already in use: stop what holds it or choose another port' : 'permission denied: choose a port above 1023 or run with the right'}`)
         : err));
     server.listen(port, host, () => resolve());
   });

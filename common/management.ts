@@ -5,7 +5,7 @@ import { listen, type Listening } from './http.js';
 import type { Telemetry } from './telemetry.js';
 
 export async function startManagement(port: number, host: string, telemetry: Telemetry): Promise<Listening> {
-  const http = await listen(port, host);
+  const http = await listen(port, host, 'MANAGEMENT_PORT');
   http.server.on('request', (req: IncomingMessage, res: ServerResponse) => {
     const send = (status: number, type: string, body: string) => res.writeHead(status, { 'content-type': type, 'cache-control': 'no-store' }).end(body);
     const json = (status: number, body: unknown) => send(status, 'application/json', JSON.stringify(body));

@@ -12,9 +12,28 @@ export interface Running {
   close(): Promise<void>;
 }
 
+/** The setting each service's port comes from. */
+export const PORT_SETTINGS = { issuer: 'ISSUER_PORT', gateway: 'GATEWAY_PORT', policies: 'PDP_PORT', backend: 'BACKEND_PORT' } as const satisfies Record<ServiceName, keyof Config>;
+
+/**
+ * npm start runs every service in one process: two of its port settings on the same port would fail at the second
+ * listen, so they are refused first, naming both.
+ */
+export function checkDistinctPorts(config: Config): void {
+  const settings = [...Object.values(PORT_SETTINGS), 'MANAGEMENT_PORT'] as const;
+  const taken = new Map<number, string>();
+  for (const setting of settings) {
+    const port = config[setting];
+    if (port === undefined || port === 0) continue;
+    const other = taken.get(port);
+    if (other) throw new ConfigError(`${other} and ${setting} are both ${port}: npm start runs every service, each needs its own port`);
+    taken.set(port, setting);
+  }
+}
+
 /** Listens for one service on LISTEN_HOST: every request counted, timed and logged (telemetry), then answered by `app`. */
 export async function serve(name: ServiceName, port: number, config: Config, telemetry: Telemetry, log: Logger, app: RequestListener): Promise<Listening> {
-  const http = await listen(port, config.LISTEN_HOST);
+  const http = await listen(port, config.LISTEN_HOST, PORT_SETTINGS[name]);
   http.server.on('request', telemetry.observe(name, log));
   http.server.on('request', app);
   return http;

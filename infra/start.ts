@@ -3,7 +3,7 @@
 import { ConfigError, loadConfig } from '../common/config.js';
 import { startSystem } from './system.js';
 import { createLogger } from '../common/log.js';
-import { closeOnSignal, exitOnStartError } from '../common/service.js';
+import { checkDistinctPorts, closeOnSignal, exitOnStartError } from '../common/service.js';
 import { DEMO, seedDemo } from './seed.js';
 
 let config;
@@ -14,7 +14,7 @@ try {
   console.error(err.message);
   process.exit(2);
 }
-const system = await startSystem(config).catch(exitOnStartError('npm start'));
+const system = await Promise.resolve().then(() => checkDistinctPorts(config)).then(() => startSystem(config)).catch(exitOnStartError('npm start'));
 const demo = await seedDemo(system.db.knex, system.pdpUrl, system.adminToken);
 
 console.log(`

@@ -2,6 +2,8 @@
 // where it exists, and a directory that cannot serve, or a missing browser, stops with one line naming what to fix.
 import { describe, it, expect, afterAll } from '@jest/globals';
 import { spawnSync } from 'node:child_process';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -65,6 +67,22 @@ describe('a start that cannot use a setting', () => {
     const { status, lines } = run('issuer/main.ts', { ISSUER_PORT: '0', ...env });
     expect(status).toBe(2);
     expect(lines).toEqual([expect.stringMatching(line)]);
+  });
+
+  it('refuses two services on one port naming both settings, and names the setting of a port in use', async () => {
+    const clash = run('infra/start.ts', { PGLITE_DATA_DIR: join(scratch, 'ports'), ISSUER_PORT: '18411', GATEWAY_PORT: '18411' });
+    expect(clash.status).toBe(2);
+    expect(clash.lines).toEqual([expect.stringContaining('ISSUER_PORT and GATEWAY_PORT are both 18411')]);
+    const holder = createServer();
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+    const port = (holder.address() as AddressInfo).port;
+    try {
+      const taken = run('issuer/main.ts', { ISSUER_PORT: String(port) });
+      expect(taken.status).toBe(1);
+      expect(taken.lines).toEqual([expect.stringMatching(new RegExp(`^issuer: ISSUER_PORT=${port}: cannot listen on 127\\.0\\.0\\.1:${port}: the port is already in use`))]);
+    } finally {
+      holder.close();
+    }
   });
 
   it('makes, rotates and retires a signing-key set the issuer accepts: npm run admin -- keys', async () => {

@@ -175,6 +175,34 @@ describe('a tenant admin', () => {
     expect((await getMe(token)).status).toBe(200);
   });
 
+  it('creates a person, keeps the typed fields when the username is taken, finds them, and disabling their login refuses their sign-in', async () => {
+    const person = { displayName: 'Console Person', username: `console-${Date.now().toString(36)}`, password: 'console password 1' };
+    const signInAs = () => fetch(`${system.authUrl}/account/apps`, { method: 'POST', redirect: 'manual', body: new URLSearchParams(person) }).then((r) => r.status);
+    await page.goto(pageUrl(own.tenantId, 'persons'));
+    const create = async (displayName: string) => {
+      await page.getByLabel('Display name').fill(displayName);
+      await page.getByLabel('Username (unique in this tenant)').fill(person.username);
+      await page.getByLabel('Password (at least 8 characters)').fill(person.password);
+      return press(page, 'Create person');
+    };
+    expect((await create(person.displayName)).status()).toBe(200);
+    await expect(page.getByRole('status').innerText()).resolves.toContain(`can now sign in as ${person.username}`);
+    await expect(row(page, person.username).count()).resolves.toBe(1);
+    expect(await signInAs()).toBe(303);
+    const taken = await create('Someone Else');
+    expect(taken.status()).toBe(409);
+    await expect(page.getByRole('alert').innerText()).resolves.toMatch(/username is taken in this tenant/);
+    await expect(page.getByLabel('Display name').inputValue()).resolves.toBe('Someone Else');
+    await expect(page.getByLabel('Password (at least 8 characters)').inputValue()).resolves.toBe('');
+    await page.getByLabel('Find by username or name').fill(person.username.toUpperCase());
+    await press(page, 'Find');
+    await expect(page.getByRole('row').count()).resolves.toBe(2); // the header and the one person
+    await press(page, `Disable login of ${person.displayName}`);
+    await expect(row(page, person.username).getByRole('cell').nth(2).innerText()).resolves.toBe('disabled');
+    expect(await signInAs()).toBe(401);
+    await shot(page, 'persons');
+  });
+
   it('rotating shows the next secret once, both secrets work until promotion, then the old one fails at the token endpoint', async () => {
     await page.goto(pageUrl(own.tenantId, `apps/${own.clientId}`));
     const shown = await press(page, 'Create a next secret');
@@ -352,7 +380,7 @@ describe('with JavaScript disabled', () => {
   it('every page renders and a form works: advancing the epoch refuses the older token', async () => {
     const context = await browser.newContext({ javaScriptEnabled: false });
     const { page } = await signIn(context, adminKey.key);
-    for (const path of ['apps', `apps/${own.clientId}`, 'service-accounts', 'extensions', 'decisions', 'usage']) {
+    for (const path of ['apps', `apps/${own.clientId}`, 'persons', 'service-accounts', 'extensions', 'decisions', 'usage']) {
       const response = (await page.goto(pageUrl(own.tenantId, path)))!;
       expect([path, response.status()]).toEqual([path, 200]);
       await expect(page.getByRole('main').getByRole('heading', { level: 1 }).count()).resolves.toBe(1);

@@ -4,7 +4,7 @@ import type { Knex } from 'knex';
 import { sendProblem } from '../../common/http.js';
 import { newId, isId } from '../../common/ids.js';
 import { hashSecret } from '../../common/secrets.js';
-import { DISPLAY_NAME, createOrConflict, done, idPages, parse, refused, reply, tenantExists, validate, type Outcome } from './support.js';
+import { DISPLAY_NAME, done, idPages, refused, reply, tenantExists, unlessTaken, validate, type Outcome } from './support.js';
 import { REDACTED, recordChange } from './audit.js';
 
 const CreatePerson = z.strictObject({
@@ -60,33 +60,35 @@ export async function personPage(knex: Knex, tenantId: string, query: unknown): 
   });
 }
 
+export interface CreatedPerson { personId: string; accountId: string; displayName: string; createdAt: string }
+
+/** Creates the person, their login account in this tenant and the tenant's relationship to them, in one transaction. */
+export async function createPerson(knex: Knex, tenantId: string, body: unknown): Promise<Outcome<CreatedPerson>> {
+  const parsed = validate(CreatePerson, body);
+  if (!parsed.ok) return parsed;
+  if (!(await tenantExists(knex, tenantId))) return refused('not_found');
+  const { displayName, username, password } = parsed.value;
+  const passwordHash = await hashSecret(password);
+  return unlessTaken('username is taken in this tenant', async () => {
+    const created = await knex.transaction(async (trx) => {
+      const [person] = await trx('persons').insert({ id: newId('psn'), display_name: displayName }).returning('*');
+      const accountId = newId('acc');
+      await trx('accounts').insert({ id: accountId, tenant_id: tenantId, kind: 'person', person_id: person.id, username, password_hash: passwordHash });
+      await trx('tenant_person_relationships').insert({ tenant_id: tenantId, person_id: person.id });
+      return { personId: person.id, accountId, displayName: person.display_name, createdAt: new Date(person.created_at).toISOString() };
+    });
+    await recordChange({
+      action: 'person.create', target: { type: 'person', id: created.personId }, tenantId,
+      changes: { displayName: { from: null, to: created.displayName }, username: { from: null, to: username }, password: { from: null, to: REDACTED } },
+    });
+    return done(created);
+  });
+}
+
 export function personsRouter(knex: Knex): Router {
   const r = Router();
   r.get('/tenants/:tenantId/persons', async (req, res) => reply(res, await personPage(knex, req.params.tenantId, req.query)));
-  /** Creates the person, their login account and the tenant's relationship to them, in one transaction. */
-  r.post('/tenants/:tenantId/persons', async (req, res) => {
-    const body = parse(CreatePerson, req.body, res);
-    if (!body) return;
-    const tenantId = req.params.tenantId;
-    if (!isId('ten', tenantId) || !(await knex('tenants').where({ id: tenantId }).first())) return sendProblem(res, 'not_found');
-    const passwordHash = await hashSecret(body.password);
-    await createOrConflict(res, 'username is taken in this tenant', async () => {
-      const created = await knex.transaction(async (trx) => {
-        const [person] = await trx('persons').insert({ id: newId('psn'), display_name: body.displayName }).returning('*');
-        const accountId = newId('acc');
-        await trx('accounts').insert({
-          id: accountId, tenant_id: tenantId, kind: 'person', person_id: person.id, username: body.username, password_hash: passwordHash,
-        });
-        await trx('tenant_person_relationships').insert({ tenant_id: tenantId, person_id: person.id });
-        return { personId: person.id, accountId, displayName: person.display_name, createdAt: new Date(person.created_at).toISOString() };
-      });
-      await recordChange({
-        action: 'person.create', target: { type: 'person', id: created.personId }, tenantId,
-        changes: { displayName: { from: null, to: created.displayName }, username: { from: null, to: body.username }, password: { from: null, to: REDACTED } },
-      });
-      res.status(201).json(created);
-    });
-  });
+  r.post('/tenants/:tenantId/persons', async (req, res) => reply(res, await createPerson(knex, req.params.tenantId, req.body), 201));
   /** Ends the tenant's relationship to the person; the person and their data are kept. */
   r.delete('/tenants/:tenantId/persons/:personId', async (req, res) => {
     const { tenantId, personId } = req.params;

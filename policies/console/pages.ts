@@ -5,6 +5,7 @@ import type { AuditPage } from '../admin/audit-trail.js';
 import { CAPABILITIES } from '../decision.js';
 import type { AdminCaller } from '../admin/authority.js';
 import type { ClientView } from '../admin/clients.js';
+import type { PersonListItem } from '../admin/persons.js';
 import type { TenantView } from '../admin/tenants.js';
 import type { RegisteredExtension } from '../admin/extensions.js';
 import type { DailyUsage, DecisionView } from '../admin/observability.js';
@@ -33,7 +34,8 @@ function navigation(session: ConsoleSession, tenant: TenantView | undefined): Ht
   if (session.caller?.kind === 'operator') links.push([`${CONSOLE_PATH}/tenants`, 'Tenants']);
   if (tenant)
     links.push(
-      [tenantPath(tenant.tenantId, 'apps'), 'Apps'], [tenantPath(tenant.tenantId, 'service-accounts'), 'Service accounts'],
+      [tenantPath(tenant.tenantId, 'apps'), 'Apps'], [tenantPath(tenant.tenantId, 'persons'), 'Persons'],
+      [tenantPath(tenant.tenantId, 'service-accounts'), 'Service accounts'],
       [tenantPath(tenant.tenantId, 'extensions'), 'Extensions'], [tenantPath(tenant.tenantId, 'decisions'), 'Decisions'],
       [tenantPath(tenant.tenantId, 'usage'), 'Usage'], [tenantPath(tenant.tenantId, 'audit'), 'Audit'],
       [tenantPath(tenant.tenantId, 'export'), 'Export'],
@@ -119,6 +121,40 @@ export function secretPage(frame: Frame, c: ClientView, secret: string): Html {
   return layout(frame, html`<p>The next secret of <strong>${c.name}</strong> (<code>${c.clientId}</code>). It is shown only this once; copy it now.</p>
 <p><output class="secret" aria-label="New client secret">${secret}</output></p>
 <p>Both this and the current secret work until you promote this one. <a href="${appPath(c.tenantId, c.clientId)}">Back to ${c.name}</a></p>`);
+}
+
+/**
+ * The tenant's persons, a page at a time, with a search by the start of a username or display name, a form to create
+ * one (the form keeps what was typed when it is refused, except the password), and a button per login to disable or
+ * enable it.
+ */
+export function personsPage(
+  frame: Frame & { session: ConsoleSession; tenant: TenantView }, page: { items: PersonListItem[]; nextCursor: string | null }, q: string | undefined,
+  entered: { displayName?: string | undefined; username?: string | undefined; problem?: string | undefined } = {},
+): Html {
+  const { session, tenant } = frame;
+  const base = tenantPath(tenant.tenantId, 'persons');
+  const next = page.nextCursor && `${base}?${new URLSearchParams({ ...(q && { q }), cursor: page.nextCursor })}`;
+  return layout(frame, html`<form method="get" action="${base}" role="search"><label for="q">Find by username or name</label>
+<input id="q" name="q" value="${q ?? ''}" maxlength="100"> <button type="submit">Find</button></form>
+<table><caption>Persons${q && html` whose username or name starts with “${q}”`}</caption>
+<thead><tr><th scope="col">Name</th><th scope="col">Username</th><th scope="col">Person id</th><th scope="col">Login</th><th scope="col">Relationship</th><th scope="col">Actions</th></tr></thead>
+<tbody>${page.items.map((p) => {
+    const action = p.accountId && p.relationship === 'active' && postForm(session, tenantPath(tenant.tenantId, `persons/${encodeURIComponent(p.accountId)}/status`),
+      html`<input type="hidden" name="status" value="${p.accountStatus === 'active' ? 'disabled' : 'active'}"><button type="submit">${p.accountStatus === 'active' ? 'Disable login' : 'Enable login'}<span class="vh"> of ${p.displayName}</span></button>`, 'inline');
+    return html`<tr><th scope="row">${p.displayName}</th><td>${p.username ?? '—'}</td><td><code>${p.personId}</code></td><td>${p.accountStatus ?? 'none'}</td><td>${p.relationship}</td><td>${action || ''}</td></tr>`;
+  })}</tbody></table>
+${page.items.length === 0 && html`<p>No persons${q && ' match'}.</p>`}
+${next && html`<p><a href="${next}">Next page</a></p>`}
+<h2 id="new-person">New person</h2>
+${entered.problem && html`<p class="problem" role="alert">${entered.problem}</p>`}
+${postForm(session, base, html`<label for="displayName">Display name</label>
+<input id="displayName" name="displayName" required maxlength="200" value="${entered.displayName ?? ''}">
+<label for="username">Username (unique in this tenant)</label>
+<input id="username" name="username" required minlength="3" maxlength="100" autocomplete="off" value="${entered.username ?? ''}">
+<label for="password">Password (at least 8 characters)</label>
+<input id="password" name="password" type="password" required minlength="8" maxlength="200" autocomplete="new-password">
+<div><button type="submit">Create person</button></div>`)}`);
 }
 
 export interface AccountRowView { accountId: string; clientId?: string | null; name?: string | null; capabilities?: string[]; status: string; epoch: number }

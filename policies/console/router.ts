@@ -20,6 +20,7 @@ import { advanceEpoch, listServiceAccounts, setAccountStatus } from '../admin/ac
 import { listExtensions, registerExtension } from '../admin/extensions.js';
 import { recentDecisions, usage, usagePerDay } from '../admin/observability.js';
 import { findTenant, listTenants, type TenantView } from '../admin/tenants.js';
+import { createPerson, personPage } from '../admin/persons.js';
 import { streamExport } from '../admin/export.js';
 import { auditedChanges, scopedKnex } from '../admin/audit.js';
 import { auditPage } from '../admin/audit-trail.js';
@@ -256,6 +257,33 @@ export function consoleRouter({ knex, adminToken, log, countChange, throttle }: 
     const { clientId } = req.params;
     const client = await perform(res, { method: 'POST', path: apiPath('clients', clientId, 'secrets', 'promote') }, () => promoteNextSecret(db, clientId));
     if (client) await goTo(res, appPath(tenantId, clientId), `The next secret of ${client.name} is now its only secret; the old one no longer works.`);
+  });
+
+  tenant.get('/persons', async (req, res) => {
+    const { session, tenant: current } = locals(res);
+    const q = one(req.query.q)?.trim() || undefined;
+    const listed = await personPage(db, current.tenantId, { q, cursor: one(req.query.cursor), limit: 50 });
+    if (!listed.ok) return refusedPage(res, listed);
+    send(res, pages.personsPage({ ...frameOf(res, 'Persons'), session, tenant: current }, listed.value, q));
+  });
+
+  tenant.post('/persons', async (req, res) => {
+    const { session, tenant: current } = locals(res);
+    const body = { displayName: one(req.body.displayName), username: one(req.body.username), password: one(req.body.password) };
+    const created = await createPerson(db, current.tenantId, body);
+    if (created.ok) return goTo(res, `${tenantPath(current.tenantId, 'persons')}?q=${encodeURIComponent(body.username ?? '')}`, `${created.value.displayName} can now sign in as ${body.username}.`);
+    // Refused: the form again with what was typed (never the password) and why, naming the field.
+    const listed = await personPage(db, current.tenantId, { limit: 50 });
+    const entered = { displayName: body.displayName, username: body.username, problem: `${REFUSAL_TEXT[created.error] ?? 'That could not be done'}: ${created.message ?? created.error}.` };
+    send(res, pages.personsPage({ ...frameOf(res, 'Persons'), session, tenant: current }, listed.ok ? listed.value : { items: [], nextCursor: null }, undefined, entered), STATUS_OF[created.error]);
+  });
+
+  tenant.post('/persons/:accountId/status', async (req: Request<{ accountId: string }>, res) => {
+    const { tenantId } = locals(res).tenant;
+    const { accountId } = req.params;
+    const body = { status: req.body.status };
+    const account = await perform(res, { method: 'PATCH', path: apiPath('accounts', accountId), body }, () => setAccountStatus(db, accountId, body));
+    if (account) await goTo(res, tenantPath(tenantId, 'persons'), `The login ${account.accountId} is now ${account.status}.`);
   });
 
   tenant.get('/service-accounts', async (_req, res) => {

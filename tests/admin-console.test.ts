@@ -140,10 +140,22 @@ describe('a tenant admin', () => {
     expect((await getTenant(token)).status).toBe(200);
   });
 
+  it('asks before disabling the app and changes nothing until confirmed; Cancel goes back', async () => {
+    const token = await workloadToken();
+    await page.goto(pageUrl(own.tenantId, `apps/${own.clientId}`));
+    await press(page, 'Disable app');
+    await expect(page.getByRole('alert').innerText()).resolves.toMatch(/^Disable .*403 client_disabled/);
+    expect((await getMe(token)).status).toBe(200);
+    await Promise.all([page.waitForNavigation(), page.getByRole('link', { name: 'Cancel' }).click()]);
+    expect(page.url()).toBe(pageUrl(own.tenantId, `apps/${own.clientId}`));
+    expect((await getMe(token)).status).toBe(200);
+  });
+
   it('disabling the app makes its tokens 403 client_disabled and its token requests invalid_client; enabling restores both', async () => {
     const token = await workloadToken();
     await page.goto(pageUrl(own.tenantId, `apps/${own.clientId}`));
     await press(page, 'Disable app');
+    await press(page, 'Confirm');
     const denied = await getMe(token);
     expect([denied.status, denied.body.error]).toEqual([403, 'client_disabled']);
     const refused = await tokenRequest();
@@ -158,6 +170,7 @@ describe('a tenant admin', () => {
     await page.goto(pageUrl(own.tenantId, 'service-accounts'));
     await expect(row(page, own.serviceAccountId).getByRole('cell').nth(4).innerText()).resolves.toBe('1');
     await press(page, 'Advance epoch of nightly sync');
+    await press(page, 'Confirm');
     await expect(row(page, own.serviceAccountId).getByRole('cell').nth(4).innerText()).resolves.toBe('2');
     const denied = await getMe(old);
     expect([denied.status, denied.body.error]).toEqual([403, 'epoch_changed']);
@@ -169,6 +182,7 @@ describe('a tenant admin', () => {
     const token = await workloadToken();
     await page.goto(pageUrl(own.tenantId, 'service-accounts'));
     await press(page, 'Disable nightly sync');
+    await press(page, 'Confirm');
     const denied = await getMe(token);
     expect([denied.status, denied.body.error]).toEqual([403, 'subject_revoked']);
     await press(page, 'Enable nightly sync');
@@ -198,6 +212,7 @@ describe('a tenant admin', () => {
     await press(page, 'Find');
     await expect(page.getByRole('row').count()).resolves.toBe(2); // the header and the one person
     await press(page, `Disable login of ${person.displayName}`);
+    await press(page, 'Confirm');
     await expect(row(page, person.username).getByRole('cell').nth(2).innerText()).resolves.toBe('disabled');
     expect(await signInAs()).toBe(401);
     await shot(page, 'persons');
@@ -215,6 +230,7 @@ describe('a tenant admin', () => {
     await page.goto(pageUrl(own.tenantId, `apps/${own.clientId}`));
     expect(await page.content()).not.toContain(next);
     await press(page, 'Promote the next secret');
+    await press(page, 'Confirm');
     await expect(page.getByRole('status').innerText()).resolves.toContain('the old one no longer works');
     const old = await tokenRequest(own.clientSecret);
     expect([old.status, old.body.error]).toEqual([401, 'invalid_client']);
@@ -388,6 +404,7 @@ describe('with JavaScript disabled', () => {
     const old = await workloadToken();
     await page.goto(pageUrl(own.tenantId, 'service-accounts'));
     await press(page, 'Advance epoch of nightly sync');
+    await press(page, 'Confirm');
     expect((await getMe(old)).body.error).toBe('epoch_changed');
     await context.close();
   });

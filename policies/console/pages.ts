@@ -117,6 +117,19 @@ ${postForm(session, `${base}/secrets`, html`<button type="submit">Create a next 
 </section>`}`);
 }
 
+/** What a destructive action asks before it acts: its consequence, and where Cancel goes back to. */
+export interface Confirmation {
+  consequence: string;
+  back: string;
+}
+
+/** The question page: the same form (fields kept) with `confirmed=yes` behind a Confirm button, and Cancel. */
+export function confirmPage(frame: Frame & { session: ConsoleSession }, action: string, fields: Record<string, string>, c: Confirmation): Html {
+  return layout(frame, html`<p role="alert">${c.consequence}</p>
+${postForm(frame.session, action, html`${Object.entries(fields).map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}">`)}<input type="hidden" name="confirmed" value="yes">
+<button type="submit">Confirm</button> <a href="${c.back}">Cancel</a>`)}`);
+}
+
 export function secretPage(frame: Frame, c: ClientView, secret: string): Html {
   return layout(frame, html`<p>The next secret of <strong>${c.name}</strong> (<code>${c.clientId}</code>). It is shown only this once; copy it now.</p>
 <p><output class="secret" aria-label="New client secret">${secret}</output></p>

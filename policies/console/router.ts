@@ -22,7 +22,7 @@ import { recentDecisions, usage, usagePerDay } from '../admin/observability.js';
 import { findTenant, listTenants, type TenantView } from '../admin/tenants.js';
 import { createPerson, personPage } from '../admin/persons.js';
 import { streamExport } from '../admin/export.js';
-import { auditedChanges, scopedKnex } from '../admin/audit.js';
+import { auditedChanges, recordNoChange, scopedKnex } from '../admin/audit.js';
 import { auditPage } from '../admin/audit-trail.js';
 import { MAX_BODY_DEPTH, type Outcome, type Refusal } from '../admin/support.js';
 import { STYLE, type Html } from './html.js';
@@ -202,14 +202,32 @@ export function consoleRouter({ knex, adminToken, log, countChange, throttle }: 
    * Runs `run` as the admin API operation `op`: the caller must pass the admin API's authority check for it, and the
    * object it names must belong to this page's tenant; otherwise the answer is the 404 page and nothing runs.
    */
-  async function perform<T>(res: Response, op: AdminOperation, run: () => Promise<Outcome<T>>): Promise<T | undefined> {
+  /** True when the caller may run `op` on this tenant's object; otherwise answers the 404 page. */
+  async function permitted(res: Response, op: AdminOperation): Promise<boolean> {
     const { caller, tenant: current } = locals(res);
     const owner = await ownerOf(db, op);
-    if (owner.operatorOnly || owner.tenantId !== current.tenantId || refusalFor(caller, owner)) return void notFound(res);
+    if (owner.operatorOnly || owner.tenantId !== current.tenantId || refusalFor(caller, owner)) return (notFound(res), false);
+    return true;
+  }
+
+  async function perform<T>(res: Response, op: AdminOperation, run: () => Promise<Outcome<T>>): Promise<T | undefined> {
+    if (!(await permitted(res, op))) return undefined;
     const outcome = await run();
     if (!outcome.ok) return void refusedPage(res, outcome);
     return outcome.value;
   }
+
+  /**
+   * Destructive actions ask first: without `confirmed=yes` the answer is a page saying what will happen, with the same
+   * form behind a Confirm button; nothing changes until it is pressed.
+   */
+  const confirmed = async (req: Request, res: Response, op: AdminOperation, fields: Record<string, string>, c: pages.Confirmation): Promise<boolean> => {
+    if (one(req.body.confirmed) === 'yes') return true;
+    if (!(await permitted(res, op))) return false; // only the caller's own objects are asked about
+    recordNoChange();
+    send(res, pages.confirmPage({ ...frameOf(res, 'Are you sure?'), session: locals(res).session }, req.originalUrl, fields, c));
+    return false;
+  };
 
   tenant.get('/', (req, res) => res.redirect(303, tenantPath(locals(res).tenant.tenantId, 'apps')));
 
@@ -239,6 +257,10 @@ export function consoleRouter({ knex, adminToken, log, countChange, throttle }: 
     const { tenantId } = locals(res).tenant;
     const { clientId } = req.params;
     const body = { status: req.body.status };
+    if (body.status === 'disabled' && !(await confirmed(req, res, { method: 'PATCH', path: apiPath('clients', clientId), body }, { status: 'disabled' }, {
+      consequence: `Disable ${clientId}? Its tokens are refused from their next request (403 client_disabled) and it gets no new ones until it is enabled again.`,
+      back: appPath(tenantId, clientId),
+    }))) return;
     const client = await perform(res, { method: 'PATCH', path: apiPath('clients', clientId), body }, () => setClientStatus(db, clientId, body));
     if (client) await goTo(res, appPath(tenantId, clientId), `${client.name} is now ${client.status}.`);
   });
@@ -255,6 +277,10 @@ export function consoleRouter({ knex, adminToken, log, countChange, throttle }: 
   tenant.post('/apps/:clientId/secrets/promote', async (req: Request<{ clientId: string }>, res) => {
     const { tenantId } = locals(res).tenant;
     const { clientId } = req.params;
+    if (!(await confirmed(req, res, { method: 'POST', path: apiPath('clients', clientId, 'secrets', 'promote') }, {}, {
+      consequence: `Promote the next secret of ${clientId}? Its current secret stops working at once: every deployment of the app must already use the next one.`,
+      back: appPath(tenantId, clientId),
+    }))) return;
     const client = await perform(res, { method: 'POST', path: apiPath('clients', clientId, 'secrets', 'promote') }, () => promoteNextSecret(db, clientId));
     if (client) await goTo(res, appPath(tenantId, clientId), `The next secret of ${client.name} is now its only secret; the old one no longer works.`);
   });
@@ -282,6 +308,10 @@ export function consoleRouter({ knex, adminToken, log, countChange, throttle }: 
     const { tenantId } = locals(res).tenant;
     const { accountId } = req.params;
     const body = { status: req.body.status };
+    if (body.status === 'disabled' && !(await confirmed(req, res, { method: 'PATCH', path: apiPath('accounts', accountId), body }, { status: 'disabled' }, {
+      consequence: `Disable the login ${accountId}? The person can no longer sign in, and their tokens are refused from their next request until it is enabled again.`,
+      back: tenantPath(tenantId, 'persons'),
+    }))) return;
     const account = await perform(res, { method: 'PATCH', path: apiPath('accounts', accountId), body }, () => setAccountStatus(db, accountId, body));
     if (account) await goTo(res, tenantPath(tenantId, 'persons'), `The login ${account.accountId} is now ${account.status}.`);
   });
@@ -294,6 +324,10 @@ export function consoleRouter({ knex, adminToken, log, countChange, throttle }: 
   tenant.post('/service-accounts/:accountId/epoch', async (req: Request<{ accountId: string }>, res) => {
     const { tenantId } = locals(res).tenant;
     const { accountId } = req.params;
+    if (!(await confirmed(req, res, { method: 'POST', path: apiPath('accounts', accountId, 'epoch') }, {}, {
+      consequence: `Advance the epoch of ${accountId}? Every token it holds now is refused from its next request (403 epoch_changed); new tokens work.`,
+      back: tenantPath(tenantId, 'service-accounts'),
+    }))) return;
     const advanced = await perform(res, { method: 'POST', path: apiPath('accounts', accountId, 'epoch') }, () => advanceEpoch(db, accountId));
     if (advanced) await goTo(res, tenantPath(tenantId, 'service-accounts'), `The epoch of ${advanced.accountId} is now ${advanced.epoch}; its older tokens are refused.`);
   });
@@ -302,6 +336,10 @@ export function consoleRouter({ knex, adminToken, log, countChange, throttle }: 
     const { tenantId } = locals(res).tenant;
     const { accountId } = req.params;
     const body = { status: req.body.status };
+    if (body.status === 'disabled' && !(await confirmed(req, res, { method: 'PATCH', path: apiPath('accounts', accountId), body }, { status: 'disabled' }, {
+      consequence: `Disable ${accountId}? Its tokens are refused from their next request (403 subject_revoked) until it is enabled again.`,
+      back: tenantPath(tenantId, 'service-accounts'),
+    }))) return;
     const account = await perform(res, { method: 'PATCH', path: apiPath('accounts', accountId), body }, () => setAccountStatus(db, accountId, body));
     if (account) await goTo(res, tenantPath(tenantId, 'service-accounts'), `${account.accountId} is now ${account.status}.`);
   });

@@ -213,6 +213,8 @@ describe('the command line and the console', () => {
       await page.goto(`${consoleUrl}/tenants/${tenant.tenantId}/service-accounts`);
       const before = await entryCount();
       await Promise.all([page.waitForNavigation(), page.getByRole('button', { name: /^Advance epoch/ }).first().click()]);
+      expect(await entryCount()).toBe(before); // the console asks first; nothing is changed or recorded yet
+      await Promise.all([page.waitForNavigation(), page.getByRole('button', { name: 'Confirm' }).click()]);
       expect(await entryCount()).toBe(before + 1);
       expect(await newest()).toMatchObject({ action: 'account.epoch_advance', actor: { kind: 'tenant_admin_key', keyId } });
       await page.getByRole('link', { name: 'Audit', exact: true }).click();

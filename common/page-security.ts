@@ -1,6 +1,15 @@
 // Security headers shared by the server-rendered pages (the issuer's login and consent pages, the admin console):
 // no scripts, no external assets, one inline style sheet allowed by its hash, never framed, never cached.
 import { createHash } from 'node:crypto';
+import type { Request } from 'express';
+
+/**
+ * Whether the browser reached the page over HTTPS, directly or through a TLS-terminating proxy that says so: the
+ * `Secure` flag of the pages' cookies. Trusting the header is safe here: it can only make the sender's own cookie
+ * stricter.
+ */
+export const overHttps = (req: Request): boolean =>
+  req.secure || req.get('x-forwarded-proto')?.split(',')[0]?.trim().toLowerCase() === 'https';
 
 /** The headers of a page whose only style is `style`; `formActions` are origins a form post may go to besides 'self'. */
 export function pageSecurityHeaders(style: string): (formActions?: readonly string[]) => Record<string, string> {

@@ -7,7 +7,8 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { Logger } from '../common/log.js';
 import { batchWriter, type BatchWriter } from '../common/batch-writer.js';
-import type { Sightings } from './retry-sightings.js';
+import type { RedisClient } from '../common/rate-limit-store.js';
+import { sightingsIn } from './retry-sightings.js';
 
 export interface UsageRecord {
   request_id: string;
@@ -58,8 +59,9 @@ const fingerprint = (c: CallIdentity) => {
   return hash.digest('base64url');
 };
 
-/** `sightings` counts repeats of a request under one id within RETRY_WINDOW_S (retry-sightings.ts `sightingsIn`). */
-export function usageMeter(knex: Knex, sightings: Sightings, opts: UsageMeterOptions, log: Logger): UsageMeter {
+/** Repeats of a request under one id are counted in `redis` when given (retry-sightings.ts), else in this process. */
+export function usageMeter(knex: Knex, redis: RedisClient | undefined, opts: UsageMeterOptions, log: Logger): UsageMeter {
+  const sightings = sightingsIn(redis, RETRY_WINDOW_S, 1 + ALLOWED_REPLAYS);
   const writer: BatchWriter<UsageRecord & { call_id: string }> = batchWriter({
     name: 'metering',
     // A batch stored by a write that still reported a failure comes back with the same call ids: stored once.

@@ -7,10 +7,13 @@
 // scoped to /account: no server state. Every form carries the session's CSRF token as well.
 import express, { type ErrorRequestHandler, type Request, type Response, type Router } from 'express';
 import cookieParser from 'cookie-parser';
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { Logger } from '../common/log.js';
 import { killFamily } from '../common/sessions.js';
+import { sameSecret } from '../common/secrets.js';
+import { sealer } from '../common/sealed-values.js';
+import { overHttps } from '../common/page-security.js';
 import { storableText } from '../common/db.js';
 import { signIn, signInRefusal } from './accounts.js';
 import type { CredentialThrottle } from '../common/credential-throttle.js';
@@ -27,21 +30,14 @@ interface AccountSession {
   exp: number;
 }
 
-/** Signs and reads the page's session cookie: base64url(JSON) "." base64url(HMAC-SHA256). */
+/** Seals and opens the page's session cookie: base64url(JSON), sealed with the issuer's cookie key. */
 function sessionCodec(key: string) {
-  const tag = (body: string) => createHmac('sha256', key).update(`account-apps session v1|${body}`).digest();
+  const sealed = sealer(key, 'account-apps session v1');
   return {
-    seal(session: AccountSession): string {
-      const body = Buffer.from(JSON.stringify(session)).toString('base64url');
-      return `${body}.${tag(body).toString('base64url')}`;
-    },
+    seal: (session: AccountSession): string => sealed.seal(Buffer.from(JSON.stringify(session)).toString('base64url')),
     open(value: unknown): AccountSession | undefined {
-      if (typeof value !== 'string') return undefined;
-      const [body, mac] = value.split('.');
-      if (!body || !mac) return undefined;
-      const given = Buffer.from(mac, 'base64url');
-      const expected = tag(body);
-      if (given.length !== expected.length || !timingSafeEqual(given, expected)) return undefined;
+      const body = sealed.open(value);
+      if (!body) return undefined;
       try {
         const s = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as AccountSession;
         return typeof s.personId === 'string' && typeof s.csrf === 'string' && s.exp > Date.now() ? s : undefined;
@@ -52,8 +48,7 @@ function sessionCodec(key: string) {
   };
 }
 
-const sameToken = (a: unknown, b: string) =>
-  typeof a === 'string' && a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
+const sameToken = (given: unknown, expected: string) => typeof given === 'string' && sameSecret(given, expected);
 
 /** The apps `personId` allowed, one row per app: its live consents (sessions whose Grant is still stored). */
 export async function connectedApps(knex: Knex, personId: string): Promise<ConnectedApp[]> {
@@ -111,10 +106,9 @@ export function accountAppsRoutes({ knex, log, cookieKey, throttle }: AccountApp
   const router = express.Router();
   const codec = sessionCodec(cookieKey);
   const form = express.urlencoded({ extended: false, limit: '8kb', parameterLimit: 10 });
-  const secure = (req: Request) => req.protocol === 'https' || req.get('x-forwarded-proto')?.split(',')[0]?.trim() === 'https';
   const setSession = (req: Request, res: Response, session: AccountSession | undefined) =>
     res.cookie(COOKIE, session ? codec.seal(session) : '', {
-      httpOnly: true, sameSite: 'strict', secure: secure(req), path: '/account', ...(session ? { maxAge: SESSION_MS } : { maxAge: 0 }),
+      httpOnly: true, sameSite: 'strict', secure: overHttps(req), path: '/account', ...(session ? { maxAge: SESSION_MS } : { maxAge: 0 }),
     });
   const sessionOf = (req: Request) => codec.open(req.cookies?.[COOKIE]);
 

@@ -10,8 +10,7 @@ import type { System } from '../infra/system.js';
 import knexFactory from 'knex';
 import { createLogger } from '../common/log.js';
 import { createTelemetry, type Telemetry } from '../common/telemetry.js';
-import { ALLOWED_REPLAYS, RETRY_WINDOW_S, usageMeter } from '../gateway/usage-meter.js';
-import { sightingsIn } from '../gateway/retry-sightings.js';
+import { usageMeter } from '../gateway/usage-meter.js';
 import { batchedDecisionLog } from '../policies/decision-log.js';
 import { DECISION_PATH } from '../policies/decision.js';
 import { startTestSystem } from './support/system.js';
@@ -248,7 +247,7 @@ describe('dependency and backlog metrics', () => {
   it('exports the metering and decision-log rows not yet written, and zero once flushed', async () => {
     const t = telemetry();
     const log = createLogger('test', 'silent');
-    const meter = usageMeter(system.db.knex, sightingsIn(undefined, RETRY_WINDOW_S, 1 + ALLOWED_REPLAYS), { batchSize: 100, flushIntervalMs: 60_000 }, log);
+    const meter = usageMeter(system.db.knex, undefined, { batchSize: 100, flushIntervalMs: 60_000 }, log);
     const decisions = batchedDecisionLog(system.db.knex, log);
     t.addBacklog('metering', meter.pending);
     t.addBacklog('decision_log', decisions.pending);

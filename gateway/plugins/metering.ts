@@ -1,8 +1,7 @@
 // Plugin `metering`: every request that was forwarded and answered by the upstream is a row of usage_records, with
 // the upstream's status, unless it is a retry of a metered call (usage-meter.ts: the retry rule and the batches).
 import { z } from 'zod';
-import { ALLOWED_REPLAYS, RETRY_WINDOW_S, usageMeter } from '../usage-meter.js';
-import { sightingsIn } from '../retry-sightings.js';
+import { usageMeter } from '../usage-meter.js';
 import { definePlugin, stateOf } from './plugin.js';
 
 export const metering = definePlugin({
@@ -14,7 +13,7 @@ export const metering = definePlugin({
   after: ['authorize'],
   perRoute: false,
   start(s, env) {
-    const meter = usageMeter(env.knex, sightingsIn(env.redis, RETRY_WINDOW_S, 1 + ALLOWED_REPLAYS), s, env.log);
+    const meter = usageMeter(env.knex, env.redis, s, env.log);
     env.telemetry.addBacklog('metering', meter.pending);
     return {
       handler: (route) => (req, res, next) => {

@@ -25,10 +25,16 @@ const windowKey = (tenantId: string, layer: string, bucket: string, w: RateLimit
 export const tenantLayerKey = (tenantId: string, bucket: string, w: RateLimitWindow) => windowKey(tenantId, 'tenant', bucket, w);
 export const accountLayerKey = (tenantId: string, accountId: string, bucket: string, w: RateLimitWindow) => `${windowKey(tenantId, 'account', bucket, w)}:${accountId}`;
 
+/** Each layer's bucket on a route: the route's own when the file gives it windows, else the tenant policy's `api`. */
+const bucketsOf = (route: RouteDefinition, s: z.output<typeof settings>) => ({
+  tenant: s.tenant ? route.operationId : 'api',
+  account: s.account ? route.operationId : 'api',
+});
+
 /** The block keys of a route's two layers: windows come with the PDP's answer, so a block names the bucket only. */
-const blockKeys = (route: RouteDefinition, s: z.output<typeof settings>, tenantId: string, accountId: string | undefined) => ({
-  tenant: `${tenantId}:${s.tenant ? route.operationId : 'api'}`,
-  account: accountId && `${tenantId}:${accountId}:${s.account ? route.operationId : 'api'}`,
+const blockKeys = (buckets: ReturnType<typeof bucketsOf>, tenantId: string, accountId: string | undefined) => ({
+  tenant: `${tenantId}:${buckets.tenant}`,
+  account: accountId && `${tenantId}:${accountId}:${buckets.account}`,
 });
 
 export const rateLimit = definePlugin({
@@ -40,38 +46,42 @@ export const rateLimit = definePlugin({
   start(_global, env) {
     const limiter = createRateLimiter(env.redis, env.log, env.telemetry);
     const full = localBlocks();
-    const refuse = (res: Response, layer: 'tenant' | 'account', waitMs: number) => {
+    const refuse = (res: Response, layer: 'tenant' | 'account', retryAfterS: number) => {
       env.telemetry.rateLimited.inc({ layer });
-      sendProblem(res, 'rate_limited', { headers: { 'retry-after': String(retryAfterSeconds(waitMs)) } });
+      sendProblem(res, 'rate_limited', { headers: { 'retry-after': String(retryAfterS) } });
     };
     return {
-      screen: (route, s) => (_req, res, next) => {
-        const { claims } = stateOf(res);
-        const keys = blockKeys(route, s, claims!.tenant_id, claims!.actor_account_id);
-        const tenantWait = full.waitMs(keys.tenant);
-        const accountWait = keys.account ? full.waitMs(keys.account) : 0;
-        if (tenantWait > 0 || accountWait > 0) return refuse(res, tenantWait > 0 ? 'tenant' : 'account', Math.max(tenantWait, accountWait));
-        next();
+      screen: (route, s) => {
+        const buckets = bucketsOf(route, s);
+        return (_req, res, next) => {
+          const { claims } = stateOf(res);
+          const keys = blockKeys(buckets, claims!.tenant_id, claims!.actor_account_id);
+          const tenantWait = full.waitMs(keys.tenant);
+          const accountWait = keys.account ? full.waitMs(keys.account) : 0;
+          if (tenantWait > 0 || accountWait > 0) return refuse(res, tenantWait > 0 ? 'tenant' : 'account', retryAfterSeconds(Math.max(tenantWait, accountWait)));
+          next();
+        };
       },
-      handler: (route, s) => async (req, res, next) => {
-        const { claims, allow } = stateOf(res);
-        const tenant = s.tenant ?? allow!.rateLimit.tenant;
-        const account = s.account ?? allow!.rateLimit.account;
-        const bucket = (file?: RateLimitWindow) => (file ? route.operationId : 'api');
-        const limit = await limiter.consume(
-          { key: tenantLayerKey(claims!.tenant_id, bucket(s.tenant), tenant), window: tenant },
-          { key: accountLayerKey(claims!.tenant_id, claims!.actor_account_id!, bucket(s.account), account), window: account }, // the PDP denies actor_unknown when absent
-        );
-        if (!limit.allowed) {
-          const keys = blockKeys(route, s, claims!.tenant_id, claims!.actor_account_id);
-          const fullFor = limit.fullForMs ?? { tenant: 0, account: 0 };
-          if (fullFor.tenant > 0) full.block(keys.tenant, fullFor.tenant);
-          if (fullFor.account > 0 && keys.account) full.block(keys.account, fullFor.account);
-          env.telemetry.rateLimited.inc({ layer: limit.refusedBy });
-          return sendProblem(res, 'rate_limited', { headers: { 'retry-after': String(limit.retryAfterS) } });
-        }
-        if (req.method === 'GET' || req.method === 'HEAD') stateOf(res).remaining = limit.remaining;
-        next();
+      handler: (route, s) => {
+        const buckets = bucketsOf(route, s);
+        return async (req, res, next) => {
+          const { claims, allow } = stateOf(res);
+          const tenant = s.tenant ?? allow!.rateLimit.tenant;
+          const account = s.account ?? allow!.rateLimit.account;
+          const limit = await limiter.consume(
+            { key: tenantLayerKey(claims!.tenant_id, buckets.tenant, tenant), window: tenant },
+            { key: accountLayerKey(claims!.tenant_id, claims!.actor_account_id!, buckets.account, account), window: account }, // the PDP denies actor_unknown when absent
+          );
+          if (!limit.allowed) {
+            const keys = blockKeys(buckets, claims!.tenant_id, claims!.actor_account_id);
+            const fullFor = limit.fullForMs ?? { tenant: 0, account: 0 };
+            if (fullFor.tenant > 0) full.block(keys.tenant, fullFor.tenant);
+            if (fullFor.account > 0 && keys.account) full.block(keys.account, fullFor.account);
+            return refuse(res, limit.refusedBy!, limit.retryAfterS);
+          }
+          if (req.method === 'GET' || req.method === 'HEAD') stateOf(res).remaining = limit.remaining;
+          next();
+        };
       },
     };
   },

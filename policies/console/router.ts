@@ -6,7 +6,7 @@ import express, { Router, type NextFunction, type Request, type Response } from 
 import cookieParser from 'cookie-parser';
 import type { Knex } from 'knex';
 import { isClientDataError, requestIdOf } from '../../common/http.js';
-import { pageSecurityHeaders } from '../../common/page-security.js';
+import { overHttps, pageSecurityHeaders } from '../../common/page-security.js';
 import { HashingBusy, sameSecret } from '../../common/secrets.js';
 import { jsonInputProblem } from '../../common/json-input.js';
 import type { Logger } from '../../common/log.js';
@@ -79,9 +79,6 @@ export function consoleRouter({ knex, adminToken, log, countChange, throttle }: 
     const text = REFUSAL_TEXT[refusal.error] ?? 'That could not be done';
     return problem(res, STATUS_OF[refusal.error], text, refusal.message ? `${text}: ${refusal.message}.` : `${text}.`);
   };
-  // Secure when the browser reached us over HTTPS, directly or through a TLS-terminating proxy that says so. Trusting
-  // the header is safe here: it can only make a cookie stricter, and only the sender's own.
-  const overHttps = (req: Request) => req.secure || req.get('x-forwarded-proto')?.split(',')[0]?.trim().toLowerCase() === 'https';
   const setCookie = (req: Request, res: Response, session: ConsoleSession) =>
     res.cookie(COOKIE, session.id, { httpOnly: true, sameSite: 'strict', secure: overHttps(req), path: CONSOLE_PATH });
   const signInForm = signInCsrf(adminToken);

@@ -2,8 +2,8 @@
 // session, and 10,050 visits evicted the operator's). A signed double-submit cookie: the browser holds the token and
 // this console's MAC of it; the form carries the token; a POST is accepted when both agree and the MAC is ours, so a
 // cookie planted from elsewhere is worth nothing. The key is derived from ADMIN_TOKEN, which every replica shares.
-import { createHmac, hkdfSync, randomBytes } from 'node:crypto';
-import { sameSecret } from '../../common/secrets.js';
+import { hkdfSync, randomBytes } from 'node:crypto';
+import { sealer } from '../../common/sealed-values.js';
 
 export const SIGN_IN_COOKIE = 'console_sign_in';
 
@@ -15,16 +15,12 @@ export interface SignInCsrf {
 }
 
 export function signInCsrf(secret: string): SignInCsrf {
-  const key = Buffer.from(hkdfSync('sha256', secret, Buffer.alloc(0), 'admin console sign-in csrf', 32));
-  const mac = (token: string) => createHmac('sha256', key).update(token).digest('base64url');
+  const sealed = sealer(Buffer.from(hkdfSync('sha256', secret, Buffer.alloc(0), 'admin console sign-in csrf', 32)), 'console sign-in csrf');
   return {
     issue() {
       const token = randomBytes(24).toString('base64url');
-      return { token, cookie: `${token}.${mac(token)}` };
+      return { token, cookie: sealed.seal(token) };
     },
-    tokenOf(cookie) {
-      const [token, presentedMac, extra] = (cookie ?? '').split('.');
-      return token && presentedMac && extra === undefined && sameSecret(presentedMac, mac(token)) ? token : undefined;
-    },
+    tokenOf: (cookie) => sealed.open(cookie),
   };
 }

@@ -57,11 +57,12 @@ export function sendTokenRateLimited(res: Response, retryAfterS: number): void {
 }
 
 /**
- * 503 when the client-secret check found its hashing lane full (common/secrets.ts): the same TokenError shape and
- * code as the endpoint's 429 (clients act on the status and `retry-after`); nothing was issued or consumed.
+ * 429 when the client-secret check found its hashing lane full (common/secrets.ts): the contract's token endpoint
+ * answers only 200, 400, 401 and 429, and "wait `retry-after` seconds" is what 429 says. The same TokenError as the
+ * endpoint's own limit; nothing was issued or consumed.
  */
 function answerBusy(ctx: KoaContextWithOIDC, busy: HashingBusy): void {
-  ctx.status = 503;
+  ctx.status = 429;
   ctx.set({ 'cache-control': 'no-store', pragma: 'no-cache', 'retry-after': String(busy.retryAfterS) });
   ctx.remove('www-authenticate');
   const body: TokenErrorBody = { error: 'invalid_client', error_description: 'client authentication is busy; retry after the given seconds' };

@@ -125,6 +125,20 @@ describe('hashing under a flood of anonymous sign-ins', () => {
   });
 });
 
+describe('hashing under a flood of wrong client secrets', () => {
+  it('answers the token requests past the credential lane 429 TokenError with retry-after, never a status outside the contract', async () => {
+    const { clientId } = await setupTenant(adminClient(system), { type: 'confidential' });
+    const basic = `Basic ${Buffer.from(`${encodeURIComponent(clientId)}:wrong-secret-0123456789`).toString('base64')}`;
+    const answers = await Promise.all(Array.from({ length: 110 }, () => fetch(`${system.authUrl}/oauth2/token`, {
+      method: 'POST', headers: { authorization: basic, 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: 'not-a-refresh-token' }),
+    }).then(async (res) => ({ status: res.status, retryAfter: res.headers.get('retry-after'), body: await res.json() }))));
+    expect(new Set(answers.map((a) => a.status))).toEqual(new Set([401, 429]));
+    const busy = answers.filter((a) => a.status === 429);
+    expect(busy.every((a) => Number(a.retryAfter) >= 1 && a.body.error === 'invalid_client' && /busy/.test(a.body.error_description))).toBe(true);
+  });
+});
+
 describe('the hashing lane itself', () => {
   it('runs at most its cap at once, queues up to its waiting room, and refuses the rest at once', async () => {
     const lane = hashLane('test', 1, 1);

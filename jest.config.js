@@ -11,5 +11,8 @@ export default {
   testTimeout: 60000,
   // Suites share one PostgreSQL server and one Redis; each suite builds its own database, so they may run in parallel.
   maxWorkers: 2,
+  // The embedded runs' suites start from one migrated database built once (tests/support/database-template.ts).
+  globalSetup: '<rootDir>/tests/support/database-setup.js',
+  globalTeardown: '<rootDir>/tests/support/database-teardown.js',
   coverageProvider: 'v8',
 };

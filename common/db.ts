@@ -25,6 +25,8 @@ export interface DatabaseOptions {
   databaseUrl?: string | undefined;
   /** Embedded mode only: directory to keep data in; undefined = in memory. */
   dataDir?: string | undefined;
+  /** Embedded in-memory mode only: start from this data directory dump (PGlite's dumpDataDir) instead of an empty one. */
+  loadDataDir?: Blob | undefined;
   poolMax?: number;
   /** How long an unused pooled connection is kept before it is closed (tarn's default: 30 s). */
   idleTimeoutMs?: number;
@@ -55,7 +57,7 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
     await reachable(knex, opts.databaseUrl);
     return { knex, embedded: false, close: () => knex.destroy() };
   }
-  const pglite = await openPglite(opts.dataDir);
+  const pglite = opts.dataDir === undefined ? await PGlite.create({ loadDataDir: opts.loadDataDir }) : await openPglite(opts.dataDir);
   const socketDir = mkdtempSync(join(tmpdir(), 'tpi-db-'));
   const server = new PGLiteSocketServer({ db: pglite, path: join(socketDir, `.s.PGSQL.${SOCKET_PORT}`), maxConnections: 4 });
   try {
@@ -122,12 +124,11 @@ function makeDirectory(dir: string): void {
 }
 
 /**
- * Opens the embedded database, in memory or in `dataDir`. The directory (and its parents) is created when absent; an
+ * Opens the embedded database in `dataDir`. The directory (and its parents) is created when absent; an
  * existing one must be empty or a PGlite data directory, so a mistyped path never fills some other directory with
  * database files. Each failure is one line naming the path and the setting.
  */
-async function openPglite(dataDir: string | undefined): Promise<PGlite> {
-  if (dataDir === undefined) return PGlite.create();
+async function openPglite(dataDir: string): Promise<PGlite> {
   const refuse = (why: string) => new ConfigError(`PGLITE_DATA_DIR=${dataDir}: ${why}`);
   let entries: string[];
   try {

@@ -25,6 +25,8 @@ export interface Telemetry {
    */
   observe(service: ServiceName, log: Logger): (req: IncomingMessage, res: ServerResponse) => void;
   decisions: Counter<'outcome' | 'code'>;
+  /** Decisions per gateway → PDP call (the gateway sends the decisions of concurrent requests together). */
+  decisionsPerPdpCall: Histogram;
   /** Requests refused by a limit: layer tenant | account (gateway API layers), flood_guard, token_endpoint. */
   rateLimited: Counter<'layer'>;
   /** Tokens the issuer issued, by grant type (authorization_code, refresh_token, client_credentials). */
@@ -110,6 +112,7 @@ export function createTelemetry(): Telemetry {
       });
     },
     decisions: new Counter({ name: 'pdp_decisions_total', help: 'PDP decisions by outcome (allow, deny) and deny code.', labelNames: ['outcome', 'code'], registers }),
+    decisionsPerPdpCall: new Histogram({ name: 'gateway_pdp_decisions_per_call', help: 'Decisions carried by each gateway call to the PDP.', buckets: [1, 2, 4, 8, 16, 32, 64], registers }),
     rateLimited: new Counter({ name: 'rate_limit_rejections_total', help: 'Requests refused with 429, by limit layer (tenant, account, flood_guard, token_endpoint).', labelNames: ['layer'], registers }),
     tokensIssued: new Counter({ name: 'tokens_issued_total', help: 'Tokens issued by the token endpoint, by grant type.', labelNames: ['grant_type'], registers }),
     familyKills: new Counter({ name: 'token_family_kills_total', help: 'Token families ended on reuse detection, by what was reused (refresh_token, authorization_code).', labelNames: ['reused'], registers }),

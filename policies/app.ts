@@ -1,15 +1,15 @@
-// Policies service: the decision endpoint the gateway calls on every request, and the admin API.
+// Policies service: the decision endpoints the gateway calls for every request (policies/decision-endpoint.ts), the
+// admin API and the console.
 import type { Telemetry } from '../common/telemetry.js';
 import express from 'express';
 import type { Knex } from 'knex';
-import { z } from 'zod';
-import { errorHandler, noteCaller, notFound, requestId, sendProblem } from '../common/http.js';
+import { errorHandler, notFound, requestId, sendProblem } from '../common/http.js';
 import { INTERNAL_SECRET_HEADER } from '../common/internal-context.js';
 import { jsonInputGuard } from '../common/json-input.js';
 import { secretChecker } from '../common/secrets.js';
 import type { Logger } from '../common/log.js';
-import { CAPABILITIES, DECISION_PATH, RESOURCE_TYPES, type DecisionInput } from './decision.js';
-import { evaluate } from './evaluate.js';
+import { DECISION_BATCH_PATH, DECISION_PATH, MAX_DECISIONS_PER_CALL } from './decision.js';
+import { decisionEndpoints } from './decision-endpoint.js';
 import { knexPolicyStore } from './store.js';
 import type { DecisionLog } from './decision-log.js';
 import { authenticateAdmin, authorizeAdmin, type AdminCaller } from './admin/authority.js';
@@ -31,16 +31,6 @@ import { CONSOLE_PATH } from './console/pages.js';
 import { consoleRouter } from './console/router.js';
 import type { CredentialThrottle } from '../common/credential-throttle.js';
 
-const DecisionRequest = z.object({
-  requestId: z.string().min(1).max(128),
-  token: z.object({
-    sub: z.string(), client_id: z.string(), tenant_id: z.string(), profile: z.string(), scope: z.string(),
-    actor_account_id: z.string().optional(), actor_epoch: z.number().int().optional(), sid: z.string().optional(),
-  }),
-  capability: z.enum(CAPABILITIES),
-  resource: z.object({ type: z.enum(RESOURCE_TYPES), personId: z.string().optional() }),
-});
-
 export interface PoliciesDeps {
   knex: Knex;
   adminToken: string;
@@ -57,7 +47,6 @@ export interface PoliciesDeps {
 }
 
 export function createPoliciesApp({ knex, adminToken, internalSecret, log, decisionLog, telemetry, trustProxy = false, adminThrottle }: PoliciesDeps): express.Express {
-  const store = knexPolicyStore(knex);
   const isInternalSecret = secretChecker(internalSecret);
   const app = express();
   app.disable('x-powered-by');
@@ -71,27 +60,9 @@ export function createPoliciesApp({ knex, adminToken, internalSecret, log, decis
     if (!secret || !isInternalSecret(secret)) return sendProblem(res, 'forbidden', { message: 'internal service' });
     next();
   };
-  app.post(DECISION_PATH, fromGateway, express.json({ limit: '16kb' }), async (req, res) => {
-    const parsed = DecisionRequest.safeParse(req.body);
-    // Only the gateway calls this; a malformed request is its bug, and it fails closed on any non-200.
-    if (!parsed.success) return sendProblem(res, 'schema_invalid', { message: 'malformed decision request' });
-    const input: DecisionInput = parsed.data;
-    noteCaller(res, { tenant: input.token.tenant_id, client: input.token.client_id });
-    const decision = evaluate(input, await store.facts(input));
-    const logged = {
-      request_id: input.requestId, tenant_id: input.token.tenant_id, client_id: input.token.client_id,
-      subject: input.token.sub, capability: input.capability, allow: decision.allow,
-      code: decision.allow ? null : decision.code, check_name: decision.allow ? 'allow' : decision.check,
-    };
-    decisionLog.record(logged);
-    telemetry.decisions.inc({ outcome: decision.allow ? 'allow' : 'deny', code: logged.code ?? '' });
-    // The log line speaks the request lines' vocabulary (requestId, tenant, client), not the table's columns.
-    log.debug({
-      requestId: input.requestId, tenant: input.token.tenant_id, client: input.token.client_id, subject: input.token.sub,
-      capability: input.capability, allow: decision.allow, code: logged.code, check: logged.check_name,
-    }, 'decision');
-    res.json(decision);
-  });
+  const decisions = decisionEndpoints({ store: knexPolicyStore(knex), log, decisionLog, telemetry });
+  app.post(DECISION_PATH, fromGateway, express.json({ limit: '16kb' }), decisions.single);
+  app.post(DECISION_BATCH_PATH, fromGateway, express.json({ limit: `${16 * MAX_DECISIONS_PER_CALL}kb` }), decisions.batch);
 
   // Every admin change runs in one transaction with its audit entry (policies/admin/audit.ts); the operations query
   // through `db`, which joins that transaction.

@@ -14,7 +14,7 @@ import { INTERNAL_SECRET_HEADER } from '../common/internal-context.js';
 import { cpuPerRequest, cpuSnapshot, type Measured } from './support/bench-cpu.js';
 import { startLoader } from './support/bench-load.js';
 import { readyMessage, spawnChild, startAllInOne, startDeployed, type Shape, type ShapeEnv } from './support/bench-processes.js';
-import { printShape, ratiosOf, writeResults, type Measurement, type ShapeResult } from './support/bench-report.js';
+import { printShape, printTargets, ratiosOf, writeResults, type Measurement, type ShapeResult, type TargetRuns } from './support/bench-report.js';
 import type { ScenarioSpec } from './support/bench-scenarios.js';
 import { prepare, type BenchData } from './support/bench-setup.js';
 import { startPrivatePostgres, startPrivateRedis, storeCounters } from './support/bench-stores.js';
@@ -30,6 +30,9 @@ const EXTENSION_RECORDS = Number(process.env.BENCH_EXTENSION_RECORDS ?? 1_000_00
 const ONLY = process.env.BENCH_ONLY?.split(',');
 
 const SHAPE_INDEPENDENT = new Set(['B0', 'T0', 'K6R', 'K6W']);
+/** Connections of the concurrency sweep (R1 and B2 at each), and the one batching is judged at. */
+const SWEEP = [1, 10, 64, 256];
+const BATCH_CONNECTIONS = 64;
 
 interface Scenario {
   id: string;
@@ -62,8 +65,8 @@ async function databaseFor(shape: string): Promise<string> {
 }
 
 /** `key` names the loader's connections, whose state (refresh chains, ETags) carries over from warm-up to run. */
-async function measure(key: string, s: Scenario, processes: Measured[], rate?: number): Promise<Measurement> {
-  const request = { key, origin: s.origin, spec: s.spec, connections: CONNECTIONS };
+async function measure(key: string, s: Scenario, processes: Measured[], rate?: number, connections = CONNECTIONS): Promise<Measurement> {
+  const request = { key, origin: s.origin, spec: s.spec, connections };
   if (!rate && WARMUP_S > 0) await loader.run({ ...request, durationS: WARMUP_S });
   const measured = [...processes, { name: 'loader', pid: loader.child.pid }];
   const [before, countedBefore] = [cpuSnapshot(measured), await counters.read()];
@@ -135,13 +138,46 @@ async function benchShape(name: string, env: ShapeEnv, b0: string, oidc: Awaited
   const r1Half = await measure(keyOf(byId.R1!), { ...byId.R1!, id: 'R1@½', label: `R1 at ${rate} req/s (half its peak)` }, processes, rate);
   const b1Half = await measure(keyOf(byId.B1!), { ...byId.B1!, id: 'B1@½', label: `B1 at ${rate} req/s` }, processes, rate);
   measurements.push(r1Half, b1Half);
+  // The first shape (the deployed one by default) also gets the issue's targets: the sweep, batching at 64
+  // connections, and B2 at R1's half rate for the tail.
+  const targets = first && !ONLY ? await targetRuns(shape, byId, keyOf, processes, rate) : undefined;
   await b2.child.stop();
   await shape.stop();
   return {
     // Ratios to a shape-independent baseline use the first shape's measurement of it.
     shape: name, measurements, ratios: ratiosOf([...measurements, ...firstShape.filter((m) => SHAPE_INDEPENDENT.has(m.id))]),
     addedLatencyMs: { rate, p50: Math.round((r1Half.p50 - b1Half.p50) * 100) / 100, p99: Math.round((r1Half.p99 - b1Half.p99) * 100) / 100 },
+    ...(targets && { targets }),
   };
+}
+
+/** The gateway's decisions-per-PDP-call histogram, read from its metrics: its running sum and count. */
+async function pdpCallCounts(shape: Shape): Promise<{ sum: number; count: number }> {
+  const text = await (await fetch(shape.gatewayMetricsUrl)).text();
+  const value = (name: string) => Number(text.split('\n').find((l) => l.startsWith(`${name} `))?.split(' ')[1] ?? NaN);
+  return { sum: value('gateway_pdp_decisions_per_call_sum'), count: value('gateway_pdp_decisions_per_call_count') };
+}
+
+async function targetRuns(shape: Shape, byId: Record<string, Scenario>, keyOf: (s: Scenario) => string, processes: Measured[], halfRate: number): Promise<TargetRuns> {
+  const sweep: Measurement[] = [];
+  let decisionsPerCall = NaN;
+  for (const connections of SWEEP)
+    for (const id of ['R1', 'B2']) {
+      const s = byId[id]!;
+      const before = id === 'R1' && connections === BATCH_CONNECTIONS ? await pdpCallCounts(shape) : undefined;
+      const m = await measure(keyOf(s), { ...s, id: `${id} c=${connections}`, label: `${s.label}, ${connections} connections` }, processes, undefined, connections);
+      sweep.push(m);
+      console.error(`bench ${shape.name}: ${m.id} ${m.rps} req/s`);
+      if (before) {
+        const after = await pdpCallCounts(shape);
+        decisionsPerCall = (after.sum - before.sum) / (after.count - before.count);
+      }
+    }
+  const pdp = byId.PDP!;
+  const pdpSingle = await measure(keyOf(pdp), { ...pdp, id: `PDP c=${BATCH_CONNECTIONS}`, label: `PDP decision alone, ${BATCH_CONNECTIONS} connections` }, processes, undefined, BATCH_CONNECTIONS);
+  const b2 = byId.B2!;
+  const b2Half = await measure(keyOf(b2), { ...b2, id: 'B2@½', label: `B2 at ${halfRate} req/s` }, processes, halfRate);
+  return { sweep, decisionsPerCall, pdpSingle, b2Half };
 }
 
 try {
@@ -169,6 +205,8 @@ try {
 
   console.log(`\n${DURATION_S} s a target (after ${WARMUP_S} s warm-up), ${CONNECTIONS} connections, private PostgreSQL and Redis; latencies in ms`);
   for (const s of shapes) printShape(s);
+  const judged = shapes.find((s) => s.targets);
+  if (judged) printTargets(judged);
   if (extensions.length) {
     console.log('\n== extension records, backend direct (in the bench process), 1,000 vs 1,000,000 records');
     for (const r of extensions) console.log(`${r.name.padEnd(36)} ${String(Math.round(r.rps)).padStart(7)} req/s  p50 ${r.p50}  p99 ${r.p99}`);

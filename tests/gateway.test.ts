@@ -119,6 +119,20 @@ describe('gateway authorization on the next request', () => {
     expectProblem(await get('/me', token), 403, 'subject_revoked');
   });
 
+  it('decides concurrent requests of different apps together, each on its own state: fewer PDP calls than requests', async () => {
+    const [open, disabled] = [await setupTenant(admin), await setupTenant(admin)];
+    const [openToken, disabledToken] = [await tokenFor(open), await tokenFor(disabled)];
+    await admin.ok('PATCH', `/clients/${disabled.clientId}`, { status: 'disabled' });
+    const histogram = async () => (await system.telemetry.registry.getSingleMetric('gateway_pdp_decisions_per_call')!.get()).values;
+    const total = async (name: string) => (await histogram()).find((v) => (v as { metricName?: string }).metricName === name)?.value ?? 0;
+    const [callsBefore, decisionsBefore] = [await total('gateway_pdp_decisions_per_call_count'), await total('gateway_pdp_decisions_per_call_sum')];
+    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => get('/me', i % 2 ? disabledToken : openToken)));
+    expect(answers.map((a) => a.status)).toEqual(Array.from({ length: 20 }, (_, i) => (i % 2 ? 403 : 200)));
+    const [calls, decisions] = [await total('gateway_pdp_decisions_per_call_count') - callsBefore, await total('gateway_pdp_decisions_per_call_sum') - decisionsBefore];
+    expect(decisions).toBe(20);
+    expect(calls).toBeLessThan(20);
+  });
+
   it('answers 403 capability_not_in_token for a granted capability the token was not issued for', async () => {
     const tenant = await setupTenant(admin);
     const token = await tokenFor(tenant, 'svc.profile.self.read');

@@ -12,7 +12,7 @@ import { createLogger } from '../common/log.js';
 import { createTelemetry, type Telemetry } from '../common/telemetry.js';
 import { usageMeter } from '../gateway/usage-meter.js';
 import { batchedDecisionLog } from '../policies/decision-log.js';
-import { DECISION_PATH } from '../policies/decision.js';
+import { DECISION_BATCH_PATH } from '../policies/decision.js';
 import { startTestSystem } from './support/system.js';
 import { editedGatewayFile, gatewayFileDirectory, SHIPPED_GATEWAY_FILE } from './support/gateway-files.js';
 import { launchBrowser } from './support/browser.js';
@@ -181,7 +181,7 @@ describe('a full session', () => {
     expect(requests.every((r) => typeof r.requestId === 'string' && typeof r.durationMs === 'number')).toBe(true);
     // Who the call was for, on each hop of an authenticated API call and on the admin calls.
     const ofRoute = (service: string, route: string) => requests.filter((r) => r.service === service && r.route === route);
-    for (const [service, route] of [['gateway', '/v1/persons/:personId/extensions/:extensionId'], ['backend', '/v1/persons/:personId/extensions/:extensionId'], ['policies', DECISION_PATH]])
+    for (const [service, route] of [['gateway', '/v1/persons/:personId/extensions/:extensionId'], ['backend', '/v1/persons/:personId/extensions/:extensionId'], ['policies', DECISION_BATCH_PATH]])
       expect(ofRoute(service!, route!).map((r) => [r.tenant, r.client])).toContainEqual([tenant.tenantId, tenant.clientId]);
     expect(ofRoute('policies', '/admin/v1/clients/:clientId/secrets').map((r) => r.tenant)).toEqual([tenant.tenantId]);
     expect(ofRoute('issuer', '/interaction/:uid').map((r) => [r.tenant, r.client])).toContainEqual([tenant.tenantId, tenant.clientId]);

@@ -1,16 +1,18 @@
-// The PDP reads the facts of the decisions asked for in the same event-loop turn in one statement (policies/store.ts).
-// Each decision must still get its own facts, in the state the database is in when it is read; nothing is kept.
+// The PDP reads the facts of the decisions asked for in the same event-loop turn in one statement (policies/store.ts),
+// and answers the gateway's batch calls (several requests' decisions in one call) item by item, in order. Each
+// decision must still get its own facts, in the state the database is in when it is read, and its own log row.
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import type { System } from '../infra/system.js';
 import { startTestSystem } from './support/system.js';
 import { adminClient, setupTenant, type TenantSetup } from './support/admin.js';
 import { knexPolicyStore } from '../policies/store.js';
-import type { DecisionInput } from '../policies/decision.js';
+import { DECISION_BATCH_PATH, DECISION_PATH, MAX_DECISIONS_PER_CALL, type DecisionInput } from '../policies/decision.js';
 
+const INTERNAL_SECRET = 'pdp-batching-internal-secret-0123456789';
 let system: System;
 let tenants: TenantSetup[];
 beforeAll(async () => {
-  system = await startTestSystem();
+  system = await startTestSystem({ INTERNAL_SECRET });
   const admin = adminClient(system);
   tenants = [await setupTenant(admin), await setupTenant(admin, { capabilities: ['svc.tenant.info.read'] })];
 });
@@ -52,5 +54,62 @@ describe('decision facts read together', () => {
     } finally {
       await system.db.knex('clients').where({ id: t!.clientId }).update({ status: 'active' });
     }
+  });
+});
+
+describe('the batch endpoint', () => {
+  const askBatch = async (items: unknown[], secret = INTERNAL_SECRET) => {
+    const res = await fetch(`${system.pdpUrl}${DECISION_BATCH_PATH}`, {
+      method: 'POST', headers: { 'content-type': 'application/json', 'x-internal-secret': secret }, body: JSON.stringify({ items }),
+    });
+    return { status: res.status, body: (await res.json()) as { items?: Record<string, unknown>[]; error?: string; message?: string } };
+  };
+  const logRows = (requestId: string) => system.db.knex('decision_logs').where({ request_id: requestId }).select('allow', 'code');
+  const flushed = async (requestId: string, rows: number) => {
+    for (let i = 0; i < 100 && (await logRows(requestId)).length < rows; i++) await new Promise((r) => setTimeout(r, 50));
+  };
+
+  const askOne = async (item: DecisionInput) => (await fetch(`${system.pdpUrl}${DECISION_PATH}`, {
+    method: 'POST', headers: { 'content-type': 'application/json', 'x-internal-secret': INTERNAL_SECRET }, body: JSON.stringify(item),
+  })).json();
+
+  it('answers each item with its own decision, the one the single-decision endpoint gives, in the order asked, and logs each', async () => {
+    const requestId = `r-batch-${Date.now()}`;
+    const [a, b] = tenants;
+    const items: DecisionInput[] = [
+      { ...inputFor(a!), requestId },
+      { ...inputFor(a!, 'tp_nobody_app'), requestId },
+      { ...inputFor(b!), requestId, token: { ...inputFor(b!).token, profile: 'workload' } },
+      { ...inputFor(a!), requestId, token: { ...inputFor(a!).token, actor_account_id: undefined } },
+      { ...inputFor(b!), requestId },
+    ];
+    const { status, body } = await askBatch(items);
+    expect(status).toBe(200);
+    const one = [];
+    for (const item of items) one.push(await askOne(item));
+    expect(body.items).toEqual(one);
+    expect(new Set(one.map((d) => d.code)).size).toBeGreaterThanOrEqual(3); // a mix, so an answer in the wrong place shows
+    await flushed(requestId, 2 * items.length);
+    expect((await logRows(requestId)).length).toBe(2 * items.length);
+  });
+
+  it('answers a malformed item with schema_invalid, which decides nothing, and still decides the others', async () => {
+    const { status, body } = await askBatch([{ requestId: 'r-bad' }, inputFor(tenants[0]!)]);
+    expect(status).toBe(200);
+    expect(body.items).toEqual([{ error: 'schema_invalid', message: 'malformed decision request' }, await askOne(inputFor(tenants[0]!))]);
+    expect(body.items![1]).toHaveProperty('allow');
+  });
+
+  it.each([
+    ['more items than the cap', MAX_DECISIONS_PER_CALL + 1, `a batch carries at most ${MAX_DECISIONS_PER_CALL} decisions; this one has ${MAX_DECISIONS_PER_CALL + 1}`],
+    ['no items', 0, 'a batch is {"items": [decision request, ...]}'],
+  ])('refuses a batch of %s with 422 schema_invalid saying why, and decides none of it', async (_name, size, message) => {
+    const { status, body } = await askBatch(Array.from({ length: size }, () => inputFor(tenants[0]!)));
+    expect({ status, error: body.error, message: body.message, items: body.items }).toEqual({ status: 422, error: 'schema_invalid', message, items: undefined });
+  });
+
+  it('answers only the gateway: without the internal secret, 403 forbidden and no decision', async () => {
+    const { status, body } = await askBatch([inputFor(tenants[0]!)], 'guess');
+    expect({ status, error: body.error, items: body.items }).toEqual({ status: 403, error: 'forbidden', items: undefined });
   });
 });

@@ -1,10 +1,9 @@
 // Plugin `authorize`: one PDP decision per request for the route's capability and resource, never cached
-// (contract §1 rule 4). Undecidable → 503 authorization_unavailable; denied → 403 with the deny code, folded to 404
+// (contract §1 rule 4); the decisions of concurrent requests travel in one call (gateway/pdp-client.ts). Undecidable → 503 authorization_unavailable; denied → 403 with the deny code, folded to 404
 // on person resources where the code would reveal whether the person exists (§7.3).
 import { z } from 'zod';
 import { sendProblem } from '../../common/http.js';
 import { FOLDED_ON_PERSON_RESOURCES } from '../../policies/codes.js';
-import { DECISION_PATH } from '../../policies/decision.js';
 import { pdpClient } from '../pdp-client.js';
 import { definePlugin, stateOf } from './plugin.js';
 
@@ -16,7 +15,7 @@ export const authorize = definePlugin({
   after: ['verify-token'],
   perRoute: false,
   start(s, env) {
-    const decide = pdpClient(env.pdp, DECISION_PATH, env.internalSecret, s.timeoutMs);
+    const decide = pdpClient(env.pdp, { internalSecret: env.internalSecret, timeoutMs: s.timeoutMs, onCall: (n) => env.telemetry.decisionsPerPdpCall.observe(n) });
     return {
       handler: (route) => async (req, res, next) => {
         const state = stateOf(res);

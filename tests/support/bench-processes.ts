@@ -39,6 +39,8 @@ export interface Shape {
   gatewayUrl: string;
   pdpUrl: string;
   backendUrl: string;
+  /** The gateway's Prometheus metrics (its management listener). */
+  gatewayMetricsUrl: string;
   /** The product's processes, measured for CPU. */
   processes: Child[];
   stop(): Promise<void>;
@@ -62,7 +64,7 @@ export async function startDeployed(env: ShapeEnv): Promise<Shape> {
   });
   const processes = SERVICES.map((s) => reportingEarlyExit(system.services[s]));
   const { authUrl, gatewayUrl, pdpUrl, backendUrl } = system;
-  return { name: 'deployed', authUrl, gatewayUrl, pdpUrl, backendUrl, processes, stop: () => system.close() };
+  return { name: 'deployed', authUrl, gatewayUrl, pdpUrl, backendUrl, gatewayMetricsUrl: `${system.managementUrls.gateway}/metrics`, processes, stop: () => system.close() };
 }
 
 /** The four services in one process, as `npm start` runs them. */
@@ -81,5 +83,5 @@ export async function startAllInOne(env: ShapeEnv): Promise<Shape> {
     await child.stop();
     throw err;
   }
-  return { name: 'all-in-one', ...urls, processes: [child], stop: () => child.stop() };
+  return { name: 'all-in-one', ...urls, gatewayMetricsUrl: `http://127.0.0.1:${management}/metrics`, processes: [child], stop: () => child.stop() };
 }

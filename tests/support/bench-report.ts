@@ -18,6 +18,19 @@ export interface ShapeResult {
   ratios: Record<string, number>;
   /** R1 − B1 at half of R1's peak rate, both at that fixed rate. */
   addedLatencyMs: { rate: number; p50: number; p99: number };
+  /** The runs issue 19's targets are judged by (the first shape only). */
+  targets?: TargetRuns;
+}
+
+export interface TargetRuns {
+  /** R1 and B2 at each connection count of the sweep (ids `R1 c=<n>`, `B2 c=<n>`). */
+  sweep: Measurement[];
+  /** Mean decisions per gateway → PDP call during R1 at 64 connections (the gateway's histogram). */
+  decisionsPerCall: number;
+  /** The PDP's single-decision endpoint alone at 64 connections: its CPU per decision unbatched. */
+  pdpSingle: Measurement;
+  /** B2 at R1's half rate, for the tail ratio. */
+  b2Half: Measurement;
 }
 
 const byId = (ms: Measurement[], id: string) => ms.find((m) => m.id === id);
@@ -56,4 +69,40 @@ export function writeResults(payload: Record<string, unknown>): string {
   const file = new URL(`${new Date().toISOString().replace(/[:.]/g, '-')}.json`, dir);
   writeFileSync(file, `${JSON.stringify({ machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model, loadavg: loadavg(), node: process.version }, ...payload }, null, 2)}\n`);
   return file.pathname;
+}
+
+const fixed = (x: number, digits = 2) => (Number.isFinite(x) ? x.toFixed(digits) : 'n/a');
+const errorsOf = (m: Measurement) => Object.values(m.unexpected).reduce((a, b) => a + b, 0);
+
+/**
+ * Issue 19's figures, one number per line so that a script can read them (`<name> <number>`), then each beside its
+ * target. Latencies in ms; CPU from /proc of each process.
+ */
+export function printTargets(r: ShapeResult): void {
+  const t = r.targets!;
+  const m = (id: string) => byId([...r.measurements, ...t.sweep, t.b2Half], id)!;
+  const [r1, b2] = [m('R1'), m('B2')];
+  const r1At64 = m('R1 c=64');
+  const figures: [name: string, value: number, target: string, met: (v: number) => boolean][] = [
+    ['R1/B2', r1.rps / b2.rps, '≥ 0.5', (v) => v >= 0.5],
+    ['CPU R1/B2', r1.cpuUs.total! / b2.cpuUs.total!, '≤ 2', (v) => v <= 2],
+    ['decisions per PDP call @64', t.decisionsPerCall, '≥ 4', (v) => v >= 4],
+    ['PDP CPU per decision batched/single @64', (r1At64.cpuUs.policies ?? NaN) / (t.pdpSingle.cpuUs.policies ?? NaN), '≤ 0.33', (v) => v <= 1 / 3],
+    ['tail p99 R1/B2 @half', m('R1@½').p99 / t.b2Half.p99, '≤ 2', (v) => v <= 2],
+    ['added p50 R1-B1 @half', r.addedLatencyMs.p50, '≤ 1 ms', (v) => v <= 1],
+    ['T1/oidc-provider', r.ratios['T1/oidc-provider'] ?? NaN, '≥ 0.3', (v) => v >= 0.3],
+  ];
+  console.log(`\n== issue 19 figures (${r.shape} shape)`);
+  for (const [name, value] of figures) console.log(`${name} ${fixed(value, name.startsWith('added') ? 2 : 3)}`);
+  for (const s of t.sweep) {
+    const [id, c] = s.id.split(' ');
+    console.log(`sweep ${id} ${c} ${s.rps} req/s p50 ${s.p50} p99 ${s.p99} errors ${errorsOf(s)}`);
+  }
+  console.log('\n== against the targets');
+  for (const [name, value, target, met] of figures)
+    console.log(`${name.padEnd(42)} ${fixed(value).padStart(8)}  target ${target.padEnd(7)} ${Number.isFinite(value) ? (met(value) ? 'met' : 'NOT MET') : 'not measured'}`);
+  const sweepOf = (id: string, c: number) => m(`${id} c=${c}`);
+  const at256 = sweepOf('R1', 256);
+  console.log(`${'sweep: no errors at 256 connections'.padEnd(42)} ${String(errorsOf(at256) + errorsOf(sweepOf('B2', 256))).padStart(8)}  ${errorsOf(at256) + errorsOf(sweepOf('B2', 256)) === 0 ? 'met' : 'NOT MET'}`);
+  console.log(`${'sweep: R1 c=256 / R1 c=10'.padEnd(42)} ${fixed(at256.rps / sweepOf('R1', 10).rps).padStart(8)}  target ≥ 1    ${at256.rps >= sweepOf('R1', 10).rps ? 'met' : 'NOT MET'}`);
 }

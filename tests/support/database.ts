@@ -1,7 +1,9 @@
 // A database of its own for each test suite: a throwaway database on the real PostgreSQL when DATABASE_URL is set
-// (CI), otherwise an in-memory embedded PGlite.
+// (CI), otherwise an in-memory embedded PGlite, started from the run's migrated template when there is one
+// (tests/support/database-setup.js).
 import knexFactory from 'knex';
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { openDatabase, type Database, type DatabaseOptions } from '../../common/db.js';
 
 /** A database of its own on the server `serverUrl` names: its URL, and `drop` to remove it (connections and all). */
@@ -22,7 +24,10 @@ export async function scratchDatabase(serverUrl: string): Promise<{ url: string;
 
 export async function freshDatabase(opts: Pick<DatabaseOptions, 'idleTimeoutMs'> = {}): Promise<Database> {
   const serverUrl = process.env.DATABASE_URL;
-  if (!serverUrl) return openDatabase(opts);
+  if (!serverUrl) {
+    const template = process.env.TEST_EMBEDDED_DATABASE_TEMPLATE;
+    return openDatabase({ ...opts, loadDataDir: template ? new Blob([readFileSync(template)]) : undefined });
+  }
   const scratch = await scratchDatabase(serverUrl);
   const db = await openDatabase({ ...opts, databaseUrl: scratch.url });
   return {

@@ -1,0 +1,82 @@
+// The PDP's decision endpoints, the gateway's only calls here: one decision per call, or a batch of the decisions the
+// gateway's concurrent requests need. Every decision gets its own evaluation against facts read for it (the store
+// reads the decisions of one turn in one statement), its own decision-log row and metric; nothing is reused.
+import express from 'express';
+import { z } from 'zod';
+import { noteCaller, sendProblem } from '../common/http.js';
+import type { Logger } from '../common/log.js';
+import type { Telemetry } from '../common/telemetry.js';
+import { CAPABILITIES, MAX_DECISIONS_PER_CALL, RESOURCE_TYPES, type Decision, type DecisionInput } from './decision.js';
+import type { DecisionLog } from './decision-log.js';
+import { evaluate } from './evaluate.js';
+import type { PolicyStore } from './store.js';
+
+const DecisionRequest = z.object({
+  requestId: z.string().min(1).max(128),
+  token: z.object({
+    sub: z.string(), client_id: z.string(), tenant_id: z.string(), profile: z.string(), scope: z.string(),
+    actor_account_id: z.string().optional(), actor_epoch: z.number().int().optional(), sid: z.string().optional(),
+  }),
+  capability: z.enum(CAPABILITIES),
+  resource: z.object({ type: z.enum(RESOURCE_TYPES), personId: z.string().optional() }),
+});
+/** The batch's envelope; each item is checked on its own, so one malformed item does not cost the others their answer. */
+const BatchRequest = z.object({ items: z.array(z.unknown()).min(1) });
+
+/** A batch item that is not a decision request: the gateway answers its request 503, never an allow or a denial. */
+export const MALFORMED_ITEM = { error: 'schema_invalid', message: 'malformed decision request' } as const;
+
+export interface DecisionDeps {
+  store: PolicyStore;
+  log: Logger;
+  decisionLog: DecisionLog;
+  telemetry: Pick<Telemetry, 'decisions'>;
+}
+
+export function decisionEndpoints({ store, log, decisionLog, telemetry }: DecisionDeps) {
+  async function decide(input: DecisionInput): Promise<Decision> {
+    const decision = evaluate(input, await store.facts(input));
+    const logged = {
+      request_id: input.requestId, tenant_id: input.token.tenant_id, client_id: input.token.client_id,
+      subject: input.token.sub, capability: input.capability, allow: decision.allow,
+      code: decision.allow ? null : decision.code, check_name: decision.allow ? 'allow' : decision.check,
+    };
+    decisionLog.record(logged);
+    telemetry.decisions.inc({ outcome: decision.allow ? 'allow' : 'deny', code: logged.code ?? '' });
+    // The log line speaks the request lines' vocabulary (requestId, tenant, client), not the table's columns.
+    log.debug({
+      requestId: input.requestId, tenant: input.token.tenant_id, client: input.token.client_id, subject: input.token.sub,
+      capability: input.capability, allow: decision.allow, code: logged.code, check: logged.check_name,
+    }, 'decision');
+    return decision;
+  }
+
+  /** The call's request line names the tenant and client when every decision in it is for the same one. */
+  function noteCallers(res: express.Response, inputs: DecisionInput[]): void {
+    const [first] = inputs;
+    if (first && inputs.every((i) => i.token.tenant_id === first.token.tenant_id && i.token.client_id === first.token.client_id))
+      noteCaller(res, { tenant: first.token.tenant_id, client: first.token.client_id });
+  }
+
+  const single: express.RequestHandler = async (req, res) => {
+    const parsed = DecisionRequest.safeParse(req.body);
+    // Only the gateway calls this; a malformed request is its bug, and it fails closed on any non-200.
+    if (!parsed.success) return sendProblem(res, 'schema_invalid', { message: 'malformed decision request' });
+    noteCallers(res, [parsed.data]);
+    res.json(await decide(parsed.data));
+  };
+
+  const batch: express.RequestHandler = async (req, res) => {
+    const parsed = BatchRequest.safeParse(req.body);
+    if (!parsed.success) return sendProblem(res, 'schema_invalid', { message: 'a batch is {"items": [decision request, ...]}' });
+    const { items } = parsed.data;
+    if (items.length > MAX_DECISIONS_PER_CALL)
+      return sendProblem(res, 'schema_invalid', { message: `a batch carries at most ${MAX_DECISIONS_PER_CALL} decisions; this one has ${items.length}` });
+    const inputs = items.map((item) => DecisionRequest.safeParse(item));
+    noteCallers(res, inputs.flatMap((i) => (i.success ? [i.data] : [])));
+    // Asked in one turn, so the store reads all their facts in one statement; answered in the order asked.
+    res.json({ items: await Promise.all(inputs.map((i) => (i.success ? decide(i.data) : MALFORMED_ITEM))) });
+  };
+
+  return { single, batch };
+}

@@ -1,0 +1,2 @@
+import { teardown } from './database-setup.js';
+export default teardown;

@@ -102,9 +102,9 @@ function scenarios(shape: Shape, data: BenchData, b0: string, b2: string, oidc: 
     { id: 'R1', label: 'GET /v1/me through the gateway', origin: shape.gatewayUrl, spec: get('/v1/me') },
     { id: 'R2', label: 'GET one extension record through the gateway', origin: shape.gatewayUrl, spec: get(record(0)) },
     { id: 'W1', label: 'PUT If-Match, own record per connection', origin: shape.gatewayUrl, spec: { kind: 'own-record-put', bearer, paths: data.personIds.map((_, i) => record(i)), etags: data.recordEtags } },
-    { id: 'K6R', label: 'k6 read mix (api-read.k6.ts)', origin: shape.gatewayUrl, spec: { kind: 'read-mix', bearer, personId: data.personIds[0]!, extensionId: data.extensionId } },
-    { id: 'K6W', label: 'k6 write mix (api-write.k6.ts: GET, PUT If-Match)', origin: shape.gatewayUrl, spec: { kind: 'write-mix', bearer, personIds: data.personIds.slice(0, 3), extensionId: data.extensionId } },
-    { id: 'T1', label: 'refresh grants, issuer (k6 tokens.k6.ts)', origin: shape.authUrl, spec: { kind: 'refresh', path: '/oauth2/token', tokens: data.refreshTokens, clientId: data.tenant.clientId } },
+    { id: 'K6R', label: 'read mix of api-read.k6.ts, replayed (not k6)', origin: shape.gatewayUrl, spec: { kind: 'read-mix', bearer, personId: data.personIds[0]!, extensionId: data.extensionId } },
+    { id: 'K6W', label: 'write mix of api-write.k6.ts, replayed (not k6)', origin: shape.gatewayUrl, spec: { kind: 'write-mix', bearer, personIds: data.personIds.slice(0, 3), extensionId: data.extensionId } },
+    { id: 'T1', label: 'refresh grants, issuer (tokens.k6.ts replayed)', origin: shape.authUrl, spec: { kind: 'refresh', path: '/oauth2/token', tokens: data.refreshTokens, clientId: data.tenant.clientId } },
     { id: 'T0', label: 'refresh grants, oidc-provider in-memory', origin: oidc.url, spec: { kind: 'refresh', path: '/token', tokens: oidc.tokens!, clientId: oidc.clientId } },
   ];
 }

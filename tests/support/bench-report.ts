@@ -61,6 +61,21 @@ export function printShape(r: ShapeResult): void {
   for (const [name, value] of Object.entries(r.ratios)) console.log(`${name.padEnd(22)} ${value.toFixed(2)}`);
   const a = r.addedLatencyMs;
   console.log(`added latency R1 − B1 at ${a.rate} req/s (half of R1's peak): p50 ${a.p50} ms, p99 ${a.p99} ms`);
+  for (const warning of contradictions(r.measurements)) console.log(`CONTRADICTS ITSELF: ${warning}`);
+}
+
+/**
+ * Measurements that cannot both be true of a steady machine: a fixed-rate run at half a target's peak answering slower
+ * at p50 than the closed-loop run at its peak means the rate was not held (the machine was busy, or the loader fell
+ * behind its schedule), so that run's latencies say little about the product.
+ */
+export function contradictions(ms: Measurement[]): string[] {
+  return ms.filter((m) => m.id.endsWith('@½')).flatMap((half) => {
+    const peak = byId(ms, half.id.slice(0, -2));
+    return peak && half.p50 > peak.p50
+      ? [`${half.id} p50 ${half.p50} ms at half load is above ${peak.id}'s p50 ${peak.p50} ms at full load: the fixed rate was not held; measure again on a quieter machine`]
+      : [];
+  });
 }
 
 export function writeResults(payload: Record<string, unknown>): string {

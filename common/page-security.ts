@@ -1,5 +1,6 @@
 // Security headers shared by the server-rendered pages (the issuer's login and consent pages, the admin console):
-// no scripts, no external assets, one inline style sheet allowed by its hash, never framed, never cached.
+// no external assets, one inline style sheet (and at most one inline script) allowed by its hash, never framed, never
+// cached.
 import { createHash } from 'node:crypto';
 import type { Request } from 'express';
 
@@ -11,12 +12,17 @@ import type { Request } from 'express';
 export const overHttps = (req: Request): boolean =>
   req.secure || req.get('x-forwarded-proto')?.split(',')[0]?.trim().toLowerCase() === 'https';
 
-/** The headers of a page whose only style is `style`; `formActions` are origins a form post may go to besides 'self'. */
-export function pageSecurityHeaders(style: string): (formActions?: readonly string[]) => Record<string, string> {
-  const styleHash = `'sha256-${createHash('sha256').update(style).digest('base64')}'`;
+const hashSource = (text: string) => `'sha256-${createHash('sha256').update(text).digest('base64')}'`;
+
+/**
+ * The headers of a page whose only style is `style` and only script (if any) is `script`, both inline and allowed by
+ * their hashes; `formActions` are origins a form post may go to besides 'self'.
+ */
+export function pageSecurityHeaders(style: string, script?: string): (formActions?: readonly string[]) => Record<string, string> {
+  const scriptSrc = script ? `; script-src ${hashSource(script)}` : '';
   return (formActions = []) => ({
     'cache-control': 'no-store',
-    'content-security-policy': `default-src 'none'; style-src ${styleHash}; form-action ${["'self'", ...formActions].join(' ')}; frame-ancestors 'none'; base-uri 'none'`,
+    'content-security-policy': `default-src 'none'; style-src ${hashSource(style)}${scriptSrc}; form-action ${["'self'", ...formActions].join(' ')}; frame-ancestors 'none'; base-uri 'none'`,
     'x-frame-options': 'DENY',
     'referrer-policy': 'no-referrer',
     'x-content-type-options': 'nosniff',

@@ -289,6 +289,27 @@ describe('persons, clients and grants', () => {
     const on = await admin.checked('updateClient', 'PATCH', `/clients/${client.clientId}`, { status: 'active' });
     expect(on.body.status).toBe('active');
   });
+
+  it("changes a client's name, redirect URIs and origins (a list replaces the stored one), audited as client.update; an empty or bad change stores nothing", async () => {
+    const { body: client } = await admin.checked('createClient', 'POST', `/tenants/${tenantId}/clients`, {
+      slug: 'settings', name: 'Settings', kind: 'third_party', type: 'public', redirectUris: ['https://settings.example/cb'], allowedOrigins: ['https://settings.example'],
+    });
+    const path = `/clients/${client.clientId}`;
+    const changed = await admin.checked('updateClient', 'PATCH', path, { name: 'Settings v2', redirectUris: ['https://settings.example/v2/cb'], allowedOrigins: [] });
+    expect(changed.status).toBe(200);
+    expect(changed.body).toMatchObject({ name: 'Settings v2', status: 'active', redirectUris: ['https://settings.example/v2/cb'], allowedOrigins: [] });
+    const audit = await admin.ok('GET', `/tenants/${tenantId}/audit?action=client.update`);
+    expect(audit.items.find((e: { target: { id: string } }) => e.target.id === client.clientId)?.changes).toEqual({
+      name: { from: 'Settings', to: 'Settings v2' },
+      redirectUris: { from: ['https://settings.example/cb'], to: ['https://settings.example/v2/cb'] },
+      allowedOrigins: { from: ['https://settings.example'], to: [] },
+    });
+    for (const bad of [{}, { redirectUris: [] }, { redirectUris: ['https://x.example/cb#frag'] }, { slug: 'renamed' }, { name: '  ' }]) {
+      const refused = await admin.checked('updateClient', 'PATCH', path, bad);
+      expect([JSON.stringify(bad), refused.status, refused.body.error]).toEqual([JSON.stringify(bad), 422, 'schema_invalid']);
+    }
+    expect((await admin.ok('GET', `/tenants/${tenantId}/clients`)).items.find((c: { clientId: string }) => c.clientId === client.clientId)).toMatchObject({ name: 'Settings v2', redirectUris: ['https://settings.example/v2/cb'] });
+  });
 });
 
 describe("the console's listings", () => {

@@ -16,7 +16,7 @@ import { startTestSystem } from './support/system.js';
 import { adminClient, setupMachineClient, setupTenant, type AdminClient, type MachineClientSetup, type TenantSetup } from './support/admin.js';
 import { callApi } from './support/api.js';
 import { personApi } from './support/extensions.js';
-import { basicAuth, clientCredentialsToken, postTokenForm } from './support/oauth.js';
+import { authorizationRequest, basicAuth, clientCredentialsToken, discover, obtainTokens, postTokenForm } from './support/oauth.js';
 
 const ARTIFACTS = 'test-artifacts/admin-console';
 const ALL = ['svc.profile.self.read', 'svc.tenant.info.read', 'svc.person.read', 'svc.person.metadata.read', 'svc.person.metadata.write'];
@@ -216,6 +216,67 @@ describe('a tenant admin', () => {
     await expect(row(page, person.username).getByRole('cell').nth(2).innerText()).resolves.toBe('disabled');
     expect(await signInAs()).toBe(401);
     await shot(page, 'persons');
+  });
+
+  it("registers a public app (keeping the form and naming the field when refused), grants it a capability, and changes its redirect URIs: a person signs in through the new one, the old one is refused", async () => {
+    const slug = `console-app-${Date.now().toString(36)}`;
+    const clientId = `tp_${own.clientId.split('_')[1]}_${slug}`;
+    await page.goto(pageUrl(own.tenantId, 'apps'));
+    await page.getByLabel('Name people see on the consent page').fill('Console App');
+    await page.getByLabel(/^Slug/).fill(slug);
+    await page.getByLabel('Redirect URIs, one per line').fill('not a uri');
+    const refused = await press(page, 'Register app');
+    expect(refused.status()).toBe(422);
+    await expect(page.getByRole('alert').innerText()).resolves.toMatch(/redirectUris\.0/);
+    await expect(page.getByLabel(/^Slug/).inputValue()).resolves.toBe(slug);
+    await page.getByLabel('Redirect URIs, one per line').fill('https://console-app.example/cb\n');
+    expect((await press(page, 'Register app')).status()).toBe(200);
+    expect(page.url()).toBe(pageUrl(own.tenantId, `apps/${clientId}`));
+    await expect(page.getByRole('status').innerText()).resolves.toContain(`registered as ${clientId}`);
+    // Each capability with its description from the catalogue.
+    await expect(page.getByText("Read the tenant's public identity").count()).resolves.toBe(1);
+    await page.getByLabel('svc.profile.self.read').check();
+    await press(page, 'Save granted capabilities');
+    await page.getByLabel('Redirect URIs, one per line (the next authorization request uses them)').fill('https://console-app.example/v2/cb');
+    await press(page, 'Save settings');
+    await expect(page.getByRole('status').innerText()).resolves.toContain('Settings of Console App saved');
+    await shot(page, 'app-settings');
+
+    const app = { authUrl: system.authUrl, clientId, redirectUri: 'https://console-app.example/v2/cb' };
+    const tokens = await obtainTokens(browser, app, own, 'svc.profile.self.read');
+    expect((await getMe(tokens.access_token)).status).toBe(200);
+    const old = await authorizationRequest(await discover({ ...app, redirectUri: 'https://console-app.example/cb' }), 'https://console-app.example/cb', 'svc.profile.self.read');
+    expect((await fetch(old.url, { redirect: 'manual' })).status).toBe(400);
+  });
+
+  it('registers a confidential app and shows its secret once, with a Copy button that copies it; the secret authenticates the app', async () => {
+    const context = await browser.newContext({ permissions: ['clipboard-read', 'clipboard-write'] });
+    try {
+      const { page } = await signIn(context, adminKey.key);
+      const slug = `console-server-${Date.now().toString(36)}`;
+      await page.goto(pageUrl(own.tenantId, 'apps'));
+      await page.getByLabel('Name people see on the consent page').fill('Console Server');
+      await page.getByLabel(/^Slug/).fill(slug);
+      await page.getByLabel(/^Confidential/).check();
+      await page.getByLabel('Redirect URIs, one per line').fill('https://console-server.example/cb');
+      expect((await press(page, 'Register app')).status()).toBe(201);
+      const secret = await page.getByRole('status', { name: 'New client secret' }).innerText();
+      const copy = page.locator('button[data-copy="new-secret"]');
+      await copy.click();
+      await page.waitForFunction(() => document.querySelector('button[data-copy]')?.textContent !== 'Copy');
+      await expect(copy.innerText()).resolves.toBe('Copied');
+      expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(secret);
+      await shot(page, 'new-app-secret');
+      const clientId = `tp_${own.clientId.split('_')[1]}_${slug}`;
+      // Authenticated: the grant is refused for what it is (400), not the client (401 invalid_client).
+      const form = { grant_type: 'refresh_token', refresh_token: 'not-a-refresh-token' };
+      expect((await postTokenForm(system.authUrl, form, { authorization: basicAuth(clientId, secret) })).status).toBe(400);
+      expect((await postTokenForm(system.authUrl, form, { authorization: basicAuth(clientId, `${secret}x`) })).status).toBe(401);
+      await page.goto(pageUrl(own.tenantId, `apps/${clientId}`));
+      expect(await page.content()).not.toContain(secret);
+    } finally {
+      await context.close();
+    }
   });
 
   it('rotating shows the next secret once, both secrets work until promotion, then the old one fails at the token endpoint', async () => {

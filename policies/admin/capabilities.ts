@@ -1,13 +1,22 @@
 // The capability catalogue's deployment switch: a closed capability is 403 capability_unavailable on the next API
-// request and is no longer issued in tokens. Operator only (policies/admin/authority.ts).
+// request and is no longer issued in tokens. Operator only (policies/admin/authority.ts). Also the catalogue as the
+// console lists it.
 import { Router } from 'express';
 import { z } from 'zod';
 import type { Knex } from 'knex';
 import { sendProblem } from '../../common/http.js';
 import { parse } from './support.js';
 import { recordChange } from './audit.js';
+import { CAPABILITIES } from '../decision.js';
 
 const UpdateCapability = z.strictObject({ enabled: z.boolean() });
+
+/** The catalogue with each capability's description, in the contract's order (the console's grant form). */
+export async function capabilityCatalogue(knex: Knex): Promise<{ id: string; description: string; enabled: boolean }[]> {
+  const rows: { id: string; description: string; enabled: boolean }[] = await knex('capabilities').select('id', 'description', 'enabled');
+  const order = (id: string) => (CAPABILITIES as readonly string[]).indexOf(id);
+  return rows.sort((a, b) => order(a.id) - order(b.id));
+}
 
 export function capabilitiesRouter(knex: Knex): Router {
   const r = Router();

@@ -1,10 +1,9 @@
 import { Router } from 'express';
 import { z } from 'zod';
 import type { Knex } from 'knex';
-import { sendProblem } from '../../common/http.js';
 import { isId, newId } from '../../common/ids.js';
 import { hashSecret, randomSecret } from '../../common/secrets.js';
-import { DISPLAY_NAME, LABEL, createOrConflict, done, idPages, parse, refused, reply, tenantExists, validate, type Outcome } from './support.js';
+import { DISPLAY_NAME, LABEL, done, idPages, refused, reply, tenantExists, unlessTaken, validate, type Outcome } from './support.js';
 import { REDACTED, fieldChanges, recordChange } from './audit.js';
 
 const KIND_PREFIX = { third_party: 'tp', first_party: 'fp', internal: 'int' } as const;
@@ -18,7 +17,13 @@ const CreateClient = z.strictObject({
   redirectUris: z.array(REDIRECT_URI).min(1).max(20),
   allowedOrigins: z.array(z.url()).max(20).optional(),
 });
-const UpdateClient = z.strictObject({ status: z.enum(['active', 'disabled']) });
+/** Any of the app's settings a tenant admin may change after registration (slug, kind and type name what it is). */
+const UpdateClient = z.strictObject({
+  status: z.enum(['active', 'disabled']).optional(),
+  name: DISPLAY_NAME.optional(),
+  redirectUris: CreateClient.shape.redirectUris.optional(),
+  allowedOrigins: z.array(z.url()).max(20).optional(),
+}).refine((b) => Object.keys(b).length > 0, 'name at least one of status, name, redirectUris, allowedOrigins');
 
 interface ClientRow { id: string; tenant_id: string; slug: string; name: string; kind: string; type: string; status: string; redirect_uris: string[]; allowed_origins: string[] }
 export const clientView = (c: ClientRow) => ({
@@ -57,54 +62,72 @@ export async function clientPage(knex: Knex, tenantId: string, query: unknown): 
   return done({ items: items.map(clientView), nextCursor });
 }
 
-/** Disables or re-enables a client: the PDP reads the status on the next request (403 client_disabled). */
-export async function setClientStatus(knex: Knex, clientId: string, body: unknown): Promise<Outcome<ClientView>> {
+/** The columns an update writes, from the fields it names. */
+const updateColumns = (b: z.output<typeof UpdateClient>) => ({
+  ...(b.status && { status: b.status }),
+  ...(b.name && { name: b.name }),
+  ...(b.redirectUris && { redirect_uris: JSON.stringify(b.redirectUris) }),
+  ...(b.allowedOrigins && { allowed_origins: JSON.stringify(b.allowedOrigins) }),
+});
+
+/**
+ * Changes a client's status, name, redirect URIs or allowed origins. A disabled client's tokens are refused on their
+ * next request (403 client_disabled); redirect URIs and origins apply to the next authorize and token request.
+ */
+export async function updateClient(knex: Knex, clientId: string, body: unknown): Promise<Outcome<ClientView>> {
   const parsed = validate(UpdateClient, body);
   if (!parsed.ok) return parsed;
-  const before = await knex('clients').where({ id: clientId }).forUpdate().first('status');
-  const [row] = await knex('clients').where({ id: clientId }).update({ status: parsed.value.status }).returning('*');
-  if (!row) return refused('not_found');
+  const before = await knex('clients').where({ id: clientId }).forUpdate().first();
+  if (!before) return refused('not_found');
+  const [row] = await knex('clients').where({ id: clientId }).update(updateColumns(parsed.value)).returning('*');
+  const [was, now] = [clientView(before), clientView(row)];
+  const statusChanged = was.status !== now.status;
   await recordChange({
-    action: row.status === 'disabled' ? 'client.disable' : 'client.enable', target: { type: 'client', id: row.id }, tenantId: row.tenant_id,
-    changes: fieldChanges(before, row, ['status']),
+    action: statusChanged ? (now.status === 'disabled' ? 'client.disable' : 'client.enable') : 'client.update', target: { type: 'client', id: row.id }, tenantId: row.tenant_id,
+    changes: fieldChanges(was, now, ['status', 'name', 'redirectUris', 'allowedOrigins']),
   });
-  return done(clientView(row));
+  return done(now);
+}
+
+export type CreatedClient = ClientView & { clientSecret?: string };
+
+/** Registers a client; a confidential one gets its first secret, returned once and stored only as a hash. */
+export async function createClient(knex: Knex, tenantId: string, body: unknown): Promise<Outcome<CreatedClient>> {
+  const parsed = validate(CreateClient, body);
+  if (!parsed.ok) return parsed;
+  const b = parsed.value;
+  const tenant = isId('ten', tenantId) ? await knex('tenants').where({ id: tenantId }).first('label') : undefined;
+  if (!tenant) return refused('not_found');
+  const id = `${KIND_PREFIX[b.kind]}_${tenant.label}_${b.slug}`;
+  const secret = b.type === 'confidential' ? randomSecret() : undefined;
+  const secretHash = secret && (await hashSecret(secret));
+  return unlessTaken('client slug is taken', async () => {
+    const row = await knex.transaction(async (trx) => {
+      const [client] = await trx('clients')
+        .insert({
+          id, tenant_id: tenantId, slug: b.slug, name: b.name, kind: b.kind, type: b.type,
+          redirect_uris: JSON.stringify(b.redirectUris), allowed_origins: JSON.stringify(b.allowedOrigins ?? []),
+        })
+        .returning('*');
+      if (secretHash) await trx('client_secrets').insert({ id: newId('key'), client_id: id, secret_hash: secretHash, state: 'current' });
+      return client as ClientRow;
+    });
+    const created = clientView(row);
+    await recordChange({
+      action: 'client.create', target: { type: 'client', id: created.clientId }, tenantId,
+      changes: {
+        ...fieldChanges(undefined, created, ['name', 'kind', 'type', 'status', 'redirectUris', 'allowedOrigins']),
+        ...(secret && { clientSecret: { from: null, to: REDACTED } }),
+      },
+    });
+    return done({ ...created, ...(secret && { clientSecret: secret }) });
+  });
 }
 
 export function clientsRouter(knex: Knex): Router {
   const r = Router();
   r.get('/tenants/:tenantId/clients', async (req, res) => reply(res, await clientPage(knex, req.params.tenantId, req.query)));
-  r.post('/tenants/:tenantId/clients', async (req, res) => {
-    const body = parse(CreateClient, req.body, res);
-    if (!body) return;
-    const tenantId = req.params.tenantId;
-    const tenant = isId('ten', tenantId) ? await knex('tenants').where({ id: tenantId }).first() : undefined;
-    if (!tenant) return sendProblem(res, 'not_found');
-    const id = `${KIND_PREFIX[body.kind]}_${tenant.label}_${body.slug}`;
-    const secret = body.type === 'confidential' ? randomSecret() : undefined;
-    const secretHash = secret && (await hashSecret(secret));
-    await createOrConflict(res, 'client slug is taken', async () => {
-      const row = await knex.transaction(async (trx) => {
-        const [client] = await trx('clients')
-          .insert({
-            id, tenant_id: tenantId, slug: body.slug, name: body.name, kind: body.kind, type: body.type,
-            redirect_uris: JSON.stringify(body.redirectUris), allowed_origins: JSON.stringify(body.allowedOrigins ?? []),
-          })
-          .returning('*');
-        if (secretHash) await trx('client_secrets').insert({ id: newId('key'), client_id: id, secret_hash: secretHash, state: 'current' });
-        return client as ClientRow;
-      });
-      const created = clientView(row);
-      await recordChange({
-        action: 'client.create', target: { type: 'client', id: created.clientId }, tenantId,
-        changes: {
-          ...fieldChanges(undefined, created, ['name', 'kind', 'type', 'status', 'redirectUris', 'allowedOrigins']),
-          ...(secret && { clientSecret: { from: null, to: REDACTED } }),
-        },
-      });
-      res.status(201).json({ ...created, ...(secret && { clientSecret: secret }) });
-    });
-  });
-  r.patch('/clients/:clientId', async (req, res) => reply(res, await setClientStatus(knex, req.params.clientId, req.body)));
+  r.post('/tenants/:tenantId/clients', async (req, res) => reply(res, await createClient(knex, req.params.tenantId, req.body), 201));
+  r.patch('/clients/:clientId', async (req, res) => reply(res, await updateClient(knex, req.params.clientId, req.body)));
   return r;
 }

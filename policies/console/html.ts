@@ -43,3 +43,10 @@ button{font:inherit;padding:.3rem .8rem;margin:.25rem 0;cursor:pointer}
 .vh{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
 `;
 export const STYLE_ELEMENT = new Html(`<style>${STYLE}</style>`);
+
+/**
+ * The console's only script, inline and allowed by its hash: a Copy button copies the text of the element its
+ * `data-copy` names (a shown-once secret) and says so. Without scripts the text stays selectable.
+ */
+export const SCRIPT = `for(const b of document.querySelectorAll('button[data-copy]')){b.hidden=false;b.addEventListener('click',async()=>{const t=document.getElementById(b.dataset.copy).textContent;try{await navigator.clipboard.writeText(t);b.textContent='Copied'}catch{b.textContent='Copy failed: select the text'}})}`;
+export const SCRIPT_ELEMENT = new Html(`<script>${SCRIPT}</script>`);

@@ -1,15 +1,15 @@
 // The admin console's pages: plain server-rendered HTML, landmarks, labelled forms and tables with header cells.
-// Every value from the database passes through `html`, which escapes it. No scripts, no external assets.
+// Every value from the database passes through `html`, which escapes it. No external assets; one small script (the
+// Copy button of a shown-once secret, html.ts) that every page works without.
 import type { AuditEntryView } from '../admin/audit.js';
 import type { AuditPage } from '../admin/audit-trail.js';
-import { CAPABILITIES } from '../decision.js';
 import type { AdminCaller } from '../admin/authority.js';
 import type { ClientView } from '../admin/clients.js';
 import type { PersonListItem } from '../admin/persons.js';
 import type { TenantView } from '../admin/tenants.js';
 import type { RegisteredExtension } from '../admin/extensions.js';
 import type { DailyUsage, DecisionView } from '../admin/observability.js';
-import { STYLE_ELEMENT, html, type Html } from './html.js';
+import { SCRIPT_ELEMENT, STYLE_ELEMENT, html, type Html } from './html.js';
 import type { ConsoleSession } from './sessions.js';
 
 export const CONSOLE_PATH = '/admin/console';
@@ -56,7 +56,7 @@ export function layout({ title, session, tenant }: Frame, content: Html): Html {
 <title>${title} · Admin console</title>${STYLE_ELEMENT}</head>
 <body><header><p class="brand">Admin console</p>${signedIn && html`${navigation(session!, tenant)}${who(signedIn, tenant)}${postForm(session!, `${CONSOLE_PATH}/sign-out`, html`<button type="submit">Sign out</button>`)}`}</header>
 <main><h1>${title}</h1>${notice && html`<p class="notice" role="status">${notice}</p>`}
-${content}</main></body></html>`;
+${content}</main>${SCRIPT_ELEMENT}</body></html>`;
 }
 
 /** The sign-in form, with the token of its double-submit cookie (sign-in-csrf.ts): no session exists yet. */
@@ -84,25 +84,67 @@ export function tenantsPage(session: ConsoleSession, tenants: TenantView[]): Htm
 <tbody>${tenants.map((t) => html`<tr><th scope="row"><a href="${tenantPath(t.tenantId, 'apps')}">${t.displayName}</a></th><td>${t.label}</td><td>${t.plan}</td><td>${t.status}</td></tr>`)}</tbody></table>`);
 }
 
-export function appsPage(frame: Frame, apps: { client: ClientView; capabilities: string[] }[]): Html {
+/** What a refused form had in it, and why, to show the form again as it was sent. */
+export interface Entered { values: Record<string, string | undefined>; problem: string }
+
+const lines = (list: readonly string[]) => list.join('\n');
+const KINDS = [['third_party', 'Third-party app'], ['first_party', 'First-party app'], ['internal', 'Internal']] as const;
+
+export function appsPage(frame: Frame & { session: ConsoleSession; tenant: TenantView }, apps: { client: ClientView; capabilities: string[] }[], entered?: Entered): Html {
+  const v = entered?.values ?? {};
+  const type = v.type ?? 'public';
   return layout(frame, html`
 <table><caption>Apps of this tenant and the capabilities it grants them</caption>
 <thead><tr><th scope="col">App</th><th scope="col">Client id</th><th scope="col">Kind</th><th scope="col">Type</th><th scope="col">Status</th><th scope="col">Granted capabilities</th></tr></thead>
 <tbody>${apps.map(({ client: c, capabilities }) => html`<tr><th scope="row"><a href="${appPath(c.tenantId, c.clientId)}">${c.name}</a></th>
 <td><code>${c.clientId}</code></td><td>${c.kind}</td><td>${c.type}</td><td>${c.status}</td>
-<td>${capabilities.length ? html`<ul>${capabilities.map((cap) => html`<li>${cap}</li>`)}</ul>` : 'none'}</td></tr>`)}</tbody></table>`);
+<td>${capabilities.length ? html`<ul>${capabilities.map((cap) => html`<li>${cap}</li>`)}</ul>` : 'none'}</td></tr>`)}</tbody></table>
+<h2 id="new-app">Register an app</h2>
+${entered && html`<p class="problem" role="alert">${entered.problem}</p>`}
+${postForm(frame.session, tenantPath(frame.tenant.tenantId, 'apps'), html`<label for="app-name">Name people see on the consent page</label>
+<input id="app-name" name="name" type="text" required maxlength="200" value="${v.name ?? ''}">
+<label for="app-slug">Slug: lower-case letters, digits and dashes (the client id is <code>tp_${frame.tenant.label}_</code>slug for a third-party app, <code>fp_</code> or <code>int_</code> for the others)</label>
+<input id="app-slug" name="slug" type="text" required maxlength="40" pattern="[a-z0-9]+(-[a-z0-9]+)*" value="${v.slug ?? ''}">
+<label for="app-kind">Kind</label>
+<select id="app-kind" name="kind">${KINDS.map(([value, label]) => html`<option value="${value}"${(v.kind ?? 'third_party') === value && html` selected`}>${label}</option>`)}</select>
+<fieldset><legend>Type</legend>
+<input type="radio" id="type-public" name="type" value="public"${type === 'public' && html` checked`}><label for="type-public">Public (a browser or mobile app: no secret, PKCE only)</label>
+<input type="radio" id="type-confidential" name="type" value="confidential"${type === 'confidential' && html` checked`}><label for="type-confidential">Confidential (a server: gets a client secret)</label>
+</fieldset>
+<label for="app-redirects">Redirect URIs, one per line</label>
+<textarea id="app-redirects" name="redirectUris" rows="3" required>${v.redirectUris ?? ''}</textarea>
+<label for="app-origins">Web origins allowed to call the token endpoint from a browser, one per line (optional)</label>
+<textarea id="app-origins" name="allowedOrigins" rows="2">${v.allowedOrigins ?? ''}</textarea>
+<div><button type="submit">Register app</button></div>`)}`);
 }
 
-export function appPage(frame: Frame & { session: ConsoleSession }, c: ClientView, granted: string[], secretPending: boolean): Html {
+/** A catalogue entry as the grant form shows it. */
+export interface CapabilityInfo { id: string; description: string; enabled: boolean }
+
+export function appPage(
+  frame: Frame & { session: ConsoleSession }, c: ClientView, granted: string[], secretPending: boolean, catalogue: CapabilityInfo[], entered?: Entered,
+): Html {
   const { session } = frame;
   const base = appPath(c.tenantId, c.clientId);
   const next = c.status === 'active' ? 'disabled' : 'active';
+  const v = entered?.values ?? { name: c.name, redirectUris: lines(c.redirectUris), allowedOrigins: lines(c.allowedOrigins) };
   return layout(frame, html`
 <dl><dt>Client id</dt><dd><code>${c.clientId}</code></dd><dt>Kind and type</dt><dd>${c.kind}, ${c.type}</dd><dt>Status</dt><dd>${c.status}</dd></dl>
 <section aria-labelledby="grant-h"><h2 id="grant-h">Granted capabilities</h2>
 ${postForm(session, `${base}/grant`, html`<fieldset><legend>Capabilities this tenant grants to ${c.name}</legend>
-${CAPABILITIES.map((cap) => html`<div><input type="checkbox" id="cap-${cap}" name="capabilities" value="${cap}"${granted.includes(cap) && html` checked`}><label for="cap-${cap}">${cap}</label></div>`)}
+${catalogue.map((cap) => html`<div><input type="checkbox" id="cap-${cap.id}" name="capabilities" value="${cap.id}" aria-describedby="cap-${cap.id}-d"${granted.includes(cap.id) && html` checked`}><label for="cap-${cap.id}"><code>${cap.id}</code></label>
+<span id="cap-${cap.id}-d">${cap.description}${!cap.enabled && ' (closed on this deployment: refused until the operator opens it)'}</span></div>`)}
 </fieldset><button type="submit">Save granted capabilities</button>`)}
+</section>
+<section aria-labelledby="settings-h"><h2 id="settings-h">Settings</h2>
+${entered && html`<p class="problem" role="alert">${entered.problem}</p>`}
+${postForm(session, `${base}/settings`, html`<label for="app-name">Name people see on the consent page</label>
+<input id="app-name" name="name" type="text" required maxlength="200" value="${v.name ?? ''}">
+<label for="app-redirects">Redirect URIs, one per line (the next authorization request uses them)</label>
+<textarea id="app-redirects" name="redirectUris" rows="3" required>${v.redirectUris ?? ''}</textarea>
+<label for="app-origins">Web origins allowed to call the token endpoint from a browser, one per line</label>
+<textarea id="app-origins" name="allowedOrigins" rows="2">${v.allowedOrigins ?? ''}</textarea>
+<div><button type="submit">Save settings</button></div>`)}
 </section>
 <section aria-labelledby="status-h"><h2 id="status-h">Status</h2>
 <p>A disabled app's tokens are refused on their next request, and it gets no new ones.</p>
@@ -130,10 +172,13 @@ ${postForm(frame.session, action, html`${Object.entries(fields).map(([name, valu
 <button type="submit">Confirm</button> <a href="${c.back}">Cancel</a>`)}`);
 }
 
-export function secretPage(frame: Frame, c: ClientView, secret: string): Html {
-  return layout(frame, html`<p>The next secret of <strong>${c.name}</strong> (<code>${c.clientId}</code>). It is shown only this once; copy it now.</p>
-<p><output class="secret" aria-label="New client secret">${secret}</output></p>
-<p>Both this and the current secret work until you promote this one. <a href="${appPath(c.tenantId, c.clientId)}">Back to ${c.name}</a></p>`);
+/** A secret shown once: the first of a new app, or the next of a rotation. */
+export function secretPage(frame: Frame, c: ClientView, secret: string, first = false): Html {
+  return layout(frame, html`<p>The ${first ? 'client secret' : 'next secret'} of <strong>${c.name}</strong> (<code>${c.clientId}</code>). It is shown only this once; copy it now.</p>
+<p><output id="new-secret" class="secret" aria-label="New client secret">${secret}</output> <button type="button" data-copy="new-secret" hidden>Copy</button></p>
+<p>${first
+    ? 'The app authenticates at the token endpoint with its client id and this secret.'
+    : 'Both this and the current secret work until you promote this one, for at most 7 days from now; after that only this one does.'} <a href="${appPath(c.tenantId, c.clientId)}">Back to ${c.name}</a></p>`);
 }
 
 /**

@@ -13,7 +13,8 @@ import type { Logger } from '../../common/log.js';
 import { STATUS_OF } from '../codes.js';
 import { adminIdentifier, ownerOf, refusalFor, type AdminCaller, type AdminOperation } from '../admin/authority.js';
 import { tenantAdminKeyLive } from '../admin/admin-key-store.js';
-import { findClient, listClients, setClientStatus } from '../admin/clients.js';
+import { createClient, findClient, listClients, updateClient, type ClientView } from '../admin/clients.js';
+import { capabilityCatalogue } from '../admin/capabilities.js';
 import { grantsOfTenant, putGrant } from '../admin/grants.js';
 import { createNextSecret, hasPendingSecret, promoteNextSecret } from '../admin/client-secrets.js';
 import { advanceEpoch, listServiceAccounts, setAccountStatus } from '../admin/accounts.js';
@@ -25,7 +26,7 @@ import { streamExport } from '../admin/export.js';
 import { auditedChanges, recordNoChange, scopedKnex } from '../admin/audit.js';
 import { auditPage } from '../admin/audit-trail.js';
 import { MAX_BODY_DEPTH, type Outcome, type Refusal } from '../admin/support.js';
-import { STYLE, type Html } from './html.js';
+import { SCRIPT, STYLE, type Html } from './html.js';
 import { SessionStore, type ConsoleSession } from './sessions.js';
 import { SIGN_IN_COOKIE, signInCsrf } from './sign-in-csrf.js';
 import { waitMessage, type CredentialThrottle } from '../../common/credential-throttle.js';
@@ -35,7 +36,7 @@ const { CONSOLE_PATH, tenantPath, appPath } = pages;
 const COOKIE = 'console_session';
 const DECISIONS_SHOWN = 100;
 
-const SECURITY_HEADERS = pageSecurityHeaders(STYLE)();
+const SECURITY_HEADERS = pageSecurityHeaders(STYLE, SCRIPT)();
 
 /** A sentence for a person about a refused operation (not_found has its own page). */
 const REFUSAL_TEXT: Partial<Record<Refusal['error'], string>> = {
@@ -48,6 +49,8 @@ const REFUSAL_TEXT: Partial<Record<Refusal['error'], string>> = {
 const apiPath = (...segments: string[]) => `/${segments.map(encodeURIComponent).join('/')}`;
 const one = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
 const list = (v: unknown): unknown[] => (v === undefined ? [] : Array.isArray(v) ? v : [v]);
+/** A textarea of one entry per line, as a list (blank lines dropped). */
+const linesOf = (v: unknown): string[] => (one(v) ?? '').split(/\r?\n/).map((l) => l.trim()).filter(Boolean);
 
 interface Locals { session: ConsoleSession; caller: AdminCaller; tenant: TenantView }
 const locals = (res: Response) => res.locals as unknown as Locals;
@@ -228,18 +231,55 @@ export function consoleRouter({ knex, adminToken, log, countChange, throttle }: 
 
   tenant.get('/', (req, res) => res.redirect(303, tenantPath(locals(res).tenant.tenantId, 'apps')));
 
-  tenant.get('/apps', async (_req, res) => {
+  const appsPage = async (res: Response, entered?: pages.Entered, status = 200) => {
+    const { session, tenant: current } = locals(res);
+    const [apps, grants] = await Promise.all([listClients(db, current.tenantId), grantsOfTenant(db, current.tenantId)]);
+    const listed = apps.map((client) => ({ client, capabilities: grants.get(client.clientId) ?? [] }));
+    send(res, pages.appsPage({ ...frameOf(res, 'Apps'), session, tenant: current }, listed, entered), status);
+  };
+  const appPage = async (res: Response, client: ClientView, entered?: pages.Entered, status = 200) => {
+    const [grants, pending, catalogue] = await Promise.all([grantsOfTenant(db, client.tenantId), hasPendingSecret(db, client.clientId), capabilityCatalogue(db)]);
+    send(res, pages.appPage({ ...frameOf(res, `App: ${client.name}`), session: locals(res).session }, client, grants.get(client.clientId) ?? [], pending, catalogue, entered), status);
+  };
+  /** The form's fields as sent (for showing them again) and the sentence that says why they were refused. */
+  const enteredFrom = (req: Request, refusal: Refusal, fields: string[]): pages.Entered => ({
+    values: Object.fromEntries(fields.map((f) => [f, one(req.body[f])])),
+    problem: `${REFUSAL_TEXT[refusal.error] ?? 'That could not be done'}: ${refusal.message ?? refusal.error}.`,
+  });
+
+  tenant.get('/apps', async (_req, res) => appsPage(res));
+
+  tenant.post('/apps', async (req, res) => {
     const { tenantId } = locals(res).tenant;
-    const [apps, grants] = await Promise.all([listClients(db, tenantId), grantsOfTenant(db, tenantId)]);
-    send(res, pages.appsPage(frameOf(res, 'Apps'), apps.map((client) => ({ client, capabilities: grants.get(client.clientId) ?? [] }))));
+    const body = {
+      name: one(req.body.name), slug: one(req.body.slug), kind: one(req.body.kind), type: one(req.body.type),
+      redirectUris: linesOf(req.body.redirectUris), allowedOrigins: linesOf(req.body.allowedOrigins),
+    };
+    if (!(await permitted(res, { method: 'POST', path: apiPath('tenants', tenantId, 'clients'), body }))) return;
+    const created = await createClient(db, tenantId, body);
+    if (!created.ok) return appsPage(res, enteredFrom(req, created, ['name', 'slug', 'kind', 'type', 'redirectUris', 'allowedOrigins']), STATUS_OF[created.error]);
+    const { clientSecret, ...client } = created.value;
+    // A confidential app's secret is shown once, in the answer to this POST (never stored readable, never cached).
+    if (clientSecret) return send(res, pages.secretPage(frameOf(res, `New app: ${client.name}`), client, clientSecret, true), 201);
+    await goTo(res, appPath(tenantId, client.clientId), `${client.name} is registered as ${client.clientId}.`);
   });
 
   tenant.get('/apps/:clientId', async (req: Request<{ clientId: string }>, res) => {
-    const { tenantId } = locals(res).tenant;
-    const client = await findClient(db, tenantId, req.params.clientId);
+    const client = await findClient(db, locals(res).tenant.tenantId, req.params.clientId);
     if (!client) return notFound(res);
-    const [grants, pending] = await Promise.all([grantsOfTenant(db, tenantId), hasPendingSecret(db, client.clientId)]);
-    send(res, pages.appPage({ ...frameOf(res, `App: ${client.name}`), session: locals(res).session }, client, grants.get(client.clientId) ?? [], pending));
+    await appPage(res, client);
+  });
+
+  tenant.post('/apps/:clientId/settings', async (req: Request<{ clientId: string }>, res) => {
+    const { tenantId } = locals(res).tenant;
+    const { clientId } = req.params;
+    const body = { name: one(req.body.name), redirectUris: linesOf(req.body.redirectUris), allowedOrigins: linesOf(req.body.allowedOrigins) };
+    if (!(await permitted(res, { method: 'PATCH', path: apiPath('clients', clientId), body }))) return;
+    const updated = await updateClient(db, clientId, body);
+    if (updated.ok) return goTo(res, appPath(tenantId, clientId), `Settings of ${updated.value.name} saved.`);
+    const client = await findClient(db, tenantId, clientId);
+    if (!client) return notFound(res);
+    await appPage(res, client, enteredFrom(req, updated, ['name', 'redirectUris', 'allowedOrigins']), STATUS_OF[updated.error]);
   });
 
   tenant.post('/apps/:clientId/grant', async (req: Request<{ clientId: string }>, res) => {
@@ -258,7 +298,7 @@ export function consoleRouter({ knex, adminToken, log, countChange, throttle }: 
       consequence: `Disable ${clientId}? Its tokens are refused from their next request (403 client_disabled) and it gets no new ones until it is enabled again.`,
       back: appPath(tenantId, clientId),
     }))) return;
-    const client = await perform(res, { method: 'PATCH', path: apiPath('clients', clientId), body }, () => setClientStatus(db, clientId, body));
+    const client = await perform(res, { method: 'PATCH', path: apiPath('clients', clientId), body }, () => updateClient(db, clientId, body));
     if (client) await goTo(res, appPath(tenantId, clientId), `${client.name} is now ${client.status}.`);
   });
 

@@ -161,6 +161,18 @@ describe('decisions and usage', () => {
     expect((await admin.checked('listDecisions', 'GET', `/tenants/${tenant.tenantId}/decisions?requestId=not-sent-by-anyone`)).body.items).toEqual([]);
     for (const bad of ['requestId=', `requestId=${'x'.repeat(129)}`, 'requestId=a&requestId=b'])
       expect((await admin.checked('listDecisions', 'GET', `/tenants/${tenant.tenantId}/decisions?${bad}`)).status).toBe(422);
+
+    // Filtered and paged: the denial alone, then the allow alone on the page after a page of one.
+    const list = async (query: string) => (await admin.checked('listDecisions', 'GET', `/tenants/${tenant.tenantId}/decisions?${query}`)).body;
+    expect((await list(`outcome=deny&code=subject_revoked&clientId=${tenant.clientId}&capability=svc.profile.self.read`)).items.map((d: { requestId: string }) => d.requestId))
+      .toEqual([denied.headers.get('x-request-id')]);
+    expect((await list('code=tenant_suspended')).items).toEqual([]);
+    const firstPage = await list('limit=1');
+    expect(firstPage.items.map((d: { allow: boolean }) => d.allow)).toEqual([false]);
+    const secondPage = await list(`limit=1&cursor=${firstPage.nextCursor}`);
+    expect(secondPage).toMatchObject({ items: [{ requestId: allowed.headers.get('x-request-id') }], nextCursor: null });
+    for (const bad of ['outcome=maybe', 'code=no_such_code', 'capability=svc.admin', 'cursor=not-a-cursor', `cursor=${Buffer.from('decision:x1').toString('base64url')}`, `cursor=${Buffer.from('person:1').toString('base64url')}`])
+      expect([bad, (await admin.checked('listDecisions', 'GET', `/tenants/${tenant.tenantId}/decisions?${bad}`)).status]).toEqual([bad, 422]);
   });
 
   it('reports the tenant\'s metered calls, counting each request id once (a retry with the same x-request-id is one call)', async () => {

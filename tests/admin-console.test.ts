@@ -357,11 +357,47 @@ describe('a tenant admin', () => {
     await page.goto(pageUrl(own.tenantId, 'decisions'));
     await page.getByLabel('Request id').fill(deniedRequestId);
     await press(page, 'Search');
-    await reloadUntil(page, 'capability_not_granted');
+    for (let attempt = 0; attempt < 40 && (await row(page, deniedRequestId).count()) === 0; attempt++) {
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      await page.reload();
+    }
     const cells = await row(page, deniedRequestId).getByRole('cell').allInnerTexts();
     expect(cells.slice(3)).toEqual(['svc.tenant.info.read', 'denied', 'capability_not_granted', 'capability.tenant_grant']);
     await expect(page.getByRole('row').count()).resolves.toBe(2); // the header row and this one
     await shot(page, 'decisions');
+  });
+
+  it('filters decisions by app, outcome, deny code and capability, and pages to older ones', async () => {
+    // 120 decisions of one app, written as the PDP writes them; every second one a denial.
+    const clientId = `tp_paging_${Date.now().toString(36)}`;
+    await system.db.knex('decision_logs').insert(Array.from({ length: 120 }, (_, i) => ({
+      request_id: `paging-${String(i).padStart(3, '0')}`, tenant_id: own.tenantId, client_id: clientId, subject: own.personId,
+      capability: i % 2 ? 'svc.person.read' : 'svc.profile.self.read', allow: i % 2 === 0, code: i % 2 ? 'capability_not_granted' : null,
+      check_name: i % 2 ? 'capability.tenant_grant' : 'allow',
+    })));
+    const requestIds = async () => (await page.getByRole('row').allInnerTexts()).slice(1).map((r) => r.split('\t')[1]);
+    await page.goto(`${pageUrl(own.tenantId, 'decisions')}?clientId=${clientId}`);
+    const first = await requestIds();
+    expect(first).toHaveLength(100);
+    expect(first[0]).toBe('paging-119'); // newest first
+    await page.getByRole('link', { name: 'Older decisions' }).click();
+    await page.waitForLoadState();
+    expect(await requestIds()).toEqual(Array.from({ length: 20 }, (_, i) => `paging-${String(19 - i).padStart(3, '0')}`));
+    await expect(page.getByRole('link', { name: 'Older decisions' }).count()).resolves.toBe(0);
+
+    await page.goto(`${pageUrl(own.tenantId, 'decisions')}?clientId=${clientId}`);
+    await page.getByLabel('Outcome').selectOption('deny');
+    await page.getByLabel('Deny code').selectOption('capability_not_granted');
+    await page.getByLabel('Capability').selectOption('svc.person.read');
+    await press(page, 'Search');
+    const denied = await requestIds();
+    expect(denied).toHaveLength(60);
+    expect(denied.every((id) => Number(id!.slice(-3)) % 2 === 1)).toBe(true);
+    await expect(page.getByLabel('Deny code').inputValue()).resolves.toBe('capability_not_granted'); // the filters stay chosen
+    await page.getByLabel('Outcome').selectOption('allow');
+    await press(page, 'Search');
+    expect(await requestIds()).toEqual([]); // allows of a capability never allowed here
+    await shot(page, 'decisions-filtered');
   });
 
   it("shows the app's metered calls on the day they were made", async () => {

@@ -3,13 +3,23 @@ import { Router } from 'express';
 import { z } from 'zod';
 import type { Knex } from 'knex';
 import { isId } from '../../common/ids.js';
-import { done, refused, reply, validate, type Outcome } from './support.js';
+import { done, idPages, refused, reply, validate, type Outcome } from './support.js';
+import { DENY_CODES } from '../codes.js';
+import { CAPABILITIES } from '../decision.js';
 
+const decisionPages = idPages('decision');
 const DecisionQuery = z.object({
   limit: z.coerce.number().int().min(1).max(1000).default(50),
   /** Only the decision(s) of this request id. */
   requestId: z.string().min(1).max(128).optional(),
+  /** Older than the last decision of the previous page (its `nextCursor`); decision ids are row numbers. */
+  cursor: decisionPages.cursor.refine((id) => /^\d{1,18}$/.test(id), 'not a cursor of this list').optional(),
+  clientId: z.string().min(1).max(200).optional(),
+  outcome: z.enum(['allow', 'deny']).optional(),
+  code: z.enum(DENY_CODES).optional(),
+  capability: z.enum(CAPABILITIES).optional(),
 });
+export type DecisionFilters = Partial<Record<'requestId' | 'clientId' | 'outcome' | 'code' | 'capability', string>>;
 const USAGE_ITEMS = 100;
 const USAGE_DAYS = 30;
 
@@ -21,17 +31,29 @@ export interface DecisionView {
   code: string | null; checkName: string; createdAt: string;
 }
 
-/** The tenant's recent decisions, newest first. */
-export async function recentDecisions(knex: Knex, tenantId: string, query: unknown): Promise<Outcome<{ items: DecisionView[] }>> {
+/**
+ * The tenant's decisions, newest first (by row id: several share a millisecond), optionally of one request, app,
+ * outcome, deny code or capability, a page at a time.
+ */
+export async function recentDecisions(knex: Knex, tenantId: string, query: unknown): Promise<Outcome<{ items: DecisionView[]; nextCursor: string | null }>> {
   const parsed = validate(DecisionQuery, query);
   if (!parsed.ok) return parsed;
   if (!(await tenantExists(knex, tenantId))) return refused('not_found');
-  const { limit, requestId } = parsed.value;
+  const { limit, requestId, cursor, clientId, outcome, code, capability } = parsed.value;
   const rows: Record<string, any>[] = await knex('decision_logs').where('tenant_id', tenantId)
-    .modify((q) => void (requestId !== undefined && q.where('request_id', requestId)))
-    .orderBy('id', 'desc').limit(limit);
+    .modify((q) => {
+      if (requestId !== undefined) q.where('request_id', requestId);
+      if (cursor !== undefined) q.where('id', '<', cursor);
+      if (clientId !== undefined) q.where('client_id', clientId);
+      if (outcome !== undefined) q.where('allow', outcome === 'allow');
+      if (code !== undefined) q.where('code', code);
+      if (capability !== undefined) q.where('capability', capability);
+    })
+    .orderBy('id', 'desc').limit(limit + 1);
+  const { items, nextCursor } = decisionPages.page(rows, limit, (d) => String(d.id));
   return done({
-    items: rows.map((d) => ({
+    nextCursor,
+    items: items.map((d) => ({
       requestId: d.request_id, tenantId: d.tenant_id, clientId: d.client_id, subject: d.subject, capability: d.capability,
       allow: d.allow, code: d.code, checkName: d.check_name, createdAt: iso(d.created_at),
     })),
@@ -70,7 +92,7 @@ export async function usagePerDay(knex: Knex, tenantId: string): Promise<Outcome
 export function observabilityRouter(knex: Knex): Router {
   const r = Router();
   r.get('/tenants/:tenantId/decisions', async (req, res) =>
-    reply(res, await recentDecisions(knex, req.params.tenantId, { limit: req.query.limit, requestId: req.query.requestId })));
+    reply(res, await recentDecisions(knex, req.params.tenantId, req.query)));
   r.get('/tenants/:tenantId/usage', async (req, res) => reply(res, await usage(knex, req.params.tenantId)));
   return r;
 }

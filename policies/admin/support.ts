@@ -49,16 +49,18 @@ export function idPages(kind: string) {
     const text = Buffer.from(cursor, 'base64url').toString('utf8');
     return text.startsWith(`${kind}:`) && text.length > kind.length + 1 ? text.slice(kind.length + 1) : undefined;
   };
+  /** A cursor of this list, decoded to the last item's id. */
+  const cursor = z.string().max(64).refine((c) => decode(c) !== undefined, 'not a cursor of this list').transform((c) => decode(c)!);
   const query = <F extends z.ZodRawShape>(filters: F) => z.strictObject({
     limit: z.coerce.number().int().min(1).max(100).default(20),
-    cursor: z.string().max(64).refine((c) => decode(c) !== undefined, 'not a cursor of this list').transform((c) => decode(c)!).optional(),
+    cursor: cursor.optional(),
     ...filters,
   });
   /** The page of `rows` (read with limit + 1) and the cursor of the next one. */
   const page = <T>(rows: T[], limit: number, idOf: (row: T) => string) => ({
     items: rows.slice(0, limit), nextCursor: rows.length > limit ? encode(idOf(rows[limit - 1]!)) : null,
   });
-  return { query, page };
+  return { query, page, cursor };
 }
 
 /** True when `tenantId` names a tenant (a malformed id names none). */

@@ -8,7 +8,7 @@ import type { ClientView } from '../admin/clients.js';
 import type { PersonListItem } from '../admin/persons.js';
 import type { TenantView } from '../admin/tenants.js';
 import type { RegisteredExtension } from '../admin/extensions.js';
-import type { DailyUsage, DecisionView } from '../admin/observability.js';
+import type { DailyUsage, DecisionFilters, DecisionView } from '../admin/observability.js';
 import { SCRIPT_ELEMENT, STYLE_ELEMENT, html, type Html } from './html.js';
 import type { ConsoleSession } from './sessions.js';
 
@@ -250,17 +250,31 @@ ${postForm(session, tenantPath(tenant.tenantId, 'extensions'), html`
 </section>`);
 }
 
-export function decisionsPage(frame: Frame & { tenant: TenantView }, decisions: DecisionView[], requestId: string | undefined): Html {
+const select = (id: string, name: string, label: string, options: readonly string[], chosen: string | undefined, any: string) => html`<div><label for="${id}">${label}</label>
+<select id="${id}" name="${name}"><option value="">${any}</option>${options.map((o) => html`<option value="${o}"${chosen === o && html` selected`}>${o}</option>`)}</select></div>`;
+
+export function decisionsPage(
+  frame: Frame & { tenant: TenantView }, page: { items: DecisionView[]; nextCursor: string | null }, filters: DecisionFilters, choices: { apps: string[]; codes: readonly string[]; capabilities: readonly string[] },
+): Html {
+  const base = tenantPath(frame.tenant.tenantId, 'decisions');
+  const kept = Object.fromEntries(Object.entries(filters).filter((e): e is [string, string] => Boolean(e[1])));
+  const older = page.nextCursor && `${base}?${new URLSearchParams({ ...kept, cursor: page.nextCursor })}`;
+  const filtered = Object.keys(kept).length > 0;
   return layout(frame, html`
-<form method="get" action="${tenantPath(frame.tenant.tenantId, 'decisions')}" role="search">
-<label for="request-id">Request id</label>
-<input id="request-id" name="requestId" type="search" value="${requestId ?? ''}" maxlength="128">
-<button type="submit">Search</button></form>
-<table><caption>${requestId ? html`Decisions for request ${requestId}` : 'Recent decisions, newest first'}</caption>
+<form method="get" action="${base}" role="search" aria-label="Filter decisions">
+<div><label for="request-id">Request id</label>
+<input id="request-id" name="requestId" type="search" value="${filters.requestId ?? ''}" maxlength="128"></div>
+${select('f-app', 'clientId', 'App', choices.apps, filters.clientId, 'Any app')}
+${select('f-outcome', 'outcome', 'Outcome', ['allow', 'deny'], filters.outcome, 'Allowed or denied')}
+${select('f-code', 'code', 'Deny code', choices.codes, filters.code, 'Any deny code')}
+${select('f-capability', 'capability', 'Capability', choices.capabilities, filters.capability, 'Any capability')}
+<button type="submit">Search</button>${filtered && html` <a href="${base}">Clear filters</a>`}</form>
+<table><caption>${filters.requestId ? html`Decisions for request ${filters.requestId}` : filtered ? 'Decisions matching the filters, newest first' : 'Recent decisions, newest first'}</caption>
 <thead><tr><th scope="col">Time (UTC)</th><th scope="col">Request id</th><th scope="col">App</th><th scope="col">Subject</th><th scope="col">Capability</th><th scope="col">Outcome</th><th scope="col">Deny code</th><th scope="col">Check</th></tr></thead>
-<tbody>${decisions.map((d) => html`<tr><td>${d.createdAt}</td><th scope="row"><code>${d.requestId}</code></th><td><code>${d.clientId}</code></td><td><code>${d.subject}</code></td>
+<tbody>${page.items.map((d) => html`<tr><td>${d.createdAt}</td><th scope="row"><code>${d.requestId}</code></th><td><code>${d.clientId}</code></td><td><code>${d.subject}</code></td>
 <td>${d.capability}</td><td>${d.allow ? 'allowed' : 'denied'}</td><td>${d.code ?? ''}</td><td>${d.checkName}</td></tr>`)}</tbody></table>
-${decisions.length === 0 && html`<p>No decisions found.</p>`}`);
+${page.items.length === 0 && html`<p>No decisions found.</p>`}
+${older && html`<p><a href="${older}">Older decisions</a></p>`}`);
 }
 
 export function usagePage(frame: Frame, total: number, days: DailyUsage[]): Html {

@@ -10,7 +10,8 @@ import { overHttps, pageSecurityHeaders } from '../../common/page-security.js';
 import { HashingBusy, sameSecret } from '../../common/secrets.js';
 import { jsonInputProblem } from '../../common/json-input.js';
 import type { Logger } from '../../common/log.js';
-import { STATUS_OF } from '../codes.js';
+import { DENY_CODES, STATUS_OF } from '../codes.js';
+import { CAPABILITIES } from '../decision.js';
 import { adminIdentifier, ownerOf, refusalFor, type AdminCaller, type AdminOperation } from '../admin/authority.js';
 import { tenantAdminKeyLive } from '../admin/admin-key-store.js';
 import { createClient, findClient, listClients, updateClient, type ClientView } from '../admin/clients.js';
@@ -19,7 +20,7 @@ import { grantsOfTenant, putGrant } from '../admin/grants.js';
 import { createNextSecret, hasPendingSecret, promoteNextSecret } from '../admin/client-secrets.js';
 import { advanceEpoch, listServiceAccounts, setAccountStatus } from '../admin/accounts.js';
 import { listExtensions, registerExtension } from '../admin/extensions.js';
-import { recentDecisions, usage, usagePerDay } from '../admin/observability.js';
+import { recentDecisions, usage, usagePerDay, type DecisionFilters } from '../admin/observability.js';
 import { findTenant, listTenants, type TenantView } from '../admin/tenants.js';
 import { createPerson, personPage } from '../admin/persons.js';
 import { streamExport } from '../admin/export.js';
@@ -406,10 +407,17 @@ export function consoleRouter({ knex, adminToken, log, countChange, throttle }: 
 
   tenant.get('/decisions', async (req, res) => {
     const { tenant: current } = locals(res);
-    const requestId = one(req.query.requestId)?.trim() || undefined;
-    const outcome = await recentDecisions(db, current.tenantId, { limit: DECISIONS_SHOWN, requestId });
+    // An empty field is "any"; the rest are the admin API's filters, checked there.
+    const filters: DecisionFilters = Object.fromEntries(
+      (['requestId', 'clientId', 'outcome', 'code', 'capability'] as const).map((f) => [f, one(req.query[f])?.trim() || undefined]),
+    );
+    const [outcome, apps] = await Promise.all([
+      recentDecisions(db, current.tenantId, { ...filters, limit: DECISIONS_SHOWN, cursor: one(req.query.cursor) || undefined }),
+      listClients(db, current.tenantId),
+    ]);
     if (!outcome.ok) return refusedPage(res, outcome);
-    send(res, pages.decisionsPage({ ...frameOf(res, 'Decisions'), tenant: current }, outcome.value.items, requestId));
+    const choices = { apps: apps.map((a) => a.clientId), codes: DENY_CODES, capabilities: CAPABILITIES };
+    send(res, pages.decisionsPage({ ...frameOf(res, 'Decisions'), tenant: current }, outcome.value, filters, choices));
   });
 
   tenant.get('/usage', async (_req, res) => {

@@ -317,15 +317,17 @@ describe('a tenant admin', () => {
     expect([invalid.status, invalid.body.error]).toEqual([422, 'schema_invalid']);
   });
 
-  it('refuses a schema that is not JSON or not a JSON Schema with a page that says why, and registers nothing', async () => {
+  it('refuses a schema that is not JSON or not a JSON Schema with the form as typed and a sentence that says which, and registers nothing', async () => {
     await page.goto(pageUrl(own.tenantId, 'extensions'));
-    for (const schema of ['{not json', '{"type": "no-such-type"}']) {
+    for (const [schema, why] of [['{not json', /^That was not accepted: the schema is not valid JSON \(/], ['{"type": "no-such-type"}', /^That was not accepted: the JSON Schema: /]] as const) {
       await page.getByLabel('Name').fill('Broken');
       await page.getByLabel('JSON Schema for version 1').fill(schema);
       const response = await press(page, 'Register extension');
       expect(response.status()).toBe(422);
-      await expect(page.getByRole('alert').innerText()).resolves.toMatch(/^That was not accepted: /);
-      await page.goBack();
+      await expect(page.getByRole('alert').innerText()).resolves.toMatch(why);
+      await expect(page.getByLabel('Name').inputValue()).resolves.toBe('Broken');
+      await expect(page.getByLabel('JSON Schema for version 1').inputValue()).resolves.toBe(schema);
+      await expect(page.getByLabel('JSON Schema for version 1').getAttribute('aria-invalid')).resolves.toBe('true');
     }
     await shot(page, 'extension-refused');
     await page.goto(pageUrl(own.tenantId, 'extensions'));

@@ -232,20 +232,22 @@ ${postForm(session, `${base}/status`, html`<input type="hidden" name="status" va
   })}</tbody></table>`);
 }
 
-export function extensionsPage(frame: Frame & { session: ConsoleSession; tenant: TenantView }, extensions: RegisteredExtension[], apps: ClientView[]): Html {
+export function extensionsPage(frame: Frame & { session: ConsoleSession; tenant: TenantView }, extensions: RegisteredExtension[], apps: ClientView[], entered?: Entered): Html {
   const { session, tenant } = frame;
+  const v = entered?.values ?? {};
   return layout(frame, html`
 <table><caption>Registered extensions</caption>
 <thead><tr><th scope="col">Name</th><th scope="col">Extension id</th><th scope="col">Owning app</th><th scope="col">Schema versions</th></tr></thead>
 <tbody>${extensions.map((e) => html`<tr><th scope="row">${e.name}</th><td><code>${e.extensionId}</code></td><td><code>${e.clientId}</code></td><td>${e.schemaVersions.join(', ')}</td></tr>`)}</tbody></table>
 <section aria-labelledby="register-h"><h2 id="register-h">Register an extension</h2>
+${entered && html`<p class="problem" role="alert" id="ext-problem">${entered.problem}</p>`}
 ${postForm(session, tenantPath(tenant.tenantId, 'extensions'), html`
 <label for="ext-app">Owning app</label>
-<select id="ext-app" name="clientId" required>${apps.map((a) => html`<option value="${a.clientId}">${a.name} (${a.clientId})</option>`)}</select>
+<select id="ext-app" name="clientId" required>${apps.map((a) => html`<option value="${a.clientId}"${v.clientId === a.clientId && html` selected`}>${a.name} (${a.clientId})</option>`)}</select>
 <label for="ext-name">Name</label>
-<input id="ext-name" name="name" type="text" required maxlength="200">
+<input id="ext-name" name="name" type="text" required maxlength="200" value="${v.name ?? ''}">
 <label for="ext-schema">JSON Schema for version 1</label>
-<textarea id="ext-schema" name="schema" rows="10" cols="70" required>{"type": "object"}</textarea>
+<textarea id="ext-schema" name="schema" rows="10" cols="70" required${entered && html` aria-invalid="true" aria-describedby="ext-problem"`}>${v.schema ?? '{"type": "object"}'}</textarea>
 <div><button type="submit">Register extension</button></div>`)}
 </section>`);
 }

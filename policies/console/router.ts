@@ -382,27 +382,34 @@ export function consoleRouter({ knex, adminToken, log, countChange, throttle }: 
     if (account) await goTo(res, tenantPath(tenantId, 'service-accounts'), `${account.accountId} is now ${account.status}.`);
   });
 
-  tenant.get('/extensions', async (_req, res) => {
+  const extensionsPage = async (res: Response, entered?: pages.Entered, status = 200) => {
     const { session, tenant: current } = locals(res);
     const [extensions, apps] = await Promise.all([listExtensions(db, current.tenantId), listClients(db, current.tenantId)]);
-    send(res, pages.extensionsPage({ ...frameOf(res, 'Extensions'), session, tenant: current }, extensions, apps));
-  });
+    send(res, pages.extensionsPage({ ...frameOf(res, 'Extensions'), session, tenant: current }, extensions, apps, entered), status);
+  };
+
+  tenant.get('/extensions', async (_req, res) => extensionsPage(res));
 
   tenant.post('/extensions', async (req, res) => {
     const { tenantId } = locals(res).tenant;
     const clientId = one(req.body.clientId) ?? '';
+    // Refused: the form again as it was sent, saying which part was not accepted.
+    const again = (refusal: Refusal) => extensionsPage(res, enteredFrom(req, refusal, ['clientId', 'name', 'schema']), STATUS_OF[refusal.error]);
     let schema: unknown;
     try {
       schema = JSON.parse(one(req.body.schema) ?? '');
-    } catch {
-      return refusedPage(res, { ok: false, error: 'schema_invalid', message: 'the schema is not valid JSON' });
+    } catch (err) {
+      return again({ ok: false, error: 'schema_invalid', message: `the schema is not valid JSON (${(err as Error).message})` });
     }
     const body = { name: req.body.name, schemas: { 1: schema } };
     // The same limits as the admin API's body, checked on the same body.
     const problem = jsonInputProblem(body, MAX_BODY_DEPTH);
-    if (problem) return refusedPage(res, { ok: false, error: 'schema_invalid', message: `the schema ${problem}` });
-    const registered = await perform(res, { method: 'POST', path: apiPath('clients', clientId, 'extensions'), body }, () => registerExtension(db, clientId, body));
-    if (registered) await goTo(res, tenantPath(tenantId, 'extensions'), `Registered ${registered.name} as ${registered.extensionId}.`);
+    if (problem) return again({ ok: false, error: 'schema_invalid', message: `the schema ${problem}` });
+    const op = { method: 'POST', path: apiPath('clients', clientId, 'extensions'), body } as const;
+    if (!(await permitted(res, op))) return;
+    const registered = await registerExtension(db, clientId, body);
+    if (!registered.ok) return registered.error === 'not_found' ? notFound(res) : again({ ...registered, message: registered.message?.replace(/^schemas\.1: /, 'the JSON Schema: ') });
+    await goTo(res, tenantPath(tenantId, 'extensions'), `Registered ${registered.value.name} as ${registered.value.extensionId}.`);
   });
 
   tenant.get('/decisions', async (req, res) => {

@@ -1,8 +1,6 @@
 // Tenant admin keys: created and revoked by the operator only (policies/admin/authority.ts).
 import { Router } from 'express';
 import type { Knex } from 'knex';
-import { sendProblem } from '../../common/http.js';
-import { isId } from '../../common/ids.js';
 import { issueTenantAdminKey, revokeTenantAdminKey } from './admin-key-store.js';
 import { REDACTED, recordChange } from './audit.js';
 import { done, idPages, refused, reply, tenantExists, validate, type Outcome } from './support.js';
@@ -25,20 +23,28 @@ export async function adminKeyPage(knex: Knex, tenantId: string, query: unknown)
   return done({ items: items.map((k) => ({ keyId: k.id, tenantId: k.tenant_id, createdAt: new Date(k.created_at).toISOString() })), nextCursor });
 }
 
+/** A new admin key for the tenant (operator only): `{keyId, key}`, the key shown once and stored only as a hash. */
+export async function createAdminKey(knex: Knex, tenantId: string): Promise<Outcome<{ keyId: string; key: string }>> {
+  if (!(await tenantExists(knex, tenantId))) return refused('not_found');
+  const issued = await issueTenantAdminKey(knex, tenantId);
+  await recordChange({ action: 'admin_key.create', target: { type: 'admin_key', id: issued.keyId }, tenantId, changes: { key: { from: null, to: REDACTED } } });
+  return done(issued);
+}
+
+/** Revokes the tenant's admin key: its API calls and its console sessions end at once. */
+export async function revokeAdminKey(knex: Knex, tenantId: string, keyId: string): Promise<Outcome<void>> {
+  if (!(await revokeTenantAdminKey(knex, tenantId, keyId))) return refused('not_found');
+  await recordChange({ action: 'admin_key.revoke', target: { type: 'admin_key', id: keyId }, tenantId, changes: { key: { from: REDACTED, to: null } } });
+  return done(undefined);
+}
+
 export function adminKeysRouter(knex: Knex): Router {
   const r = Router();
   r.get('/tenants/:tenantId/admin-keys', async (req, res) => reply(res, await adminKeyPage(knex, req.params.tenantId, req.query)));
-  r.post('/tenants/:tenantId/admin-keys', async (req, res) => {
-    const { tenantId } = req.params;
-    if (!isId('ten', tenantId) || !(await knex('tenants').where({ id: tenantId }).first('id'))) return sendProblem(res, 'not_found');
-    const issued = await issueTenantAdminKey(knex, tenantId);
-    await recordChange({ action: 'admin_key.create', target: { type: 'admin_key', id: issued.keyId }, tenantId, changes: { key: { from: null, to: REDACTED } } });
-    res.status(201).json(issued);
-  });
+  r.post('/tenants/:tenantId/admin-keys', async (req, res) => reply(res, await createAdminKey(knex, req.params.tenantId), 201));
   r.delete('/tenants/:tenantId/admin-keys/:keyId', async (req, res) => {
-    const { tenantId, keyId } = req.params;
-    if (!(await revokeTenantAdminKey(knex, tenantId, keyId))) return sendProblem(res, 'not_found');
-    await recordChange({ action: 'admin_key.revoke', target: { type: 'admin_key', id: keyId }, tenantId, changes: { key: { from: REDACTED, to: null } } });
+    const revoked = await revokeAdminKey(knex, req.params.tenantId, req.params.keyId);
+    if (!revoked.ok) return reply(res, revoked);
     res.status(204).end();
   });
   return r;

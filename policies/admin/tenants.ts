@@ -1,9 +1,8 @@
 import { Router } from 'express';
 import { z } from 'zod';
 import type { Knex } from 'knex';
-import { sendProblem } from '../../common/http.js';
 import { newId, isId } from '../../common/ids.js';
-import { DISPLAY_NAME, LABEL, PLAN, createOrConflict, done, idPages, parse, reply, validate, type Outcome } from './support.js';
+import { DISPLAY_NAME, LABEL, PLAN, done, idPages, refused, reply, unlessTaken, validate, type Outcome } from './support.js';
 import { fieldChanges, recordChange, recordNoChange } from './audit.js';
 import type { AdminCaller } from './authority.js';
 import { DEFAULT_RATE_LIMIT } from '../evaluate.js';
@@ -76,48 +75,55 @@ function beyondCeiling(limits: RateLimitPolicy, ceiling: RateLimitPolicy): strin
   return undefined;
 }
 
+/** Creates a tenant (operator only): active, with the plan's default limits until they are set. */
+export async function createTenant(knex: Knex, body: unknown): Promise<Outcome<TenantView>> {
+  const parsed = validate(CreateTenant, body);
+  if (!parsed.ok) return parsed;
+  const b = parsed.value;
+  return unlessTaken('tenant label is taken', async () => {
+    const [row] = await knex('tenants').insert({ id: newId('ten'), label: b.label, display_name: b.displayName, plan: b.plan }).returning('*');
+    const created = view(row);
+    await recordChange({
+      action: 'tenant.create', target: { type: 'tenant', id: created.tenantId }, tenantId: created.tenantId,
+      changes: fieldChanges(undefined, created, ['label', 'displayName', 'plan', 'status']),
+    });
+    return done(created);
+  });
+}
+
+/**
+ * Changes a tenant's name, plan, status or limits (plan and status: operator only, by the authority table). A tenant
+ * key sets its own limits only up to its plan's ceiling: they protect capacity every tenant shares.
+ */
+export async function updateTenant(knex: Knex, tenantId: string, body: unknown, caller: AdminCaller): Promise<Outcome<TenantView>> {
+  const parsed = validate(UpdateTenant, body);
+  if (!parsed.ok) return parsed;
+  const b = parsed.value;
+  const changes = {
+    ...(b.displayName !== undefined && { display_name: b.displayName }),
+    ...(b.plan !== undefined && { plan: b.plan }),
+    ...(b.status !== undefined && { status: b.status }),
+    ...(b.rateLimit !== undefined && { rate_limit: JSON.stringify(b.rateLimit) }),
+  };
+  const before = isId('ten', tenantId) ? await knex('tenants').where({ id: tenantId }).forUpdate().first() : undefined;
+  if (!before) return refused('not_found');
+  if (b.rateLimit && caller.kind === 'tenant') {
+    const plan = await knex('plans').where({ id: before.plan }).first('rate_limit_ceiling');
+    const beyond = beyondCeiling(b.rateLimit, plan?.rate_limit_ceiling ?? DEFAULT_RATE_LIMIT);
+    if (beyond) return refused('forbidden', beyond);
+  }
+  const [row] = Object.keys(changes).length ? await knex('tenants').where({ id: tenantId }).update(changes).returning('*') : [before];
+  const after = view(row);
+  const changed = fieldChanges(view(before), after, ['displayName', 'plan', 'status', 'rateLimit']);
+  if (Object.keys(changed).length) await recordChange({ action: tenantAction(changed), target: { type: 'tenant', id: tenantId }, tenantId, changes: changed });
+  else recordNoChange();
+  return done(after);
+}
+
 export function tenantsRouter(knex: Knex): Router {
   const r = Router();
   r.get('/tenants', async (req, res) => reply(res, await tenantPage(knex, req.query)));
-  r.post('/tenants', async (req, res) => {
-    const body = parse(CreateTenant, req.body, res);
-    if (!body) return;
-    await createOrConflict(res, 'tenant label is taken', async () => {
-      const [row] = await knex('tenants')
-        .insert({ id: newId('ten'), label: body.label, display_name: body.displayName, plan: body.plan })
-        .returning('*');
-      const created = view(row);
-      await recordChange({
-        action: 'tenant.create', target: { type: 'tenant', id: created.tenantId }, tenantId: created.tenantId,
-        changes: fieldChanges(undefined, created, ['label', 'displayName', 'plan', 'status']),
-      });
-      res.status(201).json(created);
-    });
-  });
-  r.patch('/tenants/:tenantId', async (req, res) => {
-    const body = parse(UpdateTenant, req.body, res);
-    if (!body) return;
-    const changes = {
-      ...(body.displayName !== undefined && { display_name: body.displayName }),
-      ...(body.plan !== undefined && { plan: body.plan }),
-      ...(body.status !== undefined && { status: body.status }),
-      ...(body.rateLimit !== undefined && { rate_limit: JSON.stringify(body.rateLimit) }),
-    };
-    const id = req.params.tenantId;
-    const before = isId('ten', id) ? await knex('tenants').where({ id }).forUpdate().first() : undefined;
-    if (!before) return sendProblem(res, 'not_found');
-    // A tenant key sets its own limits only up to its plan's ceiling: they protect capacity every tenant shares.
-    if (body.rateLimit && (res.locals.adminCaller as AdminCaller).kind === 'tenant') {
-      const plan = await knex('plans').where({ id: before.plan }).first('rate_limit_ceiling');
-      const beyond = beyondCeiling(body.rateLimit, plan?.rate_limit_ceiling ?? DEFAULT_RATE_LIMIT);
-      if (beyond) return sendProblem(res, 'forbidden', { message: beyond });
-    }
-    const [row] = Object.keys(changes).length ? await knex('tenants').where({ id }).update(changes).returning('*') : [before];
-    const after = view(row);
-    const changed = fieldChanges(view(before), after, ['displayName', 'plan', 'status', 'rateLimit']);
-    if (Object.keys(changed).length) await recordChange({ action: tenantAction(changed), target: { type: 'tenant', id }, tenantId: id, changes: changed });
-    else recordNoChange();
-    res.json(after);
-  });
+  r.post('/tenants', async (req, res) => reply(res, await createTenant(knex, req.body), 201));
+  r.patch('/tenants/:tenantId', async (req, res) => reply(res, await updateTenant(knex, req.params.tenantId, req.body, res.locals.adminCaller as AdminCaller)));
   return r;
 }

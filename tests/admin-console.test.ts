@@ -489,13 +489,99 @@ describe('the operator', () => {
     await expect(row(page, other.clientName).count()).resolves.toBe(1);
     await context.close();
   });
+
+  it('creates a tenant (keeping the form when the label is taken), sets its plan and limits, suspends it after confirming, and issues and revokes its admin keys', async () => {
+    const context = await browser.newContext();
+    try {
+      const { page } = await signIn(context, system.adminToken);
+      const label = `console-t-${Date.now().toString(36)}`;
+      const create = async (displayName: string) => {
+        await page.goto(`${consoleUrl}/tenants`);
+        await page.getByLabel('Display name').fill(displayName);
+        await page.getByLabel(/^Label/).fill(label);
+        await page.getByLabel('Plan').selectOption('L1');
+        return press(page, 'Create tenant');
+      };
+      expect((await create('Console Tenant')).status()).toBe(200);
+      await expect(page.getByRole('status').innerText()).resolves.toContain(`Console Tenant is created (${label}, plan L1)`);
+      const tenantId = new URL(page.url()).pathname.split('/')[4]!;
+      const taken = await create('Second Try');
+      expect(taken.status()).toBe(409);
+      await expect(page.getByRole('alert').innerText()).resolves.toMatch(/tenant label is taken/);
+      await expect(page.getByLabel('Display name').inputValue()).resolves.toBe('Second Try');
+
+      await page.goto(pageUrl(tenantId, 'settings'));
+      await page.getByLabel('Plan').selectOption('L2');
+      await page.getByLabel('Whole tenant: requests').fill('5000');
+      await page.getByLabel('Each account: requests').fill('0');
+      // The browser's own check of the field would stop this; the server's answer is what is tested.
+      await page.locator('form:has(button:text-is("Save settings"))').evaluate((form: HTMLFormElement) => void (form.noValidate = true));
+      expect((await press(page, 'Save settings')).status()).toBe(422);
+      await expect(page.getByRole('alert').innerText()).resolves.toMatch(/rateLimit\.account\.points/);
+      await expect(page.getByLabel('Whole tenant: requests').inputValue()).resolves.toBe('5000');
+      await page.getByLabel('Each account: requests').fill('200');
+      await press(page, 'Save settings');
+      expect(await operator.ok('GET', `/tenants?limit=100`).then((p) => p.items.find((t: { tenantId: string }) => t.tenantId === tenantId)))
+        .toMatchObject({ plan: 'L2', status: 'active', rateLimit: { tenant: { points: 5000 }, account: { points: 200 } } });
+
+      await page.getByLabel('Status').selectOption('suspended');
+      await press(page, 'Save settings');
+      await expect(page.getByRole('main').innerText()).resolves.toContain('403 tenant_suspended');
+      await press(page, 'Confirm');
+      expect((await operator.ok('GET', `/tenants?status=suspended&limit=100`)).items.map((t: { tenantId: string }) => t.tenantId)).toContain(tenantId);
+
+      expect((await press(page, 'Create an admin key')).status()).toBe(201);
+      const key = await page.getByRole('status', { name: 'New admin key' }).innerText();
+      const keyId = key.split('.')[0]!;
+      const asKey = adminClient(system, key);
+      expect((await asKey.call('GET', `/tenants/${tenantId}/clients`)).status).toBe(200);
+      await page.goto(pageUrl(tenantId, 'settings'));
+      await expect(row(page, keyId).count()).resolves.toBe(1);
+      expect(await page.content()).not.toContain(key);
+      await shot(page, 'tenant-settings');
+      await press(page, `Revoke ${keyId}`);
+      await press(page, 'Confirm');
+      await expect(page.getByRole('status').innerText()).resolves.toContain(`${keyId} is revoked`);
+      expect((await asKey.call('GET', `/tenants/${tenantId}/clients`)).status).toBe(401);
+    } finally {
+      await context.close();
+    }
+  });
+});
+
+describe("a tenant admin's settings", () => {
+  it("change the tenant's name and limits within the plan's ceiling, and offer neither plan, status nor admin keys", async () => {
+    const context = await browser.newContext();
+    try {
+      const { page } = await signIn(context, adminKey.key);
+      await page.goto(pageUrl(own.tenantId, 'settings'));
+      await expect(page.getByLabel('Plan').count()).resolves.toBe(0);
+      await expect(page.getByLabel('Status').count()).resolves.toBe(0);
+      await expect(page.getByRole('button', { name: 'Create an admin key' }).count()).resolves.toBe(0);
+      await page.getByLabel('Each account: requests').fill('1000000');
+      await page.getByLabel('Each account: window in seconds').fill('1');
+      expect((await press(page, 'Save settings')).status()).toBe(403);
+      await expect(page.getByRole('alert').innerText()).resolves.toMatch(/beyond the plan's ceiling/);
+      await page.getByLabel('Each account: requests').fill('50');
+      await page.getByLabel('Each account: window in seconds').fill('60');
+      await page.getByLabel('Display name').fill(`${own.tenantName} (renamed)`);
+      await press(page, 'Save settings');
+      await expect(page.getByRole('status').innerText()).resolves.toContain('(renamed) saved');
+      const listed = await operator.ok('GET', '/tenants?limit=100');
+      expect(listed.items.find((t: { tenantId: string }) => t.tenantId === own.tenantId)).toMatchObject({ displayName: `${own.tenantName} (renamed)`, rateLimit: { account: { points: 50, durationS: 60 } } });
+      // The operator's tenant pages are refused to a tenant key.
+      expect((await page.goto(`${consoleUrl}/tenants`))!.status()).toBe(404);
+    } finally {
+      await context.close();
+    }
+  });
 });
 
 describe('with JavaScript disabled', () => {
   it('every page renders and a form works: advancing the epoch refuses the older token', async () => {
     const context = await browser.newContext({ javaScriptEnabled: false });
     const { page } = await signIn(context, adminKey.key);
-    for (const path of ['apps', `apps/${own.clientId}`, 'persons', 'service-accounts', 'extensions', 'decisions', 'usage']) {
+    for (const path of ['apps', `apps/${own.clientId}`, 'persons', 'service-accounts', 'extensions', 'decisions', 'usage', 'audit', 'export', 'settings']) {
       const response = (await page.goto(pageUrl(own.tenantId, path)))!;
       expect([path, response.status()]).toEqual([path, 200]);
       await expect(page.getByRole('main').getByRole('heading', { level: 1 }).count()).resolves.toBe(1);

@@ -81,7 +81,8 @@ export async function createTenant(knex: Knex, body: unknown): Promise<Outcome<T
   if (!parsed.ok) return parsed;
   const b = parsed.value;
   return unlessTaken('tenant label is taken', async () => {
-    const [row] = await knex('tenants').insert({ id: newId('ten'), label: b.label, display_name: b.displayName, plan: b.plan }).returning('*');
+    // Its own (sub)transaction: a taken label then rolls back only this insert, not the request's audited transaction.
+    const [row] = await knex.transaction((trx) => trx('tenants').insert({ id: newId('ten'), label: b.label, display_name: b.displayName, plan: b.plan }).returning('*'));
     const created = view(row);
     await recordChange({
       action: 'tenant.create', target: { type: 'tenant', id: created.tenantId }, tenantId: created.tenantId,

@@ -38,7 +38,7 @@ function navigation(session: ConsoleSession, tenant: TenantView | undefined): Ht
       [tenantPath(tenant.tenantId, 'service-accounts'), 'Service accounts'],
       [tenantPath(tenant.tenantId, 'extensions'), 'Extensions'], [tenantPath(tenant.tenantId, 'decisions'), 'Decisions'],
       [tenantPath(tenant.tenantId, 'usage'), 'Usage'], [tenantPath(tenant.tenantId, 'audit'), 'Audit'],
-      [tenantPath(tenant.tenantId, 'export'), 'Export'],
+      [tenantPath(tenant.tenantId, 'export'), 'Export'], [tenantPath(tenant.tenantId, 'settings'), 'Settings'],
     );
   return html`<nav aria-label="Console"><ul>${links.map(([href, label]) => html`<li><a href="${href}">${label}</a></li>`)}</ul></nav>`;
 }
@@ -78,10 +78,66 @@ export function problemPage(frame: Frame, message: string, requestId: string): H
 <p><a href="${CONSOLE_PATH}/">Back to the console</a></p>`);
 }
 
-export function tenantsPage(session: ConsoleSession, tenants: TenantView[]): Html {
+export function tenantsPage(session: ConsoleSession, tenants: TenantView[], entered?: Entered): Html {
+  const v = entered?.values ?? {};
   return layout({ title: 'Tenants', session }, html`<p>Pick the tenant to manage.</p>
-<table><caption>Tenants</caption><thead><tr><th scope="col">Tenant</th><th scope="col">Label</th><th scope="col">Plan</th><th scope="col">Status</th></tr></thead>
-<tbody>${tenants.map((t) => html`<tr><th scope="row"><a href="${tenantPath(t.tenantId, 'apps')}">${t.displayName}</a></th><td>${t.label}</td><td>${t.plan}</td><td>${t.status}</td></tr>`)}</tbody></table>`);
+<table><caption>Tenants</caption><thead><tr><th scope="col">Tenant</th><th scope="col">Label</th><th scope="col">Plan</th><th scope="col">Status</th><th scope="col">Settings</th></tr></thead>
+<tbody>${tenants.map((t) => html`<tr><th scope="row"><a href="${tenantPath(t.tenantId, 'apps')}">${t.displayName}</a></th><td>${t.label}</td><td>${t.plan}</td><td>${t.status}</td><td><a href="${tenantPath(t.tenantId, 'settings')}">Settings<span class="vh"> of ${t.displayName}</span></a></td></tr>`)}</tbody></table>
+<h2 id="new-tenant">Create a tenant</h2>
+${entered && html`<p class="problem" role="alert">${entered.problem}</p>`}
+${postForm(session, `${CONSOLE_PATH}/tenants`, html`<label for="tenant-name">Display name</label>
+<input id="tenant-name" name="displayName" type="text" required maxlength="200" value="${v.displayName ?? ''}">
+<label for="tenant-label">Label: lower-case letters, digits and dashes, part of every client id</label>
+<input id="tenant-label" name="label" type="text" required maxlength="40" pattern="[a-z0-9]+(-[a-z0-9]+)*" value="${v.label ?? ''}">
+${planSelect(v.plan ?? 'L1')}
+<div><button type="submit">Create tenant</button></div>`)}`);
+}
+
+const PLANS = [['L1', 'L1 (self and tenant reads)'], ['L2', 'L2 (adds persons and their records)']] as const;
+const planSelect = (chosen: string) => html`<label for="tenant-plan">Plan</label>
+<select id="tenant-plan" name="plan">${PLANS.map(([value, label]) => html`<option value="${value}"${chosen === value && html` selected`}>${label}</option>`)}</select>`;
+
+export interface RateLimitView { tenant: { points: number; durationS: number }; account: { points: number; durationS: number } }
+
+/** A tenant's settings: name and limits (tenant admins too), plan and status and admin keys (the operator only). */
+export function tenantSettingsPage(
+  frame: Frame & { session: ConsoleSession; tenant: TenantView }, limits: RateLimitView, keys: { keyId: string; createdAt: string }[] | undefined, entered?: Entered,
+): Html {
+  const { session, tenant } = frame;
+  const operator = session.caller?.kind === 'operator';
+  const v = entered?.values ?? {
+    displayName: tenant.displayName, plan: tenant.plan, status: tenant.status,
+    tenantPoints: String(limits.tenant.points), tenantDurationS: String(limits.tenant.durationS),
+    accountPoints: String(limits.account.points), accountDurationS: String(limits.account.durationS),
+  };
+  const number = (id: string, label: string, max: number) => html`<div><label for="${id}">${label}</label><input id="${id}" name="${id}" type="number" min="1" max="${max}" required value="${v[id] ?? ''}"></div>`;
+  const base = tenantPath(tenant.tenantId, 'settings');
+  return layout(frame, html`
+${entered && html`<p class="problem" role="alert">${entered.problem}</p>`}
+${postForm(session, base, html`<label for="displayName">Display name</label>
+<input id="displayName" name="displayName" type="text" required maxlength="200" value="${v.displayName ?? ''}">
+${operator && html`${planSelect(v.plan ?? tenant.plan)}
+<label for="tenant-status">Status</label>
+<select id="tenant-status" name="status">${['active', 'suspended'].map((st) => html`<option value="${st}"${v.status === st && html` selected`}>${st}</option>`)}</select>`}
+<fieldset><legend>Rate limits: requests per window${!operator && ", up to the plan's ceiling"}</legend>
+${number('tenantPoints', 'Whole tenant: requests', 1_000_000)}${number('tenantDurationS', 'Whole tenant: window in seconds', 86_400)}
+${number('accountPoints', 'Each account: requests', 1_000_000)}${number('accountDurationS', 'Each account: window in seconds', 86_400)}
+</fieldset>
+<div><button type="submit">Save settings</button></div>`)}
+${keys && html`<section aria-labelledby="keys-h"><h2 id="keys-h">Admin keys</h2>
+<p>A tenant admin key manages this tenant only (its apps, persons, grants, service accounts and extensions), never its plan or status.</p>
+<table><caption>Live admin keys</caption><thead><tr><th scope="col">Key id</th><th scope="col">Created (UTC)</th><th scope="col">Action</th></tr></thead>
+<tbody>${keys.map((k) => html`<tr><th scope="row"><code>${k.keyId}</code></th><td>${k.createdAt}</td><td>${postForm(session, `${tenantPath(tenant.tenantId, 'admin-keys')}/${encodeURIComponent(k.keyId)}/revoke`, html`<button type="submit">Revoke<span class="vh"> ${k.keyId}</span></button>`, 'inline')}</td></tr>`)}</tbody></table>
+${keys.length === 0 && html`<p>No live admin keys.</p>`}
+${postForm(session, tenantPath(tenant.tenantId, 'admin-keys'), html`<button type="submit">Create an admin key</button>`)}
+</section>`}`);
+}
+
+/** A new tenant admin key, shown once. */
+export function adminKeyPage(frame: Frame & { tenant: TenantView }, issued: { keyId: string; key: string }): Html {
+  return layout(frame, html`<p>A new admin key for <strong>${frame.tenant.displayName}</strong> (id <code>${issued.keyId}</code>). It is shown only this once; give it to the tenant's admin now.</p>
+<p><output id="new-key" class="secret" aria-label="New admin key">${issued.key}</output> <button type="button" data-copy="new-key" hidden>Copy</button></p>
+<p>It works until it is revoked. <a href="${tenantPath(frame.tenant.tenantId, 'settings')}">Back to the settings</a></p>`);
 }
 
 /** What a refused form had in it, and why, to show the form again as it was sent. */

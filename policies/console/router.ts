@@ -21,7 +21,9 @@ import { createNextSecret, hasPendingSecret, promoteNextSecret } from '../admin/
 import { advanceEpoch, listServiceAccounts, setAccountStatus } from '../admin/accounts.js';
 import { listExtensions, registerExtension } from '../admin/extensions.js';
 import { recentDecisions, usage, usagePerDay, type DecisionFilters } from '../admin/observability.js';
-import { findTenant, listTenants, type TenantView } from '../admin/tenants.js';
+import { createTenant, findTenant, listTenants, updateTenant, type TenantView } from '../admin/tenants.js';
+import { adminKeyPage, createAdminKey, revokeAdminKey } from '../admin/admin-keys.js';
+import { DEFAULT_RATE_LIMIT } from '../evaluate.js';
 import { createPerson, personPage } from '../admin/persons.js';
 import { streamExport } from '../admin/export.js';
 import { auditedChanges, recordNoChange, scopedKnex } from '../admin/audit.js';
@@ -98,6 +100,12 @@ export function consoleRouter({ knex, adminToken, log, countChange, throttle }: 
     if (notice) await sessions.leaveNotice(locals(res).session.id, notice);
     res.redirect(303, path);
   };
+
+  /** The form's fields as sent (for showing them again) and the sentence that says why they were refused. */
+  const enteredFrom = (req: Request, refusal: Refusal, fields: string[]): pages.Entered => ({
+    values: Object.fromEntries(fields.map((f) => [f, one(req.body[f])])),
+    problem: `${REFUSAL_TEXT[refusal.error] ?? 'That could not be done'}: ${refusal.message ?? refusal.error}.`,
+  });
 
   r.use((_req, res, next) => (res.set(SECURITY_HEADERS), next()));
   r.use(cookieParser(), express.urlencoded({ extended: false, limit: '64kb', parameterLimit: 100 }));
@@ -178,17 +186,27 @@ export function consoleRouter({ knex, adminToken, log, countChange, throttle }: 
     next();
   });
 
+  // Every change made in the console runs in one transaction with its audit entry, as in the admin API; the operations
+  // query through `db`, which joins that transaction.
+  const db = scopedKnex(knex);
+  const audited = auditedChanges(knex, log, (res) => locals(res).caller, countChange);
+
   r.get('/tenants', async (_req, res) => {
     const { session, caller } = locals(res);
     if (caller.kind !== 'operator') return notFound(res);
     send(res, pages.tenantsPage(session, await listTenants(knex)));
   });
 
-  // Every change made from a tenant's pages runs in one transaction with its audit entry, as in the admin API; the
-  // operations query through `db`, which joins that transaction.
-  const db = scopedKnex(knex);
+  r.post('/tenants', audited, async (req, res) => {
+    const { session, caller } = locals(res);
+    if (caller.kind !== 'operator') return notFound(res);
+    const created = await createTenant(db, { displayName: one(req.body.displayName), label: one(req.body.label), plan: one(req.body.plan) });
+    if (!created.ok) return send(res, pages.tenantsPage(session, await listTenants(db), enteredFrom(req, created, ['displayName', 'label', 'plan'])), STATUS_OF[created.error]);
+    await goTo(res, tenantPath(created.value.tenantId, 'settings'), `${created.value.displayName} is created (${created.value.label}, plan ${created.value.plan}).`);
+  });
+
   const tenant = Router({ mergeParams: true });
-  tenant.use(auditedChanges(knex, log, (res) => locals(res).caller, countChange));
+  tenant.use(audited);
   r.use('/tenants/:tenantId', async (req: Request<{ tenantId: string }>, res: Response, next: NextFunction) => {
     const { caller } = locals(res);
     const { tenantId } = req.params;
@@ -207,7 +225,9 @@ export function consoleRouter({ knex, adminToken, log, countChange, throttle }: 
   async function permitted(res: Response, op: AdminOperation): Promise<boolean> {
     const { caller, tenant: current } = locals(res);
     const owner = await ownerOf(db, op);
-    if (owner.operatorOnly || owner.tenantId !== current.tenantId || refusalFor(caller, owner)) return (notFound(res), false);
+    // An operator-only operation here is always on this page's tenant (its path names it).
+    const onThisTenant = owner.operatorOnly || owner.tenantId === current.tenantId;
+    if (!onThisTenant || refusalFor(caller, owner)) return (notFound(res), false);
     return true;
   }
 
@@ -242,12 +262,6 @@ export function consoleRouter({ knex, adminToken, log, countChange, throttle }: 
     const [grants, pending, catalogue] = await Promise.all([grantsOfTenant(db, client.tenantId), hasPendingSecret(db, client.clientId), capabilityCatalogue(db)]);
     send(res, pages.appPage({ ...frameOf(res, `App: ${client.name}`), session: locals(res).session }, client, grants.get(client.clientId) ?? [], pending, catalogue, entered), status);
   };
-  /** The form's fields as sent (for showing them again) and the sentence that says why they were refused. */
-  const enteredFrom = (req: Request, refusal: Refusal, fields: string[]): pages.Entered => ({
-    values: Object.fromEntries(fields.map((f) => [f, one(req.body[f])])),
-    problem: `${REFUSAL_TEXT[refusal.error] ?? 'That could not be done'}: ${refusal.message ?? refusal.error}.`,
-  });
-
   tenant.get('/apps', async (_req, res) => appsPage(res));
 
   tenant.post('/apps', async (req, res) => {
@@ -410,6 +424,63 @@ export function consoleRouter({ knex, adminToken, log, countChange, throttle }: 
     const registered = await registerExtension(db, clientId, body);
     if (!registered.ok) return registered.error === 'not_found' ? notFound(res) : again({ ...registered, message: registered.message?.replace(/^schemas\.1: /, 'the JSON Schema: ') });
     await goTo(res, tenantPath(tenantId, 'extensions'), `Registered ${registered.value.name} as ${registered.value.extensionId}.`);
+  });
+
+  const settingsPage = async (res: Response, entered?: pages.Entered, status = 200) => {
+    const { session, caller, tenant: current } = locals(res);
+    const keys = caller.kind === 'operator' ? await adminKeyPage(db, current.tenantId, { limit: 100 }) : undefined;
+    const limits = (current.rateLimit as pages.RateLimitView | undefined) ?? DEFAULT_RATE_LIMIT;
+    send(res, pages.tenantSettingsPage({ ...frameOf(res, 'Settings'), session, tenant: current }, limits, keys?.ok ? keys.value.items : undefined, entered), status);
+  };
+  const SETTINGS_FIELDS = ['displayName', 'plan', 'status', 'tenantPoints', 'tenantDurationS', 'accountPoints', 'accountDurationS'];
+
+  tenant.get('/settings', async (_req, res) => settingsPage(res));
+
+  tenant.post('/settings', async (req, res) => {
+    const { caller, tenant: current } = locals(res);
+    const field = (name: string) => one(req.body[name]);
+    const count = (name: string) => (field(name)?.trim() ? Number(field(name)) : undefined);
+    const window = (layer: string) => ({ points: count(`${layer}Points`), durationS: count(`${layer}DurationS`) });
+    const rateLimit = { tenant: window('tenant'), account: window('account') };
+    const currentLimits = (current.rateLimit as pages.RateLimitView | undefined) ?? DEFAULT_RATE_LIMIT;
+    const body = {
+      displayName: field('displayName'),
+      // Limits are sent only when changed, so a tenant admin can rename a tenant whose limits the operator raised
+      // beyond the plan's ceiling.
+      ...((['tenant', 'account'] as const).some((l) => rateLimit[l].points !== currentLimits[l].points || rateLimit[l].durationS !== currentLimits[l].durationS) && { rateLimit }),
+      // Plan and status are the operator's; a tenant admin's form has neither.
+      ...(caller.kind === 'operator' && { plan: field('plan'), status: field('status') }),
+    };
+    const op = { method: 'PATCH', path: apiPath('tenants', current.tenantId), body } as const;
+    const sent = Object.fromEntries(SETTINGS_FIELDS.flatMap((f) => (field(f) === undefined ? [] : [[f, field(f)!]])));
+    if (body.status === 'suspended' && current.status !== 'suspended' && !(await confirmed(req, res, op, sent, {
+      consequence: `Suspend ${current.displayName}? Every token of its apps is refused from its next request (403 tenant_suspended) until it is active again.`,
+      back: tenantPath(current.tenantId, 'settings'),
+    }))) return;
+    if (!(await permitted(res, op))) return;
+    const updated = await updateTenant(db, current.tenantId, body, caller);
+    if (!updated.ok) return settingsPage(res, enteredFrom(req, updated, SETTINGS_FIELDS), STATUS_OF[updated.error]);
+    await goTo(res, tenantPath(current.tenantId, 'settings'), `Settings of ${updated.value.displayName} saved.`);
+  });
+
+  tenant.post('/admin-keys', async (_req, res) => {
+    const { tenant: current } = locals(res);
+    const issued = await perform(res, { method: 'POST', path: apiPath('tenants', current.tenantId, 'admin-keys') }, () => createAdminKey(db, current.tenantId));
+    // Shown once, in the answer to the POST itself.
+    if (issued) send(res, pages.adminKeyPage({ ...frameOf(res, 'New admin key'), tenant: current }, issued), 201);
+  });
+
+  tenant.post('/admin-keys/:keyId/revoke', async (req: Request<{ keyId: string }>, res) => {
+    const { tenant: current } = locals(res);
+    const { keyId } = req.params;
+    const op = { method: 'DELETE', path: apiPath('tenants', current.tenantId, 'admin-keys', keyId) } as const;
+    if (!(await confirmed(req, res, op, {}, {
+      consequence: `Revoke the admin key ${keyId}? Calls with it are refused at once and every console session signed in with it ends.`,
+      back: tenantPath(current.tenantId, 'settings'),
+    }))) return;
+    await perform(res, op, () => revokeAdminKey(db, current.tenantId, keyId));
+    // A refusal has answered with its page; otherwise back to the settings.
+    if (!res.headersSent) await goTo(res, tenantPath(current.tenantId, 'settings'), `The admin key ${keyId} is revoked.`);
   });
 
   tenant.get('/decisions', async (req, res) => {

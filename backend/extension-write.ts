@@ -1,5 +1,5 @@
 // The PUT body (contract §2 PersonExtensionWrite): exactly {schemaVersion, data}, data at most 16 KiB serialized.
-import type { ApiErrorCode } from '../policies/codes.js';
+import type { ApiErrorCode } from '../wire/codes.js';
 import { jsonInputProblem } from '../common/json-input.js';
 
 /** Contract §8: a single extension's `data`, serialized as UTF-8 JSON. */

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { randomUUID } from 'node:crypto';
 import type { Request, Response, NextFunction, RequestHandler, ErrorRequestHandler } from 'express';
-import { STATUS_OF, type ApiErrorCode } from '../policies/codes.js';
+import { STATUS_OF, type ApiErrorCode } from '../wire/codes.js';
 import type { Logger } from './log.js';
 
 export interface Listening {

@@ -3,7 +3,7 @@
 // copied from one call is therefore useless for another request, path or subject, and soon for the same one.
 // The PDP's decision endpoint still takes the shared secret header (it has no subject to bind).
 import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
-import type { Capability } from '../policies/decision.js';
+import type { Capability } from '../wire/decision.js';
 
 export const INTERNAL_SECRET_HEADER = 'x-internal-secret';
 export const CONTEXT_HEADER = 'x-svc-context';

@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { LineCounter, parseDocument, type Document } from 'yaml';
 import { z } from 'zod';
 import { ConfigError } from '../common/config.js';
-import { CAPABILITIES, RESOURCE_TYPES } from '../policies/decision.js';
+import { CAPABILITIES, RESOURCE_TYPES } from '../wire/decision.js';
 import { loadPublicApiDocument } from './openapi-document.js';
 import { PLUGINS } from './plugins/index.js';
 import type { AnyPlugin, RouteDefinition } from './plugins/plugin.js';

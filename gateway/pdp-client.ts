@@ -4,20 +4,10 @@
 // well-formed answer is "undecidable" (fail closed): a failed call answers every decision in it so, a failed item its own.
 import { randomUUID } from 'node:crypto';
 import type { Pool } from 'undici';
-import { z } from 'zod';
-import { asDenyCode } from '../policies/codes.js';
+import { asDenyCode } from '../wire/codes.js';
 import { INTERNAL_SECRET_HEADER } from '../common/internal-context.js';
 import { REQUEST_ID_HEADER } from '../common/http.js';
-import { CAPABILITIES, DECISION_BATCH_PATH, MAX_DECISIONS_PER_CALL, type Decision, type DecisionInput } from '../policies/decision.js';
-
-const WINDOW = z.object({ points: z.number().int().positive(), durationS: z.number().int().positive() });
-/** An allow is taken only in full: every field the rest of the pipeline relies on, well-formed. */
-const ALLOW = z.object({
-  allow: z.literal(true),
-  effectiveScopes: z.array(z.enum(CAPABILITIES)),
-  subjectType: z.enum(['person', 'service_account']),
-  rateLimit: z.object({ tenant: WINDOW, account: WINDOW }),
-});
+import { AllowSchema, DECISION_BATCH_PATH, MAX_DECISIONS_PER_CALL, type Decision, type DecisionInput } from '../wire/decision.js';
 
 export type PdpAnswer = Decision | { undecidable: true; detail: string };
 
@@ -39,7 +29,7 @@ interface Pending {
 function readDecision(item: unknown): PdpAnswer {
   const body = (item ?? {}) as Partial<Decision> & Record<string, unknown>;
   if (body.allow === true) {
-    const allow = ALLOW.safeParse(body);
+    const allow = AllowSchema.safeParse(body);
     return allow.success ? allow.data : { undecidable: true, detail: 'malformed allow from pdp' };
   }
   // An explicit denial with a code we do not know is still a denial (`forbidden`), never an allow.

@@ -3,7 +3,7 @@ import { errors, jwtVerify, type JWTHeaderParameters, type JWTPayload } from 'jo
 import { visit } from 'jsonc-parser';
 import { KeySetUnavailable, type IssuerKeySet } from './key-set.js';
 import { verifiedTokenCache } from './verified-tokens.js';
-import type { TokenClaims } from '../policies/decision.js';
+import type { TokenClaims } from '../wire/decision.js';
 
 export type Verification =
   | { ok: true; claims: TokenClaims }

@@ -2,7 +2,7 @@
 // refresh (client_credentials only when enabled), the five capabilities as scopes, and none of oidc-provider's
 // OpenID Connect keys (claims, ID token algorithms, subject types, request objects), which do not apply.
 import type { KoaContextWithOIDC } from 'oidc-provider';
-import { CAPABILITIES } from '../policies/decision.js';
+import { CAPABILITIES } from '../wire/decision.js';
 import { routeOf } from './token-errors.js';
 
 const KEEP = [

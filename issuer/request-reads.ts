@@ -3,7 +3,7 @@
 // twice). Each is read once per request, keyed by the request's context object: nothing outlives the request, and
 // every request reads the database afresh.
 import type { Knex } from 'knex';
-import type { Capability } from '../policies/decision.js';
+import type { Capability } from '../wire/decision.js';
 import { actorOfGrant, tenantOfClient, type SessionActor } from './accounts.js';
 import { allowedCapabilities } from './scope-policy.js';
 

@@ -4,7 +4,7 @@
 // what it stored, and writes are refused with the write (docs/decisions.md "Data ownership after a downgrade").
 import type { Knex } from 'knex';
 import { runPrepared } from '../common/db.js';
-import { CAPABILITIES, RETAINED_DATA_CAPABILITIES, type Capability } from '../policies/decision.js';
+import { CAPABILITIES, RETAINED_DATA_CAPABILITIES, type Capability } from '../wire/decision.js';
 
 /** The single resource server this issuer mints tokens for; an indicator must be an absolute URI. */
 export const API_RESOURCE = 'urn:svc-api';

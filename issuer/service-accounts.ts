@@ -1,7 +1,7 @@
 // The subject of a workload token: the tenant's service account for the authenticated client (contract §5.7: the
 // client credential identifies the program, `sub` is the service account). Migration 003 allows one per client.
 import type { Knex } from 'knex';
-import type { Capability } from '../policies/decision.js';
+import type { Capability } from '../wire/decision.js';
 
 export interface ServiceAccount {
   id: string;

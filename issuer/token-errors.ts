@@ -4,7 +4,7 @@
 import type { ErrorRequestHandler, Response } from 'express';
 import type { Logger } from '../common/log.js';
 import type { KoaContextWithOIDC } from 'oidc-provider';
-import type { TokenErrorCode } from '../policies/codes.js';
+import type { TokenErrorCode } from '../wire/codes.js';
 import { HashingBusy } from '../common/secrets.js';
 
 const CONTRACT_CODES: ReadonlySet<string> = new Set<TokenErrorCode>(['invalid_client', 'invalid_grant', 'invalid_scope', 'unsupported_grant_type']);

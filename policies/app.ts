@@ -8,7 +8,7 @@ import { INTERNAL_SECRET_HEADER } from '../common/internal-context.js';
 import { jsonInputGuard } from '../common/json-input.js';
 import { secretChecker } from '../common/secrets.js';
 import type { Logger } from '../common/log.js';
-import { DECISION_BATCH_PATH, DECISION_PATH, MAX_DECISIONS_PER_CALL } from './decision.js';
+import { DECISION_BATCH_PATH, DECISION_PATH, MAX_DECISIONS_PER_CALL } from '../wire/decision.js';
 import { decisionEndpoints } from './decision-endpoint.js';
 import { knexPolicyStore } from './store.js';
 import type { DecisionLog } from './decision-log.js';

@@ -6,20 +6,11 @@ import { z } from 'zod';
 import { noteCaller, sendProblem } from '../common/http.js';
 import type { Logger } from '../common/log.js';
 import type { Telemetry } from '../common/telemetry.js';
-import { CAPABILITIES, MAX_DECISIONS_PER_CALL, RESOURCE_TYPES, type Decision, type DecisionInput } from './decision.js';
+import { DecisionRequestSchema, MAX_DECISIONS_PER_CALL, type Decision, type DecisionInput } from '../wire/decision.js';
 import type { DecisionLog } from './decision-log.js';
 import { evaluate } from './evaluate.js';
 import type { PolicyStore } from './store.js';
 
-const DecisionRequest = z.object({
-  requestId: z.string().min(1).max(128),
-  token: z.object({
-    sub: z.string(), client_id: z.string(), tenant_id: z.string(), profile: z.string(), scope: z.string(),
-    actor_account_id: z.string().optional(), actor_epoch: z.number().int().optional(), sid: z.string().optional(),
-  }),
-  capability: z.enum(CAPABILITIES),
-  resource: z.object({ type: z.enum(RESOURCE_TYPES), personId: z.string().optional() }),
-});
 /** The batch's envelope; each item is checked on its own, so one malformed item does not cost the others their answer. */
 const BatchRequest = z.object({ items: z.array(z.unknown()).min(1) });
 
@@ -59,7 +50,7 @@ export function decisionEndpoints({ store, log, decisionLog, telemetry }: Decisi
   }
 
   const single: express.RequestHandler = async (req, res) => {
-    const parsed = DecisionRequest.safeParse(req.body);
+    const parsed = DecisionRequestSchema.safeParse(req.body);
     // Only the gateway calls this; a malformed request is its bug, and it fails closed on any non-200.
     if (!parsed.success) return sendProblem(res, 'schema_invalid', { message: 'malformed decision request' });
     noteCallers(res, [parsed.data]);
@@ -72,7 +63,7 @@ export function decisionEndpoints({ store, log, decisionLog, telemetry }: Decisi
     const { items } = parsed.data;
     if (items.length > MAX_DECISIONS_PER_CALL)
       return sendProblem(res, 'schema_invalid', { message: `a batch carries at most ${MAX_DECISIONS_PER_CALL} decisions; this one has ${items.length}` });
-    const inputs = items.map((item) => DecisionRequest.safeParse(item));
+    const inputs = items.map((item) => DecisionRequestSchema.safeParse(item));
     noteCallers(res, inputs.flatMap((i) => (i.success ? [i.data] : [])));
     // Asked in one turn, so the store reads all their facts in one statement; answered in the order asked.
     res.json({ items: await Promise.all(inputs.map((i) => (i.success ? decide(i.data) : MALFORMED_ITEM))) });

@@ -1,6 +1,6 @@
 // The decision itself: a fixed sequence of checks, each naming the deny code it produces. Pure: facts in, decision out.
-import type { DenyCode } from './codes.js';
-import { RETAINED_DATA_CAPABILITIES, type Capability, type Decision, type DecisionInput, type RateLimitPolicy } from './decision.js';
+import type { DenyCode } from '../wire/codes.js';
+import { RETAINED_DATA_CAPABILITIES, type Capability, type Decision, type DecisionInput, type RateLimitPolicy } from '../wire/decision.js';
 import type { CatalogueEntry, DecisionFacts } from './store.js';
 
 /** Defaults for the contract's "numeric rate limit values: not shown"; see docs/decisions.md. */

@@ -2,7 +2,7 @@
 import type { Knex } from 'knex';
 import { preparedQuery } from '../common/db.js';
 import { isId } from '../common/ids.js';
-import type { Capability, DecisionInput, RateLimitPolicy } from './decision.js';
+import type { Capability, DecisionInput, RateLimitPolicy } from '../wire/decision.js';
 
 export interface CatalogueEntry {
   id: Capability;

@@ -7,7 +7,7 @@ import { adminClient, setupTenant, type AdminClient } from './support/admin.js';
 import { listServiceAccounts } from '../policies/admin/accounts.js';
 import { listExtensions } from '../policies/admin/extensions.js';
 import { verifySecret } from '../common/secrets.js';
-import { DECISION_PATH } from '../policies/decision.js';
+import { DECISION_PATH } from '../wire/decision.js';
 
 let system: System;
 let admin: AdminClient;

@@ -279,6 +279,25 @@ describe('a tenant admin', () => {
     }
   });
 
+  it("shows the apps a person let in, and ending every session of their login refuses the app's token at once", async () => {
+    const app = { authUrl: system.authUrl, clientId: own.clientId, clientSecret: own.clientSecret, redirectUri: own.redirectUri };
+    const tokens = await obtainTokens(browser, app, own, 'svc.profile.self.read');
+    expect((await getMe(tokens.access_token)).status).toBe(200);
+    await page.goto(pageUrl(own.tenantId, 'persons'));
+    await page.getByLabel('Find by username or name').fill(own.username);
+    await press(page, 'Find');
+    await Promise.all([page.waitForNavigation(), row(page, own.username).getByRole('link').click()]);
+    expect(page.url()).toBe(pageUrl(own.tenantId, `persons/${own.accountId}`));
+    await expect(row(page, own.clientId).getByRole('cell').last().innerText()).resolves.toBe('active');
+    await press(page, 'End every session');
+    await expect(page.getByRole('main').innerText()).resolves.toContain('needs a new consent');
+    await press(page, 'Confirm');
+    await expect(page.getByRole('status').innerText()).resolves.toContain('Every session of this login is ended');
+    await expect(row(page, own.clientId).getByRole('cell').last().innerText()).resolves.toMatch(/^ended /);
+    expect((await getMe(tokens.access_token)).body.error).toBe('subject_revoked');
+    await shot(page, 'person');
+  });
+
   it('rotating shows the next secret once, both secrets work until promotion, then the old one fails at the token endpoint', async () => {
     await page.goto(pageUrl(own.tenantId, `apps/${own.clientId}`));
     const shown = await press(page, 'Create a next secret');

@@ -9,7 +9,7 @@
 //   BENCH_PG_TOP (n: print the n statements PostgreSQL spent most time on over the whole run)
 import knexFactory from 'knex';
 import { randomBytes } from 'node:crypto';
-import { DECISION_PATH } from '../policies/decision.js';
+import { DECISION_PATH } from '../wire/decision.js';
 import { INTERNAL_SECRET_HEADER } from '../common/internal-context.js';
 import { cpuPerRequest, cpuSnapshot, type Measured } from './support/bench-cpu.js';
 import { startLoader } from './support/bench-load.js';

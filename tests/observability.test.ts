@@ -12,7 +12,7 @@ import { createLogger } from '../common/log.js';
 import { createTelemetry, type Telemetry } from '../common/telemetry.js';
 import { usageMeter } from '../gateway/usage-meter.js';
 import { batchedDecisionLog } from '../policies/decision-log.js';
-import { DECISION_BATCH_PATH } from '../policies/decision.js';
+import { DECISION_BATCH_PATH } from '../wire/decision.js';
 import { startTestSystem } from './support/system.js';
 import { editedGatewayFile, gatewayFileDirectory, SHIPPED_GATEWAY_FILE } from './support/gateway-files.js';
 import { launchBrowser } from './support/browser.js';

@@ -6,7 +6,7 @@ import type { System } from '../infra/system.js';
 import { startTestSystem } from './support/system.js';
 import { adminClient, setupTenant, type TenantSetup } from './support/admin.js';
 import { knexPolicyStore } from '../policies/store.js';
-import { DECISION_BATCH_PATH, DECISION_PATH, MAX_DECISIONS_PER_CALL, type DecisionInput } from '../policies/decision.js';
+import { DECISION_BATCH_PATH, DECISION_PATH, MAX_DECISIONS_PER_CALL, type DecisionInput } from '../wire/decision.js';
 
 const INTERNAL_SECRET = 'pdp-batching-internal-secret-0123456789';
 let system: System;

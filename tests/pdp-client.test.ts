@@ -6,7 +6,7 @@ import { describe, it, expect, beforeAll, afterAll, beforeEach } from '@jest/glo
 import { listen, type Listening } from '../common/http.js';
 import { upstreamPool } from '../gateway/upstream.js';
 import { pdpClient, type PdpAnswer } from '../gateway/pdp-client.js';
-import { DECISION_BATCH_PATH, type DecisionInput } from '../policies/decision.js';
+import { DECISION_BATCH_PATH, type DecisionInput } from '../wire/decision.js';
 
 interface Call { path: string; requestId: string | undefined; secret: string | undefined; items: DecisionInput[] }
 /** How the fake PDP answers a call: a status and a body (an object is sent as JSON). */

@@ -1,6 +1,6 @@
 import { describe, it, expect } from '@jest/globals';
 import { evaluate, DEFAULT_RATE_LIMIT } from '../policies/evaluate.js';
-import type { DecisionInput } from '../policies/decision.js';
+import type { DecisionInput } from '../wire/decision.js';
 import type { DecisionFacts } from '../policies/store.js';
 
 const T = 'ten_01hzzzzzzzzzzzzzzzzzzzzzzz';

@@ -2,7 +2,7 @@
 // answered 429 with an integer retry-after >= 1 and a TokenError body. Small limits are configured for the test.
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import type { System } from '../infra/system.js';
-import { TOKEN_ERROR_CODES } from '../policies/codes.js';
+import { TOKEN_ERROR_CODES } from '../wire/codes.js';
 import { startTestSystem } from './support/system.js';
 import { adminClient, setupTenant, type AdminClient } from './support/admin.js';
 import { assertResponseMatches, captureResponse } from './support/openapi.js';

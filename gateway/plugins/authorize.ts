@@ -3,7 +3,7 @@
 // on person resources where the code would reveal whether the person exists (§7.3).
 import { z } from 'zod';
 import { sendProblem } from '../../common/http.js';
-import { FOLDED_ON_PERSON_RESOURCES } from '../../policies/codes.js';
+import { FOLDED_ON_PERSON_RESOURCES } from '../../wire/codes.js';
 import { pdpClient } from '../pdp-client.js';
 import { definePlugin, stateOf } from './plugin.js';
 

@@ -7,7 +7,7 @@ import type { z } from 'zod';
 import type { Logger } from '../../common/log.js';
 import type { Telemetry } from '../../common/telemetry.js';
 import type { RedisClient } from '../../common/rate-limit-store.js';
-import type { Allow, Capability, ResourceType, TokenClaims } from '../../policies/decision.js';
+import type { Allow, Capability, ResourceType, TokenClaims } from '../../wire/decision.js';
 
 export interface RouteDefinition {
   operationId: string;

@@ -6,7 +6,7 @@
 // The block stands until the full window ends even if an operator raises the limit meanwhile (docs/decisions.md).
 import { z } from 'zod';
 import { sendProblem } from '../../common/http.js';
-import type { RateLimitWindow } from '../../policies/decision.js';
+import type { RateLimitWindow } from '../../wire/decision.js';
 import { createRateLimiter } from '../rate-limit.js';
 import { localBlocks } from '../local-blocks.js';
 import { retryAfterSeconds } from '../../common/rate-limit-store.js';

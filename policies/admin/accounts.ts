@@ -6,7 +6,7 @@ import type { Knex } from 'knex';
 import { sendProblem } from '../../common/http.js';
 import { isId, newId } from '../../common/ids.js';
 import { revokeAccountSessions } from '../../common/sessions.js';
-import { CAPABILITIES } from '../decision.js';
+import { CAPABILITIES } from '../../wire/decision.js';
 import { DISPLAY_NAME, createOrConflict, done, idPages, parse, refused, reply, tenantExists, validate, type Outcome } from './support.js';
 import { fieldChanges, recordChange } from './audit.js';
 
@@ -83,6 +83,28 @@ export async function advanceEpoch(knex: Knex, accountId: string): Promise<Outco
   return done({ accountId: row.id, epoch: row.epoch });
 }
 
+/** Ends every session and refresh-token family of the account (common/sessions.ts). */
+export async function revokeSessions(knex: Knex, accountId: string): Promise<Outcome<void>> {
+  const row = await account(knex, accountId)?.first('id', 'tenant_id');
+  if (!row) return refused('not_found');
+  await revokeAccountSessions(knex, row.id);
+  await recordChange({ action: 'account.sessions_revoke', target: { type: 'account', id: row.id }, tenantId: row.tenant_id });
+  return done(undefined);
+}
+
+export interface ConsentView { clientId: string; appName: string; since: string; revokedAt: string | null }
+
+/** The authorizations (consents) of a login account of `tenantId`, newest first, or undefined when it has no such account. */
+export async function consentsOf(knex: Knex, tenantId: string, accountId: string): Promise<ConsentView[] | undefined> {
+  if (!(await account(knex, accountId)?.where({ tenant_id: tenantId, kind: 'person' }).first('id'))) return undefined;
+  const rows: { client_id: string; name: string; created_at: Date; revoked_at: Date | null }[] = await knex('sessions')
+    .join('clients', 'clients.id', 'sessions.client_id').where('sessions.account_id', accountId)
+    .orderBy('sessions.created_at', 'desc').select('sessions.client_id', 'clients.name', 'sessions.created_at', 'sessions.revoked_at');
+  return rows.map((r) => ({
+    clientId: r.client_id, appName: r.name, since: new Date(r.created_at).toISOString(), revokedAt: r.revoked_at && new Date(r.revoked_at).toISOString(),
+  }));
+}
+
 export function accountsRouter(knex: Knex): Router {
   const r = Router();
 
@@ -118,10 +140,8 @@ export function accountsRouter(knex: Knex): Router {
   r.post('/accounts/:accountId/epoch', async (req, res) => reply(res, await advanceEpoch(knex, req.params.accountId)));
 
   r.post('/accounts/:accountId/sessions/revoke', async (req, res) => {
-    const row = await account(knex, req.params.accountId)?.first('id', 'tenant_id');
-    if (!row) return sendProblem(res, 'not_found');
-    await revokeAccountSessions(knex, row.id);
-    await recordChange({ action: 'account.sessions_revoke', target: { type: 'account', id: row.id }, tenantId: row.tenant_id });
+    const ended = await revokeSessions(knex, req.params.accountId);
+    if (!ended.ok) return reply(res, ended);
     res.status(204).end();
   });
   return r;

@@ -7,7 +7,7 @@ import type { Knex } from 'knex';
 import { sendProblem } from '../../common/http.js';
 import { parse } from './support.js';
 import { recordChange } from './audit.js';
-import { CAPABILITIES } from '../decision.js';
+import { CAPABILITIES } from '../../wire/decision.js';
 
 const UpdateCapability = z.strictObject({ enabled: z.boolean() });
 

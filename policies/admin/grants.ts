@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import { z } from 'zod';
 import type { Knex } from 'knex';
-import { CAPABILITIES } from '../decision.js';
+import { CAPABILITIES } from '../../wire/decision.js';
 import { findClient } from './clients.js';
 import { done, refused, reply, validate, type Outcome } from './support.js';
 import { recordChange } from './audit.js';

@@ -4,8 +4,8 @@ import { z } from 'zod';
 import type { Knex } from 'knex';
 import { isId } from '../../common/ids.js';
 import { done, idPages, refused, reply, validate, type Outcome } from './support.js';
-import { DENY_CODES } from '../codes.js';
-import { CAPABILITIES } from '../decision.js';
+import { DENY_CODES } from '../../wire/codes.js';
+import { CAPABILITIES } from '../../wire/decision.js';
 
 const decisionPages = idPages('decision');
 const DecisionQuery = z.object({

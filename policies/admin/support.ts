@@ -7,7 +7,7 @@ import { sendProblem } from '../../common/http.js';
 import { isUniqueViolation } from '../../common/db.js';
 import type { Knex } from 'knex';
 import { isId } from '../../common/ids.js';
-import type { ApiErrorCode } from '../codes.js';
+import type { ApiErrorCode } from '../../wire/codes.js';
 
 export type Refusal = { ok: false; error: ApiErrorCode; message?: string };
 export type Outcome<T> = { ok: true; value: T } | Refusal;

@@ -6,7 +6,7 @@ import { DISPLAY_NAME, LABEL, PLAN, done, idPages, refused, reply, unlessTaken, 
 import { fieldChanges, recordChange, recordNoChange } from './audit.js';
 import type { AdminCaller } from './authority.js';
 import { DEFAULT_RATE_LIMIT } from '../evaluate.js';
-import type { RateLimitPolicy } from '../decision.js';
+import type { RateLimitPolicy } from '../../wire/decision.js';
 
 const WINDOW = z.strictObject({ points: z.number().int().min(1).max(1_000_000), durationS: z.number().int().min(1).max(86_400) });
 const CreateTenant = z.strictObject({ label: LABEL, displayName: DISPLAY_NAME, plan: PLAN });

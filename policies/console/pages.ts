@@ -5,6 +5,7 @@ import type { AuditEntryView } from '../admin/audit.js';
 import type { AuditPage } from '../admin/audit-trail.js';
 import type { AdminCaller } from '../admin/authority.js';
 import type { ClientView } from '../admin/clients.js';
+import type { ConsentView } from '../admin/accounts.js';
 import type { PersonListItem } from '../admin/persons.js';
 import type { TenantView } from '../admin/tenants.js';
 import type { RegisteredExtension } from '../admin/extensions.js';
@@ -256,7 +257,8 @@ export function personsPage(
 <tbody>${page.items.map((p) => {
     const action = p.accountId && p.relationship === 'active' && postForm(session, tenantPath(tenant.tenantId, `persons/${encodeURIComponent(p.accountId)}/status`),
       html`<input type="hidden" name="status" value="${p.accountStatus === 'active' ? 'disabled' : 'active'}"><button type="submit">${p.accountStatus === 'active' ? 'Disable login' : 'Enable login'}<span class="vh"> of ${p.displayName}</span></button>`, 'inline');
-    return html`<tr><th scope="row">${p.displayName}</th><td>${p.username ?? '—'}</td><td><code>${p.personId}</code></td><td>${p.accountStatus ?? 'none'}</td><td>${p.relationship}</td><td>${action || ''}</td></tr>`;
+    const name = p.accountId ? html`<a href="${tenantPath(tenant.tenantId, `persons/${encodeURIComponent(p.accountId)}`)}">${p.displayName}</a>` : p.displayName;
+    return html`<tr><th scope="row">${name}</th><td>${p.username ?? '—'}</td><td><code>${p.personId}</code></td><td>${p.accountStatus ?? 'none'}</td><td>${p.relationship}</td><td>${action || ''}</td></tr>`;
   })}</tbody></table>
 ${page.items.length === 0 && html`<p>No persons${q && ' match'}.</p>`}
 ${next && html`<p><a href="${next}">Next page</a></p>`}
@@ -372,4 +374,18 @@ export function auditPage(frame: Frame & { tenant: TenantView }, page: AuditPage
 <td>${e.actor.kind === 'operator' ? 'operator' : html`admin key <code>${e.actor.keyId ?? ''}</code>`}</td><td><code>${e.requestId}</code></td><td>${e.ip}</td></tr>`)}</tbody></table>
 ${page.items.length === 0 && html`<p>No changes recorded${filters.action || filters.since ? ' for these filters' : ''}.</p>`}
 ${page.nextCursor && html`<p><a href="${base}${query({ cursor: page.nextCursor })}">Older entries</a></p>`}`);
+}
+
+/** One person's login in this tenant: the apps they let in (their consents) and ending every session. */
+export function personPage(frame: Frame & { session: ConsoleSession; tenant: TenantView }, accountId: string, consents: ConsentView[]): Html {
+  const { session, tenant } = frame;
+  const live = consents.filter((c) => !c.revokedAt);
+  return layout(frame, html`<p>Login <code>${accountId}</code>. <a href="${tenantPath(tenant.tenantId, 'persons')}">Back to the persons</a></p>
+<table><caption>Apps this person let in (consents), newest first</caption>
+<thead><tr><th scope="col">App</th><th scope="col">Client id</th><th scope="col">Since (UTC)</th><th scope="col">State</th></tr></thead>
+<tbody>${consents.map((c) => html`<tr><th scope="row">${c.appName}</th><td><code>${c.clientId}</code></td><td>${c.since}</td><td>${c.revokedAt ? `ended ${c.revokedAt}` : 'active'}</td></tr>`)}</tbody></table>
+${consents.length === 0 && html`<p>This person has not let any app in.</p>`}
+${live.length > 0 && html`<h2 id="end-h">End every session</h2>
+<p>Every app loses this person's tokens from its next request (403 subject_revoked) and needs a new consent; the person signs in again.</p>
+${postForm(session, tenantPath(tenant.tenantId, `persons/${encodeURIComponent(accountId)}/sessions/revoke`), html`<button type="submit">End every session</button>`)}`}`);
 }

@@ -10,15 +10,15 @@ import { overHttps, pageSecurityHeaders } from '../../common/page-security.js';
 import { HashingBusy, sameSecret } from '../../common/secrets.js';
 import { jsonInputProblem } from '../../common/json-input.js';
 import type { Logger } from '../../common/log.js';
-import { DENY_CODES, STATUS_OF } from '../codes.js';
-import { CAPABILITIES } from '../decision.js';
+import { DENY_CODES, STATUS_OF } from '../../wire/codes.js';
+import { CAPABILITIES } from '../../wire/decision.js';
 import { adminIdentifier, ownerOf, refusalFor, type AdminCaller, type AdminOperation } from '../admin/authority.js';
 import { tenantAdminKeyLive } from '../admin/admin-key-store.js';
 import { createClient, findClient, listClients, updateClient, type ClientView } from '../admin/clients.js';
 import { capabilityCatalogue } from '../admin/capabilities.js';
 import { grantsOfTenant, putGrant } from '../admin/grants.js';
 import { createNextSecret, hasPendingSecret, promoteNextSecret } from '../admin/client-secrets.js';
-import { advanceEpoch, listServiceAccounts, setAccountStatus } from '../admin/accounts.js';
+import { advanceEpoch, consentsOf, listServiceAccounts, revokeSessions, setAccountStatus } from '../admin/accounts.js';
 import { listExtensions, registerExtension } from '../admin/extensions.js';
 import { recentDecisions, usage, usagePerDay, type DecisionFilters } from '../admin/observability.js';
 import { createTenant, findTenant, listTenants, updateTenant, type TenantView } from '../admin/tenants.js';
@@ -354,6 +354,27 @@ export function consoleRouter({ knex, adminToken, log, countChange, throttle }: 
     const listed = await personPage(db, current.tenantId, { limit: 50 });
     const entered = { displayName: body.displayName, username: body.username, problem: `${REFUSAL_TEXT[created.error] ?? 'That could not be done'}: ${created.message ?? created.error}.` };
     send(res, pages.personsPage({ ...frameOf(res, 'Persons'), session, tenant: current }, listed.ok ? listed.value : { items: [], nextCursor: null }, undefined, entered), STATUS_OF[created.error]);
+  });
+
+  tenant.get('/persons/:accountId', async (req: Request<{ accountId: string }>, res) => {
+    const { session, tenant: current } = locals(res);
+    const consents = await consentsOf(db, current.tenantId, req.params.accountId);
+    if (!consents) return notFound(res);
+    send(res, pages.personPage({ ...frameOf(res, 'Person'), session, tenant: current }, req.params.accountId, consents));
+  });
+
+  tenant.post('/persons/:accountId/sessions/revoke', async (req: Request<{ accountId: string }>, res) => {
+    const { tenantId } = locals(res).tenant;
+    const { accountId } = req.params;
+    const op = { method: 'POST', path: apiPath('accounts', accountId, 'sessions', 'revoke') } as const;
+    const back = tenantPath(tenantId, `persons/${encodeURIComponent(accountId)}`);
+    if (!(await confirmed(req, res, op, {}, {
+      consequence: `End every session of the login ${accountId}? Every app's tokens for this person are refused from their next request, and each app needs a new consent.`,
+      back,
+    }))) return;
+    await perform(res, op, () => revokeSessions(db, accountId));
+    // A refusal has answered with its page; otherwise back to the person.
+    if (!res.headersSent) await goTo(res, back, 'Every session of this login is ended.');
   });
 
   tenant.post('/persons/:accountId/status', async (req: Request<{ accountId: string }>, res) => {

@@ -6,7 +6,7 @@ import { launchBrowser } from './browser.js';
 import { obtainTokens } from './oauth.js';
 import { registerExtension } from './extensions.js';
 import type { Shape } from './bench-processes.js';
-import type { TokenClaims } from '../../policies/decision.js';
+import type { TokenClaims } from '../../wire/decision.js';
 
 const CAPABILITIES = ['svc.profile.self.read', 'svc.tenant.info.read', 'svc.person.read', 'svc.person.metadata.read', 'svc.person.metadata.write'];
 /** Browser flows at once: more only queue on a 2-core machine. */

@@ -1,4 +1,7 @@
-// The PDP's input and output: the seam between the gateway (policy enforcement) and the policies service.
+// The PDP's input and output: the seam between the gateway (policy enforcement) and the policies service, with the
+// schemas each end reads the other's messages with (the PDP the requests, the gateway the allows). The issuer shares
+// the capability vocabulary.
+import { z } from 'zod';
 import type { DenyCode } from './codes.js';
 
 /** Where the PDP answers decision requests (internal; the gateway is its only caller). */
@@ -66,3 +69,23 @@ export interface Deny {
   check: string;
 }
 export type Decision = Allow | Deny;
+
+/** A decision request as the PDP reads it (one item of a batch, or the single endpoint's body). */
+export const DecisionRequestSchema = z.object({
+  requestId: z.string().min(1).max(128),
+  token: z.object({
+    sub: z.string(), client_id: z.string(), tenant_id: z.string(), profile: z.string(), scope: z.string(),
+    actor_account_id: z.string().optional(), actor_epoch: z.number().int().optional(), sid: z.string().optional(),
+  }),
+  capability: z.enum(CAPABILITIES),
+  resource: z.object({ type: z.enum(RESOURCE_TYPES), personId: z.string().optional() }),
+});
+
+const WindowSchema = z.object({ points: z.number().int().positive(), durationS: z.number().int().positive() });
+/** An allow as the gateway takes it: only in full, every field the rest of the pipeline relies on well-formed. */
+export const AllowSchema = z.object({
+  allow: z.literal(true),
+  effectiveScopes: z.array(z.enum(CAPABILITIES)),
+  subjectType: z.enum(['person', 'service_account']),
+  rateLimit: z.object({ tenant: WindowSchema, account: WindowSchema }),
+});

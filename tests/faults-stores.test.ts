@@ -156,9 +156,8 @@ describe('Redis stopped and restarted under traffic (docs/decisions.md, "Redis o
     expect(before.allowed).toBe(LIMIT);
     expect(during.allowed).toBe(LIMIT); // one gateway: one limit in process, never open
     expect(after.allowed + 1).toBe(LIMIT);
-    // No request waits on the absent Redis (its reconnect backoff is seconds): the typical call costs what it did with
-    // Redis up, and none takes seconds. Medians, so one scheduler stall on a busy machine is not read as a wait.
-    expect(during.median).toBeLessThan(before.median + 100);
+    // No request waits on the absent Redis: its reconnect backoff is seconds, and a request that waited for it would
+    // take that long (a deadline, not a speed measurement: the medians are printed above, not compared).
     expect(during.slowest).toBeLessThan(3000);
   }, 120_000);
 });

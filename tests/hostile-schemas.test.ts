@@ -34,29 +34,13 @@ afterAll(async () => {
   await system?.close();
 });
 
-/** Median wall time of `n` sequential calls of `call`, in ms. */
-async function medianMs(n: number, call: () => Promise<unknown>): Promise<number> {
-  const times: number[] = [];
-  for (let i = 0; i < n; i++) {
-    const started = performance.now();
-    await call();
-    times.push(performance.now() - started);
-  }
-  return times.sort((a, b) => a - b)[Math.floor(n / 2)]!;
-}
-
 describe('extension schema patterns', () => {
-  it('answer the backtracking attack, at 29 and at 10,000 characters, about as fast as an ordinary 422', async () => {
+  it('answer the backtracking attack, at 29 and at 10,000 characters, with an ordinary 422', async () => {
     const evil = await registerExtension(admin, tenant.clientId, { 1: EVIL });
-    const plain = await registerExtension(admin, tenant.clientId, { 1: { type: 'object', properties: { v: { type: 'string' } } } });
-    const attack = (length: number) => () => api.put(token, tenant.personId, evil, { schemaVersion: 1, data: { v: `${'a'.repeat(length)}!` } }, CREATE);
-    for (const length of [29, 10_000]) expectProblem(await attack(length)(), 422, 'schema_invalid');
-    const ordinary = await medianMs(7, () => api.put(token, tenant.personId, plain, { schemaVersion: 1, data: { v: 42 } }, CREATE));
-    const short = await medianMs(7, attack(29));
-    const long = await medianMs(7, attack(10_000));
-    // Backtracking took 27 s for 29 characters and doubles per character; linear matching stays within a few times
-    // an ordinary refusal (the long body is also 10 KB to read and check).
-    expect({ short: short / ordinary < 5, long: long / ordinary < 10 }).toEqual({ short: true, long: true });
+    const attack = (length: number) => api.put(token, tenant.personId, evil, { schemaVersion: 1, data: { v: `${'a'.repeat(length)}!` } }, CREATE);
+    // Backtracking took 27 s for 29 characters and doubles with each one more: at 10,000 it would never answer, so an
+    // answer at all (within the test's timeout) is the linear-time matcher's. No wall time is compared here.
+    for (const length of [29, 10_000]) expectProblem(await attack(length), 422, 'schema_invalid');
     // The data the pattern does match is accepted.
     expect((await api.put(token, tenant.personId, evil, { schemaVersion: 1, data: { v: 'aaaa' } }, CREATE)).status).toBe(201);
   });

@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
-import { migrationSource } from '../infra/migrations/index.js';
+import { migrationSource } from './migrations/index.js';
 import { ConfigError, type Config } from './config.js';
 
 export type Db = Knex;

@@ -1,7 +1,7 @@
 // Redis for limits, and fixed-window limiters from rate-limiter-flexible, one per (name, window): Redis when configured,
 // with an in-process insurance limiter so a Redis outage neither stalls nor opens the gate; in-process only without
 // Redis. Used by the issuer's token endpoint limit and the gateway's flood guard (the gateway's two API layers are
-// one Lua script on the same client: gateway/rate-limit.ts).
+// one Lua script on the same client: gateway/plugins/rate-limit/limiter.ts).
 import { Cluster, Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { Logger } from './log.js';

@@ -4,10 +4,10 @@
 import type { ErrorRequestHandler, Response } from 'express';
 import type { Logger } from '../common/log.js';
 import type { KoaContextWithOIDC } from 'oidc-provider';
-import type { TokenErrorCode } from '../wire/codes.js';
+import { TOKEN_ERROR_CODES, type TokenErrorCode } from '../wire/codes.js';
 import { HashingBusy } from '../common/secrets.js';
 
-const CONTRACT_CODES: ReadonlySet<string> = new Set<TokenErrorCode>(['invalid_client', 'invalid_grant', 'invalid_scope', 'unsupported_grant_type']);
+const CONTRACT_CODES: ReadonlySet<string> = new Set<TokenErrorCode>(TOKEN_ERROR_CODES);
 /** invalid_request descriptions oidc-provider uses for problems with client authentication. */
 const ABOUT_CLIENT_AUTH = /client authentication|authorization header|client_id|client_secret|client_assertion/i;
 

@@ -1,6 +1,6 @@
 // The decision itself: a fixed sequence of checks, each naming the deny code it produces. Pure: facts in, decision out.
 import type { DenyCode } from '../wire/codes.js';
-import { RETAINED_DATA_CAPABILITIES, type Capability, type Decision, type DecisionInput, type RateLimitPolicy } from '../wire/decision.js';
+import { PERSON_RESOURCES, RETAINED_DATA_CAPABILITIES, type Capability, type Decision, type DecisionInput, type RateLimitPolicy } from '../wire/decision.js';
 import type { CatalogueEntry, DecisionFacts } from './store.js';
 
 /** Defaults for the contract's "numeric rate limit values: not shown"; see docs/decisions.md. */
@@ -10,7 +10,6 @@ export const DEFAULT_RATE_LIMIT: RateLimitPolicy = {
 };
 
 const SUPPORTED_PROFILES = new Set(['self', 'workload']);
-const PERSON_RESOURCES: ReadonlySet<string> = new Set(['person', 'person_extension']);
 
 export function evaluate(input: DecisionInput, f: DecisionFacts): Decision {
   const { token, capability, resource } = input;

@@ -11,7 +11,7 @@ import { createLogger } from '../common/log.js';
 import { GatewayFileError } from '../gateway/gateway-file.js';
 import { createTelemetry } from '../common/telemetry.js';
 import { startGateway } from '../gateway/service.js';
-import { ALLOWED_REPLAYS } from '../gateway/usage-meter.js';
+import { ALLOWED_REPLAYS } from '../gateway/plugins/metering/usage-meter.js';
 import { startTestSystem } from './support/system.js';
 import { adminClient, setupTenant, type AdminClient, type TenantSetup } from './support/admin.js';
 import { launchBrowser } from './support/browser.js';

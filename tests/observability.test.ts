@@ -10,7 +10,7 @@ import type { System } from '../infra/system.js';
 import knexFactory from 'knex';
 import { createLogger } from '../common/log.js';
 import { createTelemetry, type Telemetry } from '../common/telemetry.js';
-import { usageMeter } from '../gateway/usage-meter.js';
+import { usageMeter } from '../gateway/plugins/metering/usage-meter.js';
 import { batchedDecisionLog } from '../policies/decision-log.js';
 import { DECISION_BATCH_PATH } from '../wire/decision.js';
 import { startTestSystem } from './support/system.js';

@@ -5,7 +5,7 @@
 import { describe, it, expect, beforeAll, afterAll, beforeEach } from '@jest/globals';
 import { listen, type Listening } from '../common/http.js';
 import { upstreamPool } from '../gateway/upstream.js';
-import { pdpClient, type PdpAnswer } from '../gateway/pdp-client.js';
+import { pdpClient, type PdpAnswer } from '../gateway/plugins/authorize/pdp-client.js';
 import { DECISION_BATCH_PATH, type DecisionInput } from '../wire/decision.js';
 
 interface Call { path: string; requestId: string | undefined; secret: string | undefined; items: DecisionInput[] }

@@ -5,8 +5,8 @@ import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { createLogger } from '../common/log.js';
 import { connectRedis, limiterStore, type RedisClient } from '../common/rate-limit-store.js';
-import { createRateLimiter } from '../gateway/rate-limit.js';
-import { accountLayerKey, tenantLayerKey } from '../gateway/plugins/rate-limit.js';
+import { createRateLimiter } from '../gateway/plugins/rate-limit/limiter.js';
+import { accountLayerKey, tenantLayerKey } from '../gateway/plugins/rate-limit/index.js';
 import { createTelemetry } from '../common/telemetry.js';
 import { startRedisCluster, type RedisCluster } from './support/redis-cluster.js';
 

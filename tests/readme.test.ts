@@ -2,7 +2,9 @@
 // .ci/run (no command can rot unnoticed), and its configuration reference is the one generated from the code.
 import { describe, it, expect } from '@jest/globals';
 import { readFileSync } from 'node:fs';
-import { withConfigurationTable } from '../infra/config-reference.js';
+import { withGeneratedTables } from '../infra/config-reference.js';
+import { PLUGINS } from '../gateway/plugins/index.js';
+import type { z } from 'zod';
 
 const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
 const ci = readFileSync(new URL('../.ci/run', import.meta.url), 'utf8');
@@ -22,8 +24,13 @@ describe('README.md commands', () => {
   });
 });
 
-describe('README.md configuration reference', () => {
-  it('is the table generated from common/config.ts SETTINGS (regenerate with `npm run docs:config`)', () => {
-    expect(readme).toBe(withConfigurationTable(readme));
+describe('README.md generated references', () => {
+  it('are the tables generated from common/config.ts SETTINGS and the gateway plugin schemas (regenerate with `npm run docs:config`)', () => {
+    expect(readme).toBe(withGeneratedTables(readme));
+  });
+
+  it.each([...PLUGINS.keys()])('describe every setting of the plugin %s', (name) => {
+    const shape = (PLUGINS.get(name)!.settings as z.ZodObject).shape;
+    expect(Object.entries(shape).filter(([, setting]) => !setting.description).map(([setting]) => setting)).toEqual([]);
   });
 });

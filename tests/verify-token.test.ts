@@ -5,8 +5,8 @@ import { describe, it, expect, beforeAll, afterAll, beforeEach } from '@jest/glo
 import { SignJWT, exportJWK, exportSPKI, generateKeyPair, type CryptoKey, type JWK } from 'jose';
 import { listen, type Listening } from '../common/http.js';
 import { createLogger } from '../common/log.js';
-import { issuerKeySet, type KeySetOptions } from '../gateway/key-set.js';
-import { tokenVerifier } from '../gateway/verify-token.js';
+import { issuerKeySet, type KeySetOptions } from '../gateway/plugins/verify-token/key-set.js';
+import { tokenVerifier } from '../gateway/plugins/verify-token/verify.js';
 
 interface Key { kid: string; privateKey: CryptoKey; publicKey: CryptoKey; publicJwk: JWK }
 type Server = Listening & { server: import('node:http').Server; hits: number };

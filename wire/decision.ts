@@ -26,18 +26,18 @@ export const RETAINED_DATA_CAPABILITIES: ReadonlySet<Capability> = new Set(['svc
 
 export const RESOURCE_TYPES = ['self', 'tenant', 'person', 'person_extension'] as const;
 export type ResourceType = (typeof RESOURCE_TYPES)[number];
+/** Resources that name a person: the PDP checks the relationship, and the gateway folds some denials to 404 (§7.3). */
+export const PERSON_RESOURCES: ReadonlySet<ResourceType> = new Set(['person', 'person_extension']);
 
-/** The verified access-token claims the decision depends on (platform-interfaces.md "Access token"). */
-export interface TokenClaims {
-  sub: string;
-  client_id: string;
-  tenant_id: string;
-  profile: string;
-  scope: string;
-  actor_account_id?: string | undefined;
-  actor_epoch?: number | undefined;
-  sid?: string | undefined;
-}
+/**
+ * The access-token claims the decision depends on (platform-interfaces.md "Access token"), as the gateway takes them
+ * from a verified token and the PDP from a decision request: one schema for both readers.
+ */
+export const TokenClaimsSchema = z.object({
+  sub: z.string(), client_id: z.string(), tenant_id: z.string(), profile: z.string(), scope: z.string(),
+  actor_account_id: z.string().optional(), actor_epoch: z.number().int().optional(), sid: z.string().optional(),
+});
+export type TokenClaims = z.infer<typeof TokenClaimsSchema>;
 
 export interface DecisionInput {
   requestId: string;
@@ -73,10 +73,7 @@ export type Decision = Allow | Deny;
 /** A decision request as the PDP reads it (one item of a batch, or the single endpoint's body). */
 export const DecisionRequestSchema = z.object({
   requestId: z.string().min(1).max(128),
-  token: z.object({
-    sub: z.string(), client_id: z.string(), tenant_id: z.string(), profile: z.string(), scope: z.string(),
-    actor_account_id: z.string().optional(), actor_epoch: z.number().int().optional(), sid: z.string().optional(),
-  }),
+  token: TokenClaimsSchema,
   capability: z.enum(CAPABILITIES),
   resource: z.object({ type: z.enum(RESOURCE_TYPES), personId: z.string().optional() }),
 });

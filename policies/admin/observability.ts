@@ -63,7 +63,7 @@ export async function recentDecisions(knex: Knex, tenantId: string, query: unkno
 /** Metered calls: the total and the latest ones. */
 export async function usage(knex: Knex, tenantId: string) {
   if (!(await tenantExists(knex, tenantId))) return refused('not_found');
-  // One row per metered call (gateway/usage-meter.ts decides which repeats are retries).
+  // One row per metered call (gateway/plugins/metering/usage-meter.ts decides which repeats are retries).
   const counted = await knex('usage_records').where('tenant_id', tenantId).count({ total: '*' }).first();
   const rows = await knex('usage_records').where('tenant_id', tenantId).orderBy('created_at', 'desc').limit(USAGE_ITEMS);
   return done({

@@ -1,17 +1,17 @@
 // Plugin `authorize`: one PDP decision per request for the route's capability and resource, never cached
-// (contract §1 rule 4); the decisions of concurrent requests travel in one call (gateway/pdp-client.ts). Undecidable → 503 authorization_unavailable; denied → 403 with the deny code, folded to 404
+// (contract §1 rule 4); the decisions of concurrent requests travel in one call (gateway/plugins/authorize/pdp-client.ts). Undecidable → 503 authorization_unavailable; denied → 403 with the deny code, folded to 404
 // on person resources where the code would reveal whether the person exists (§7.3).
-import { z } from 'zod';
-import { sendProblem } from '../../common/http.js';
-import { FOLDED_ON_PERSON_RESOURCES } from '../../wire/codes.js';
-import { pdpClient } from '../pdp-client.js';
-import { definePlugin, stateOf } from './plugin.js';
+import { sendProblem } from '../../../common/http.js';
+import { FOLDED_ON_PERSON_RESOURCES } from '../../../wire/codes.js';
+import { PERSON_RESOURCES } from '../../../wire/decision.js';
+import { pdpClient } from './pdp-client.js';
+import { definePlugin, stateOf } from '../plugin.js';
+import { settings } from './schema.js';
 
-const PERSON_RESOURCES = new Set(['person', 'person_extension']);
 
 export const authorize = definePlugin({
   name: 'authorize',
-  settings: z.strictObject({ timeoutMs: z.number().int().positive().max(10_000).default(2000) }),
+  settings,
   after: ['verify-token'],
   perRoute: false,
   start(s, env) {

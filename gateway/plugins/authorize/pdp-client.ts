@@ -4,10 +4,10 @@
 // well-formed answer is "undecidable" (fail closed): a failed call answers every decision in it so, a failed item its own.
 import { randomUUID } from 'node:crypto';
 import type { Pool } from 'undici';
-import { asDenyCode } from '../wire/codes.js';
-import { INTERNAL_SECRET_HEADER } from '../common/internal-context.js';
-import { REQUEST_ID_HEADER } from '../common/http.js';
-import { AllowSchema, DECISION_BATCH_PATH, MAX_DECISIONS_PER_CALL, type Decision, type DecisionInput } from '../wire/decision.js';
+import { asDenyCode } from '../../../wire/codes.js';
+import { INTERNAL_SECRET_HEADER } from '../../../common/internal-context.js';
+import { REQUEST_ID_HEADER } from '../../../common/http.js';
+import { AllowSchema, DECISION_BATCH_PATH, MAX_DECISIONS_PER_CALL, type Decision, type DecisionInput } from '../../../wire/decision.js';
 
 export type PdpAnswer = Decision | { undecidable: true; detail: string };
 

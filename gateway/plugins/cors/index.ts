@@ -7,20 +7,13 @@
 import { decodeJwt } from 'jose';
 import type { Request, Response } from 'express';
 import { z } from 'zod';
-import { sendProblem } from '../../common/http.js';
-import { definePlugin, type GatewayEnv } from './plugin.js';
-import { bearerToken } from './verify-token.js';
+import { sendProblem } from '../../../common/http.js';
+import { definePlugin, type GatewayEnv } from '../plugin.js';
+import { settings } from './schema.js';
+import { bearerToken } from '../verify-token/index.js';
 
 const EXPOSED = 'etag, location, x-request-id, x-ratelimit-remaining, retry-after';
 const ALLOWED_REQUEST_HEADERS = 'authorization, content-type, if-match, if-none-match, x-request-id';
-const ORIGIN = z.string().regex(/^https?:\/\/[^/\s]+$/, 'an origin like https://app.example.com (scheme, host, port; no path)');
-
-const settings = z.strictObject({
-  origins: z.array(ORIGIN).default([]),
-  /** Also allow the origins the calling client registered (allowedOrigins in the admin API). */
-  clientOrigins: z.boolean().default(true),
-  maxAgeS: z.number().int().min(0).max(86_400).default(600),
-});
 type Settings = z.output<typeof settings>;
 
 /** Origins registered by the client a token names, or by any active client when there is no token (preflight). */

@@ -6,20 +6,17 @@
 // that brings the shared count to the limit blocks the key here until the window ends. Allowed traffic therefore
 // costs no Redis round trip at all, and a gateway that has not yet seen the flood lets one more request of it reach
 // the PDP (whose denial then blocks it there too): at most one extra decision per gateway process and window.
-import { z } from 'zod';
-import { sendProblem } from '../../common/http.js';
-import { limiterStore, retryAfterSeconds } from '../../common/rate-limit-store.js';
+import { sendProblem } from '../../../common/http.js';
+import { limiterStore, retryAfterSeconds } from '../../../common/rate-limit-store.js';
 import { localBlocks } from '../local-blocks.js';
-import { definePlugin, stateOf } from './plugin.js';
+import { definePlugin, stateOf } from '../plugin.js';
+import { settings } from './schema.js';
 
 const DENIED_STATUSES = new Set([403, 404]);
 
 export const floodGuard = definePlugin({
   name: 'flood-guard',
-  settings: z.strictObject({
-    points: z.number().int().positive().default(600),
-    durationS: z.number().int().positive().default(60),
-  }),
+  settings,
   after: ['verify-token'],
   perRoute: false,
   start(s, env) {

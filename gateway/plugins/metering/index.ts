@@ -1,15 +1,12 @@
 // Plugin `metering`: every request that was forwarded and answered by the upstream is a row of usage_records, with
 // the upstream's status, unless it is a retry of a metered call (usage-meter.ts: the retry rule and the batches).
-import { z } from 'zod';
-import { usageMeter } from '../usage-meter.js';
-import { definePlugin, stateOf } from './plugin.js';
+import { usageMeter } from './usage-meter.js';
+import { definePlugin, stateOf } from '../plugin.js';
+import { settings } from './schema.js';
 
 export const metering = definePlugin({
   name: 'metering',
-  settings: z.strictObject({
-    batchSize: z.number().int().positive().max(10_000).default(200),
-    flushIntervalMs: z.number().int().positive().max(60_000).default(1000),
-  }),
+  settings,
   after: ['authorize'],
   perRoute: false,
   start(s, env) {

@@ -1,7 +1,7 @@
 // How many times one request has been seen under one caller-sent request id within the retry window (usage-meter.ts):
 // shared in Redis when configured (a retry sent to another gateway counts), else in a bounded map in this process.
 import { RateLimiterRes } from 'rate-limiter-flexible';
-import { limiterStore, type RedisClient } from '../common/rate-limit-store.js';
+import { limiterStore, type RedisClient } from '../../../common/rate-limit-store.js';
 
 export interface Sightings {
   /** Counts one more sighting of `key` and returns how many there have been in its window (1 = the first). */

@@ -5,9 +5,9 @@
 // "Metering"). A failed write keeps its rows for the next flush (usage is billing data); close() flushes what is left.
 import { createHash, randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import type { Logger } from '../common/log.js';
-import { batchWriter, type BatchWriter } from '../common/batch-writer.js';
-import type { RedisClient } from '../common/rate-limit-store.js';
+import type { Logger } from '../../../common/log.js';
+import { batchWriter, type BatchWriter } from '../../../common/batch-writer.js';
+import type { RedisClient } from '../../../common/rate-limit-store.js';
 import { sightingsIn } from './retry-sightings.js';
 
 export interface UsageRecord {

@@ -5,17 +5,14 @@
 // the account's) next requests on that bucket ahead of the PDP, with no decision, no Redis round trip and no log row.
 // The block stands until the full window ends even if an operator raises the limit meanwhile (docs/decisions.md).
 import { z } from 'zod';
-import { sendProblem } from '../../common/http.js';
-import type { RateLimitWindow } from '../../wire/decision.js';
-import { createRateLimiter } from '../rate-limit.js';
+import { sendProblem } from '../../../common/http.js';
+import type { RateLimitWindow } from '../../../wire/decision.js';
+import { createRateLimiter } from './limiter.js';
 import { localBlocks } from '../local-blocks.js';
-import { retryAfterSeconds } from '../../common/rate-limit-store.js';
+import { retryAfterSeconds } from '../../../common/rate-limit-store.js';
 import type { Response } from 'express';
-import { definePlugin, stateOf, type RouteDefinition } from './plugin.js';
-
-export const rateLimitWindow = z.strictObject({ points: z.number().int().positive(), durationS: z.number().int().positive() });
-
-const settings = z.strictObject({ tenant: rateLimitWindow.optional(), account: rateLimitWindow.optional() });
+import { definePlugin, stateOf, type RouteDefinition } from '../plugin.js';
+import { settings } from './schema.js';
 
 /**
  * Both layers' keys carry the tenant as a hash tag (`{tenantId}`), so on a Redis Cluster they share a slot and the one

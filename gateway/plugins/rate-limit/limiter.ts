@@ -2,10 +2,10 @@
 // checks both and charges both only when both have room, in one Redis round trip, so a request refused by one layer
 // never drains the other, and every gateway sharing the Redis enforces one combined limit.
 // Redis down or absent: the same rule in process (each gateway limits on its own), with no wait on Redis.
-import type { RateLimitWindow } from '../wire/decision.js';
-import type { Logger } from '../common/log.js';
-import type { Telemetry } from '../common/telemetry.js';
-import { retryAfterSeconds, type RedisClient } from '../common/rate-limit-store.js';
+import type { RateLimitWindow } from '../../../wire/decision.js';
+import type { Logger } from '../../../common/log.js';
+import type { Telemetry } from '../../../common/telemetry.js';
+import { retryAfterSeconds, type RedisClient } from '../../../common/rate-limit-store.js';
 
 export interface LimitResult {
   allowed: boolean;

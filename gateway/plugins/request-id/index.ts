@@ -1,12 +1,12 @@
 // Plugin `request-id`: runs before routing, so every answer (404s and refusals included) carries x-request-id
 // (contract §1 rule 6). A caller's well-formed id is kept by default: it is the idempotency key for metering.
-import { z } from 'zod';
-import { requestIdHandler } from '../../common/http.js';
-import { definePlugin } from './plugin.js';
+import { requestIdHandler } from '../../../common/http.js';
+import { definePlugin } from '../plugin.js';
+import { settings } from './schema.js';
 
 export const requestId = definePlugin({
   name: 'request-id',
-  settings: z.strictObject({ trustClientId: z.boolean().default(true) }),
+  settings,
   after: [],
   perRoute: false,
   start: (s) => ({ app: requestIdHandler({ trustClient: s.trustClientId }) }),

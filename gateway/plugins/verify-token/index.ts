@@ -2,27 +2,17 @@
 //   no credentials → 401 invalid_token, `www-authenticate: Bearer` without an error (RFC 6750 §3.1)
 //   malformed or failing token → 401 invalid_token, `Bearer error="invalid_token"`
 //   key set unobtainable → 503 token_verification_unavailable with retry-after
-import { z } from 'zod';
-import { sendProblem, noteCaller } from '../../common/http.js';
-import { issuerKeySet } from '../key-set.js';
-import { tokenVerifier } from '../verify-token.js';
-import { definePlugin, stateOf } from './plugin.js';
+import { sendProblem, noteCaller } from '../../../common/http.js';
+import { issuerKeySet } from './key-set.js';
+import { tokenVerifier } from './verify.js';
+import { definePlugin, stateOf } from '../plugin.js';
+import { settings } from './schema.js';
 
 const BEARER = /^Bearer +([A-Za-z0-9\-_]+\.[A-Za-z0-9\-_]+\.[A-Za-z0-9\-_]+) *$/i; // the scheme is case-insensitive (RFC 7235)
 
 /** The compact JWS a well-formed `Authorization: Bearer` header carries, or undefined. */
 export const bearerToken = (authorization: string | undefined): string | undefined =>
   authorization === undefined ? undefined : BEARER.exec(authorization)?.[1];
-
-const settings = z.strictObject({
-  /** A key set younger than this is used without asking the issuer. */
-  cacheMaxAgeS: z.number().int().positive().default(600),
-  /** While the issuer cannot be reached, the last good key set keeps serving this long after it was fetched. */
-  maxStaleS: z.number().int().positive().default(3600),
-  /** Least time between two key-set fetches (unknown key ids, refreshes, retries after a failure). */
-  refetchCooldownS: z.number().int().positive().default(10),
-  timeoutMs: z.number().int().positive().max(10_000).default(2000),
-});
 
 export const verifyToken = definePlugin({
   name: 'verify-token',

@@ -8,7 +8,7 @@
 //   - Verification is unavailable (503 with retry-after) when no usable set exists at all, or when the re-fetch for
 //     a missing kid could not reach the issuer (contract §7.2: "bounded re-fetch for an unknown key id failed").
 import { createLocalJWKSet, type JSONWebKeySet, type JWSHeaderParameters, type FlattenedJWSInput } from 'jose';
-import type { Logger } from '../common/log.js';
+import type { Logger } from '../../../common/log.js';
 
 export interface KeySetOptions {
   cacheMaxAgeS: number;

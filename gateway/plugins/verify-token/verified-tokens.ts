@@ -3,7 +3,7 @@
 // while the key set it was verified against is still the one in use (a re-fetched set, after a rotation or a
 // refresh, starts over), and never past the token's exp or its 900 s age limit. Bounded, least recently used first
 // out. Only verified tokens are kept; a failing token is checked in full every time.
-import type { TokenClaims } from '../wire/decision.js';
+import type { TokenClaims } from '../../../wire/decision.js';
 
 interface Entry {
   claims: TokenClaims;

@@ -3,7 +3,7 @@ import { errors, jwtVerify, type JWTHeaderParameters, type JWTPayload } from 'jo
 import { visit } from 'jsonc-parser';
 import { KeySetUnavailable, type IssuerKeySet } from './key-set.js';
 import { verifiedTokenCache } from './verified-tokens.js';
-import type { TokenClaims } from '../wire/decision.js';
+import { TokenClaimsSchema, type TokenClaims } from '../../../wire/decision.js';
 
 export type Verification =
   | { ok: true; claims: TokenClaims }
@@ -78,21 +78,11 @@ export function tokenVerifier(authUrl: string, { keyFor, cacheEntries = 10_000, 
     const p = payload as Record<string, unknown>;
     // jose bounds the age by iat; the lifetime too, so a token that says it lives for ever is refused.
     if ((p.exp as number) - (p.iat as number) > MAX_TOKEN_AGE_S) return { ok: false, reason: 'invalid_token', detail: 'lifetime' };
-    // `aud` must equal svc-api (contract §5.2), not merely contain it.
-    const strings = ['sub', 'client_id', 'tenant_id', 'scope', 'profile', 'aud'].every((k) => typeof p[k] === 'string');
-    const optionalString = (k: string) => p[k] === undefined || typeof p[k] === 'string';
-    if (!strings || !optionalString('actor_account_id') || !optionalString('sid') || !(p.actor_epoch === undefined || Number.isInteger(p.actor_epoch)))
-      return { ok: false, reason: 'invalid_token', detail: 'claim types' };
-    const claims: TokenClaims = {
-      sub: p.sub as string,
-      client_id: p.client_id as string,
-      tenant_id: p.tenant_id as string,
-      profile: p.profile as string,
-      scope: p.scope as string,
-      actor_account_id: p.actor_account_id as string | undefined,
-      actor_epoch: p.actor_epoch as number | undefined,
-      sid: p.sid as string | undefined,
-    };
+    // `aud` must equal svc-api (contract §5.2), not merely contain it; the platform claims are read with the schema
+    // the PDP reads them with (extra claims are dropped).
+    const parsed = TokenClaimsSchema.safeParse(p);
+    if (typeof p.aud !== 'string' || !parsed.success) return { ok: false, reason: 'invalid_token', detail: 'claim types' };
+    const claims: TokenClaims = parsed.data;
     // Remembered against the set it was verified with: the one in use now, unless a fetch replaced the set in use
     // before (with none before, this verification fetched the one in use now).
     const usedSet = keyFor.current();

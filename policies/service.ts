@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { Config } from '../common/config.js';
 import type { Logger } from '../common/log.js';
@@ -11,8 +12,11 @@ import { adminCredentialLimits, credentialThrottle } from '../common/credential-
 export async function startPolicies(config: Config, log: Logger, knex: Knex, adminToken: string, internalSecret: string, telemetry: Telemetry): Promise<Running> {
   const decisionLog = batchedDecisionLog(knex, log);
   // Wrong admin credentials are counted where the other limits are: Redis when configured, so replicas count together.
+  // The counters are named after the deployment's operator token (a digest of it): its replicas share them, while
+  // another deployment (or test system) on the same Redis never spends this one's budget.
   const redis = await connectRedis(config.REDIS_URL, log, telemetry, config.REDIS_CLUSTER);
-  const adminThrottle = credentialThrottle(limiterStore(redis), 'admin-credentials', adminCredentialLimits(config.ADMIN_FAILURES_PER_ADDRESS));
+  const deployment = createHash('sha256').update(adminToken).digest('hex').slice(0, 16);
+  const adminThrottle = credentialThrottle(limiterStore(redis), `admin-credentials:${deployment}`, adminCredentialLimits(config.ADMIN_FAILURES_PER_ADDRESS));
   telemetry.addBacklog('decision_log', decisionLog.pending);
   telemetry.addReadinessCheck('policies: database', () => knex.raw('select 1'));
   const http = await serve('policies', config.PDP_PORT, config, telemetry, log, createPoliciesApp({ knex, adminToken, internalSecret, log, decisionLog, telemetry, trustProxy: config.TRUST_PROXY, adminThrottle }));

@@ -1,0 +1,90 @@
+// What every console page group shares: the request's locals, rendering a page or a refusal, the notice left for the
+// next page, and running an admin operation under the admin API's authority check (policies/admin/authority.ts).
+import type { Request, Response } from 'express';
+import type { Knex } from 'knex';
+import { requestIdOf } from '../../common/http.js';
+import type { Logger } from '../../common/log.js';
+import { STATUS_OF } from '../../wire/codes.js';
+import { ownerOf, refusalFor, type AdminCaller, type AdminOperation } from '../admin/authority.js';
+import { recordNoChange } from '../admin/audit.js';
+import type { Outcome, Refusal } from '../admin/support.js';
+import type { TenantView } from '../admin/tenants.js';
+import type { Html } from './html.js';
+import type { ConsoleSession, SessionStore } from './sessions.js';
+import * as pages from './pages.js';
+
+/** A sentence for a person about a refused operation (not_found has its own page). */
+export const REFUSAL_TEXT: Partial<Record<Refusal['error'], string>> = {
+  schema_invalid: 'That was not accepted',
+  already_exists: 'That already exists',
+  quota_exceeded: "That is over the tenant's plan limit",
+};
+
+/** An admin API path from raw segments, encoded as the API would receive them (ownerOf decodes each segment). */
+export const apiPath = (...segments: string[]) => `/${segments.map(encodeURIComponent).join('/')}`;
+export const one = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+export const list = (v: unknown): unknown[] => (v === undefined ? [] : Array.isArray(v) ? v : [v]);
+/** A textarea of one entry per line, as a list (blank lines dropped). */
+export const linesOf = (v: unknown): string[] => (one(v) ?? '').split(/\r?\n/).map((l) => l.trim()).filter(Boolean);
+
+interface Locals { session: ConsoleSession; caller: AdminCaller; tenant: TenantView }
+/** A signed-in request's session, caller and (on a tenant's pages) tenant. */
+export const locals = (res: Response) => res.locals as unknown as Locals;
+
+export function consoleKit(db: Knex, sessions: SessionStore, log: Logger) {
+  const send = (res: Response, page: Html, status = 200) => void res.status(status).type('html').send(page.text);
+  const frameOf = (res: Response, title: string) => ({ title, session: res.locals.session as ConsoleSession | undefined, tenant: res.locals.tenant as TenantView | undefined });
+  const problem = (res: Response, status: number, title: string, message: string) =>
+    send(res, pages.problemPage(frameOf(res, title), message, requestIdOf(res)), status);
+  const notFound = (res: Response) => problem(res, 404, 'Not found', 'There is nothing here, or it is not yours to see.');
+  const refusedPage = (res: Response, refusal: Refusal) => {
+    if (refusal.error === 'not_found') return notFound(res);
+    const text = REFUSAL_TEXT[refusal.error] ?? 'That could not be done';
+    return problem(res, STATUS_OF[refusal.error], text, refusal.message ? `${text}: ${refusal.message}.` : `${text}.`);
+  };
+  const goTo = async (res: Response, path: string, notice?: string) => {
+    if (notice) await sessions.leaveNotice(locals(res).session.id, notice);
+    res.redirect(303, path);
+  };
+  /** The form's fields as sent (for showing them again) and the sentence that says why they were refused. */
+  const enteredFrom = (req: Request, refusal: Refusal, fields: string[]): pages.Entered => ({
+    values: Object.fromEntries(fields.map((f) => [f, one(req.body[f])])),
+    problem: `${REFUSAL_TEXT[refusal.error] ?? 'That could not be done'}: ${refusal.message ?? refusal.error}.`,
+  });
+
+  /** True when the caller may run `op` on this tenant's object; otherwise answers the 404 page. */
+  async function permitted(res: Response, op: AdminOperation): Promise<boolean> {
+    const { caller, tenant: current } = locals(res);
+    const owner = await ownerOf(db, op);
+    // An operator-only operation here is always on this page's tenant (its path names it).
+    const onThisTenant = owner.operatorOnly || owner.tenantId === current.tenantId;
+    if (!onThisTenant || refusalFor(caller, owner)) return (notFound(res), false);
+    return true;
+  }
+
+  /**
+   * Runs `run` as the admin API operation `op` when `permitted`; a refusal answers its page. The value, or undefined
+   * when a page has been answered.
+   */
+  async function perform<T>(res: Response, op: AdminOperation, run: () => Promise<Outcome<T>>): Promise<T | undefined> {
+    if (!(await permitted(res, op))) return undefined;
+    const outcome = await run();
+    if (!outcome.ok) return void refusedPage(res, outcome);
+    return outcome.value;
+  }
+
+  /**
+   * Destructive actions ask first: without `confirmed=yes` the answer is a page saying what will happen, with the same
+   * form behind a Confirm button; nothing changes until it is pressed.
+   */
+  const confirmed = async (req: Request, res: Response, op: AdminOperation, fields: Record<string, string>, c: pages.Confirmation): Promise<boolean> => {
+    if (one(req.body.confirmed) === 'yes') return true;
+    if (!(await permitted(res, op))) return false; // only the caller's own objects are asked about
+    recordNoChange();
+    send(res, pages.confirmPage({ ...frameOf(res, 'Are you sure?'), session: locals(res).session }, req.originalUrl, fields, c));
+    return false;
+  };
+
+  return { db, log, send, frameOf, problem, notFound, refusedPage, goTo, enteredFrom, permitted, perform, confirmed };
+}
+export type ConsoleKit = ReturnType<typeof consoleKit>;

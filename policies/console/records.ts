@@ -1,0 +1,62 @@
+// The console's read-only records of a tenant: decisions (filtered, paged), usage, the audit trail and the export.
+import type { Router } from 'express';
+import * as pages from './pages.js';
+import { locals, one, type ConsoleKit } from './kit.js';
+import { DENY_CODES } from '../../wire/codes.js';
+import { CAPABILITIES } from '../../wire/decision.js';
+import { listClients } from '../admin/clients.js';
+import { listExtensions } from '../admin/extensions.js';
+import { recentDecisions, usage, usagePerDay, type DecisionFilters } from '../admin/observability.js';
+import { auditPage } from '../admin/audit-trail.js';
+import { streamExport } from '../admin/export.js';
+
+/** Decisions on one page of the console. */
+const DECISIONS_SHOWN = 100;
+
+export function recordRoutes(tenant: Router, kit: ConsoleKit): void {
+  const { db, log, send, frameOf, refusedPage } = kit;
+  tenant.get('/decisions', async (req, res) => {
+    const { tenant: current } = locals(res);
+    // An empty field is "any"; the rest are the admin API's filters, checked there.
+    const filters: DecisionFilters = Object.fromEntries(
+      (['requestId', 'clientId', 'outcome', 'code', 'capability'] as const).map((f) => [f, one(req.query[f])?.trim() || undefined]),
+    );
+    const [outcome, apps] = await Promise.all([
+      recentDecisions(db, current.tenantId, { ...filters, limit: DECISIONS_SHOWN, cursor: one(req.query.cursor) || undefined }),
+      listClients(db, current.tenantId),
+    ]);
+    if (!outcome.ok) return refusedPage(res, outcome);
+    const choices = { apps: apps.map((a) => a.clientId), codes: DENY_CODES, capabilities: CAPABILITIES };
+    send(res, pages.decisionsPage({ ...frameOf(res, 'Decisions'), tenant: current }, outcome.value, filters, choices));
+  });
+
+  tenant.get('/usage', async (_req, res) => {
+    const { tenantId } = locals(res).tenant;
+    const [total, days] = await Promise.all([usage(db, tenantId), usagePerDay(db, tenantId)]);
+    if (!total.ok) return refusedPage(res, total);
+    if (!days.ok) return refusedPage(res, days);
+    send(res, pages.usagePage(frameOf(res, 'Usage'), total.value.total, days.value));
+  });
+
+  tenant.get('/audit', async (req, res) => {
+    const { tenant: current } = locals(res);
+    const filters = { action: one(req.query.action)?.trim() || undefined, since: one(req.query.since)?.trim() || undefined };
+    const outcome = await auditPage(db, current.tenantId, { ...filters, cursor: one(req.query.cursor) || undefined, limit: 50 });
+    if (!outcome.ok) return refusedPage(res, outcome);
+    send(res, pages.auditPage({ ...frameOf(res, 'Audit'), tenant: current }, outcome.value, filters));
+  });
+
+  tenant.get('/export', async (_req, res) => {
+    const { tenant: current } = locals(res);
+    send(res, pages.exportPage({ ...frameOf(res, 'Export'), tenant: current }, await listExtensions(db, current.tenantId)));
+  });
+
+  tenant.get('/export/download', async (req, res) => {
+    const { tenant: current } = locals(res);
+    const extensionId = one(req.query.extensionId) || undefined;
+    await streamExport(db, log, req, res, {
+      tenantId: current.tenantId, query: extensionId ? { extensionId } : {}, refuse: (refusal) => refusedPage(res, refusal),
+      attachment: `${current.label}-records.ndjson`,
+    });
+  });
+}

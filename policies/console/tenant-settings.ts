@@ -1,0 +1,70 @@
+// The console's tenant settings: name and limits (tenant admins up to the plan's ceiling), plan, status and admin keys
+// (the operator).
+import type { Request, Response, Router } from 'express';
+import * as pages from './pages.js';
+import { tenantPath } from './pages.js';
+import { apiPath, locals, one, type ConsoleKit } from './kit.js';
+import { STATUS_OF } from '../../wire/codes.js';
+import { adminKeyPage, createAdminKey, revokeAdminKey } from '../admin/admin-keys.js';
+import { updateTenant } from '../admin/tenants.js';
+import { DEFAULT_RATE_LIMIT } from '../evaluate.js';
+
+export function tenantSettingsRoutes(tenant: Router, kit: ConsoleKit): void {
+  const { db, send, frameOf, goTo, enteredFrom, permitted, perform, confirmed } = kit;
+  const settingsPage = async (res: Response, entered?: pages.Entered, status = 200) => {
+    const { session, caller, tenant: current } = locals(res);
+    const keys = caller.kind === 'operator' ? await adminKeyPage(db, current.tenantId, { limit: 100 }) : undefined;
+    const limits = (current.rateLimit as pages.RateLimitView | undefined) ?? DEFAULT_RATE_LIMIT;
+    send(res, pages.tenantSettingsPage({ ...frameOf(res, 'Settings'), session, tenant: current }, limits, keys?.ok ? keys.value.items : undefined, entered), status);
+  };
+  const SETTINGS_FIELDS = ['displayName', 'plan', 'status', 'tenantPoints', 'tenantDurationS', 'accountPoints', 'accountDurationS'];
+
+  tenant.get('/settings', async (_req, res) => settingsPage(res));
+
+  tenant.post('/settings', async (req, res) => {
+    const { caller, tenant: current } = locals(res);
+    const field = (name: string) => one(req.body[name]);
+    const count = (name: string) => (field(name)?.trim() ? Number(field(name)) : undefined);
+    const window = (layer: string) => ({ points: count(`${layer}Points`), durationS: count(`${layer}DurationS`) });
+    const rateLimit = { tenant: window('tenant'), account: window('account') };
+    const currentLimits = (current.rateLimit as pages.RateLimitView | undefined) ?? DEFAULT_RATE_LIMIT;
+    const body = {
+      displayName: field('displayName'),
+      // Limits are sent only when changed, so a tenant admin can rename a tenant whose limits the operator raised
+      // beyond the plan's ceiling.
+      ...((['tenant', 'account'] as const).some((l) => rateLimit[l].points !== currentLimits[l].points || rateLimit[l].durationS !== currentLimits[l].durationS) && { rateLimit }),
+      // Plan and status are the operator's; a tenant admin's form has neither.
+      ...(caller.kind === 'operator' && { plan: field('plan'), status: field('status') }),
+    };
+    const op = { method: 'PATCH', path: apiPath('tenants', current.tenantId), body } as const;
+    const sent = Object.fromEntries(SETTINGS_FIELDS.flatMap((f) => (field(f) === undefined ? [] : [[f, field(f)!]])));
+    if (body.status === 'suspended' && current.status !== 'suspended' && !(await confirmed(req, res, op, sent, {
+      consequence: `Suspend ${current.displayName}? Every token of its apps is refused from its next request (403 tenant_suspended) until it is active again.`,
+      back: tenantPath(current.tenantId, 'settings'),
+    }))) return;
+    if (!(await permitted(res, op))) return;
+    const updated = await updateTenant(db, current.tenantId, body, caller);
+    if (!updated.ok) return settingsPage(res, enteredFrom(req, updated, SETTINGS_FIELDS), STATUS_OF[updated.error]);
+    await goTo(res, tenantPath(current.tenantId, 'settings'), `Settings of ${updated.value.displayName} saved.`);
+  });
+
+  tenant.post('/admin-keys', async (_req, res) => {
+    const { tenant: current } = locals(res);
+    const issued = await perform(res, { method: 'POST', path: apiPath('tenants', current.tenantId, 'admin-keys') }, () => createAdminKey(db, current.tenantId));
+    // Shown once, in the answer to the POST itself.
+    if (issued) send(res, pages.adminKeyPage({ ...frameOf(res, 'New admin key'), tenant: current }, issued), 201);
+  });
+
+  tenant.post('/admin-keys/:keyId/revoke', async (req: Request<{ keyId: string }>, res) => {
+    const { tenant: current } = locals(res);
+    const { keyId } = req.params;
+    const op = { method: 'DELETE', path: apiPath('tenants', current.tenantId, 'admin-keys', keyId) } as const;
+    if (!(await confirmed(req, res, op, {}, {
+      consequence: `Revoke the admin key ${keyId}? Calls with it are refused at once and every console session signed in with it ends.`,
+      back: tenantPath(current.tenantId, 'settings'),
+    }))) return;
+    await perform(res, op, () => revokeAdminKey(db, current.tenantId, keyId));
+    // A refusal has answered with its page; otherwise back to the settings.
+    if (!res.headersSent) await goTo(res, tenantPath(current.tenantId, 'settings'), `The admin key ${keyId} is revoked.`);
+  });
+}

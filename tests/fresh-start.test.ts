@@ -88,16 +88,20 @@ describe('a start that cannot use a setting', () => {
   it('makes, rotates and retires a signing-key set the issuer accepts: npm run admin -- keys', async () => {
     const keys = (args: string[], env: Record<string, string> = {}) => run('infra/admin-cli.ts', env, ['keys', ...args]);
     const generated = keys(['generate']);
-    expect(generated.status).toBe(0);
+    expect({ status: generated.status, errors: generated.lines }).toEqual({ status: 0, errors: [] });
     const first = JSON.parse(generated.stdout) as { keys: { kid: string; d: string }[] };
     expect(first.keys).toHaveLength(1);
-    const rotated = JSON.parse(keys(['rotate'], { ISSUER_JWKS: generated.stdout }).stdout) as typeof first;
+    const rotating = keys(['rotate'], { ISSUER_JWKS: generated.stdout });
+    expect({ status: rotating.status, errors: rotating.lines }).toEqual({ status: 0, errors: [] });
+    const rotated = JSON.parse(rotating.stdout) as typeof first;
     expect(rotated.keys.map((k) => k.kid)).toEqual([expect.any(String), first.keys[0]!.kid]);
     expect(rotated.keys[0]!.kid).not.toBe(first.keys[0]!.kid);
     const file = join(scratch, 'rotated.json');
     writeFileSync(file, JSON.stringify(rotated));
     expect(keys(['retire', '--kid', rotated.keys[0]!.kid, '--file', file]).status).toBe(2); // never the signing key
-    const retired = JSON.parse(keys(['retire', '--kid', first.keys[0]!.kid, '--file', file]).stdout) as typeof first;
+    const retiring = keys(['retire', '--kid', first.keys[0]!.kid, '--file', file]);
+    expect({ status: retiring.status, errors: retiring.lines }).toEqual({ status: 0, errors: [] }); // says why, if not
+    const retired = JSON.parse(retiring.stdout) as typeof first;
     expect(retired.keys.map((k) => k.kid)).toEqual([rotated.keys[0]!.kid]);
     expect((await parseJwks(JSON.stringify(retired), 'test')).map((k) => k.kid)).toEqual([rotated.keys[0]!.kid]);
   });

@@ -150,21 +150,24 @@ async function openPglite(dataDir: string): Promise<PGlite> {
 /**
  * Applies the pending migrations. Processes starting together on a fresh database race: knex creates its own
  * bookkeeping tables without a lock (the losers fail with "already exists") and holds its lock row while migrating
- * (the others fail with MigrationLocked). Those failures wait and retry, and then find the work done.
+ * (the others fail with MigrationLocked). Those failures wait and retry, and then find the work done. They wait as
+ * long as a migration may reasonably run on a busy server (MIGRATE_WAIT_MS), not a fixed number of tries: a start that
+ * gave up while another process was still migrating would only be restarted to wait again.
  */
 export async function migrate(knex: Knex): Promise<void> {
+  const started = Date.now();
   for (let attempt = 1; ; attempt++) {
     try {
       return void (await knex.migrate.latest({ migrationSource }));
     } catch (err) {
       const { code, name } = err as { code?: string; name?: string };
       const lostRace = name === 'MigrationLocked' || code === '42P07' || code === '23505'; // duplicate table; pg_type row
-      if (!lostRace || attempt === MIGRATE_ATTEMPTS) throw err;
-      await sleep(250 * attempt);
+      if (!lostRace || Date.now() - started > MIGRATE_WAIT_MS) throw err;
+      await sleep(Math.min(250 * attempt, 2000));
     }
   }
 }
-const MIGRATE_ATTEMPTS = 12;
+const MIGRATE_WAIT_MS = 120_000;
 
 /**
  * False for text PostgreSQL cannot hold (a NUL character). Lookups by such a value can only miss, so callers treat it

@@ -34,7 +34,7 @@ export async function createIssuerApp(deps: IssuerDeps): Promise<{ app: express.
   const keys = await loadSigningKeys(knex, config);
   const provider = createProvider({ knex, config, keys, onReplay: (reused) => telemetry.familyKills.inc({ reused }) });
   provider.on('server_error', (ctx, err) => {
-    // A full credential-hashing lane is load, not a fault: the token route answers 503 with retry-after (token-errors.ts).
+    // A full credential-hashing lane is load, not a fault: the token route answers 429 with retry-after (token-errors.ts).
     if (err instanceof HashingBusy) ctx.state.hashingBusy = err;
     else log.error({ err }, 'oidc-provider server error');
   });

@@ -47,26 +47,28 @@ export function sendTokenError(res: Response, issuer: string, error: TokenErrorC
 }
 
 /**
- * 429 from the token endpoint's own limit: a TokenError (contract §4.1) with `invalid_client`, the closest of the
- * four codes (docs/decisions.md); clients act on the status and `retry-after`.
+ * Every "try again later" of the token endpoint is a 429 TokenError with `retry-after` (docs/decisions.md): the
+ * contract's token endpoint answers only 200, 400, 401 and 429, and its four codes have none for load or outage, so
+ * the body carries `invalid_client`, the closest; clients act on the status and `retry-after`.
  */
+const tryLater = (description: string): TokenErrorBody => ({ error: 'invalid_client', error_description: description });
+const TRY_LATER_HEADERS = { 'cache-control': 'no-store', pragma: 'no-cache' };
+/** retry-after when the token service itself failed (a database or Redis outage): the API's 503s advise the same. */
+const UNAVAILABLE_RETRY_AFTER_S = 1;
+const UNAVAILABLE = 'the token service is unavailable just now; retry after the given seconds';
+
+/** 429 from the token endpoint's own limit. */
 export function sendTokenRateLimited(res: Response, retryAfterS: number): void {
-  res.set({ 'cache-control': 'no-store', pragma: 'no-cache', 'retry-after': String(retryAfterS) });
-  const body: TokenErrorBody = { error: 'invalid_client', error_description: 'too many token requests; retry after the given seconds' };
-  res.status(429).json(body);
+  res.set({ ...TRY_LATER_HEADERS, 'retry-after': String(retryAfterS) });
+  res.status(429).json(tryLater('too many token requests; retry after the given seconds'));
 }
 
-/**
- * 429 when the client-secret check found its hashing lane full (common/secrets.ts): the contract's token endpoint
- * answers only 200, 400, 401 and 429, and "wait `retry-after` seconds" is what 429 says. The same TokenError as the
- * endpoint's own limit; nothing was issued or consumed.
- */
-function answerBusy(ctx: KoaContextWithOIDC, busy: HashingBusy): void {
+/** A koa answer of 429: the client-secret hashing lane was full (common/secrets.ts), or oidc-provider failed. */
+function answerTryLater(ctx: KoaContextWithOIDC, retryAfterS: number, description: string): void {
   ctx.status = 429;
-  ctx.set({ 'cache-control': 'no-store', pragma: 'no-cache', 'retry-after': String(busy.retryAfterS) });
+  ctx.set({ ...TRY_LATER_HEADERS, 'retry-after': String(retryAfterS) });
   ctx.remove('www-authenticate');
-  const body: TokenErrorBody = { error: 'invalid_client', error_description: 'client authentication is busy; retry after the given seconds' };
-  ctx.body = body;
+  ctx.body = tryLater(description);
 }
 
 /** Routes whose errors are the contract's TokenError: the token endpoint and the revocation endpoint beside it. */
@@ -74,13 +76,17 @@ const TOKEN_ERROR_ROUTES: ReadonlySet<string> = new Set(['token', 'revocation'])
 
 /**
  * provider.use post-middleware: rewrites every 4xx from the token and revocation routes into TokenError, dropping non-standard
- * members such as InvalidScope's `scope`. 5xx (server_error) is left alone: it is not a client mistake.
+ * members such as InvalidScope's `scope`; an internal failure (oidc-provider's 500 `server_error`, e.g. its storage
+ * is down) becomes the 429 try-later answer, never a TokenError that would tell the client its grant is bad.
  */
 export function tokenErrorRemapper(issuer: string) {
   return async (ctx: KoaContextWithOIDC, next: () => Promise<unknown>) => {
     await next();
-    if (ctx.state.hashingBusy instanceof HashingBusy) return answerBusy(ctx, ctx.state.hashingBusy);
-    if (ctx.method !== 'POST' || !TOKEN_ERROR_ROUTES.has(routeOf(ctx) ?? '') || ctx.status < 400 || ctx.status >= 500) return;
+    if (ctx.state.hashingBusy instanceof HashingBusy) {
+      return answerTryLater(ctx, ctx.state.hashingBusy.retryAfterS, 'client authentication is busy; retry after the given seconds');
+    }
+    if (ctx.method !== 'POST' || !TOKEN_ERROR_ROUTES.has(routeOf(ctx) ?? '') || ctx.status < 400) return;
+    if (ctx.status >= 500) return answerTryLater(ctx, UNAVAILABLE_RETRY_AFTER_S, UNAVAILABLE);
     const out = (typeof ctx.body === 'object' && ctx.body !== null ? ctx.body : {}) as { error?: unknown; error_description?: unknown };
     const description = typeof out.error_description === 'string' ? out.error_description : undefined;
     const error = toTokenErrorCode(typeof out.error === 'string' ? out.error : '', description);
@@ -102,11 +108,11 @@ export const routeOf = (ctx: KoaContextWithOIDC): string | undefined =>
 
 /**
  * The token route's last error handler: a failure of our own middleware (a database or Redis error before
- * oidc-provider runs) gets the answer oidc-provider gives its own internal failures, 500 `server_error`
- * (decisions.md), never a TokenError that would tell the client its grant is bad. Nothing was issued or consumed.
+ * oidc-provider runs) gets the 429 try-later answer, never a TokenError that would tell the client its grant is bad.
+ * Nothing was issued or consumed.
  */
 export const tokenRouteFailed = (log: Logger): ErrorRequestHandler => (err, _req, res, _next) => {
   log.error({ err: (err as Error).message }, 'token request failed before oidc-provider');
-  res.set({ 'cache-control': 'no-store', pragma: 'no-cache' });
-  res.status(500).json({ error: 'server_error', error_description: 'the request could not be completed; nothing was issued or consumed' });
+  res.set({ ...TRY_LATER_HEADERS, 'retry-after': String(UNAVAILABLE_RETRY_AFTER_S) });
+  res.status(429).json(tryLater(`${UNAVAILABLE}; nothing was issued or consumed`));
 };

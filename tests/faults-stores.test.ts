@@ -36,14 +36,15 @@ describe('PostgreSQL crashed and restarted under traffic', () => {
     return res.status === 503 && body.error === 'authorization_unavailable' && res.headers.get('retry-after') ? 503 : res.status;
   }
 
-  /** A refresh grant while the database is down: its status and error (plain fetch: the document declares no 500). */
-  async function refreshWhileDown(headers: Record<string, string>): Promise<string> {
+  /** A refresh grant with the stack's refresh token: its status, error and retry-after. */
+  async function refresh(headers: Record<string, string> = {}): Promise<string> {
     const res = await fetch(`${stack.system.authUrl}/oauth2/token`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
       body: new URLSearchParams({ grant_type: 'refresh_token', client_id: stack.tenant.clientId, refresh_token: stack.refreshToken }).toString(),
     });
-    return `${res.status} ${(await res.json()).error}`;
+    const body = await res.json();
+    return `${res.status} ${body.error ?? 'token'} retry-after ${res.headers.get('retry-after')}`;
   }
 
   it('answers 503 from the PDP and the backend while it is down, no request outlives its deadline, everything recovers without a restart, and no committed write is lost or doubled', async () => {
@@ -57,7 +58,7 @@ describe('PostgreSQL crashed and restarted under traffic', () => {
       await sleep(1000);
       whileDown = {
         backend: await backendDirect(), admin: (await stack.admin.call('GET', `/tenants/${stack.tenant.tenantId}/usage`)).status,
-        token: await refreshWhileDown({}), tokenFromBrowser: await refreshWhileDown({ origin: 'https://app.example' }),
+        token: await refresh(), tokenFromBrowser: await refresh({ origin: 'https://app.example' }),
       };
       await sleep(1000);
       const restarted = performance.now();
@@ -74,9 +75,12 @@ describe('PostgreSQL crashed and restarted under traffic', () => {
       'deadline ms': CHAIN_DEADLINE_MS, 'PostgreSQL start ms': startMs, 'first 200 after it listened ms': recoveredMs,
       'acknowledged writes': report.acknowledged, 'writes without an answer': report.unanswered, 'records read back': report.records,
     });
-    // The token endpoint answers its internal failure as oidc-provider does (decisions.md), never a TokenError that
-    // would tell the client to throw its refresh token away; with or without an Origin (CORS reads the database first).
-    expect(whileDown).toEqual({ backend: 503, admin: 503, token: '500 server_error', tokenFromBrowser: '500 server_error' });
+    // The token endpoint's outage answer is the contract's 429 with retry-after (decisions.md), never a 400 TokenError
+    // that would tell the client to throw its refresh token away; with or without an Origin (CORS reads the database
+    // first, oidc-provider's storage otherwise). The refresh token sent while it was down was not consumed.
+    const tryLater = '429 invalid_client retry-after 1';
+    expect(whileDown).toEqual({ backend: 503, admin: 503, token: tryLater, tokenFromBrowser: tryLater });
+    expect(await refresh()).toBe('200 token retry-after null');
     expect(down.length).toBeGreaterThan(0);
     expect(unexpected).toEqual([]);
     expect(outcomes.filter((o) => o.ms > CHAIN_DEADLINE_MS)).toEqual([]);

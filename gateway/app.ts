@@ -6,7 +6,7 @@ import type { Pool } from 'undici';
 import { errorHandler, notFound } from '../common/http.js';
 import type { GatewayDefinition } from './gateway-file.js';
 import type { GatewayEnv, PluginInstance, RouteDefinition } from './plugins/plugin.js';
-import { loadPublicApiDocument } from './openapi-document.js';
+import { loadApiGuide, loadPublicApiDocument } from './openapi-document.js';
 import { upstreamProxy } from './proxy.js';
 
 export interface StartedPlugin {
@@ -39,6 +39,8 @@ export function createGatewayApp(def: GatewayDefinition, plugins: StartedPlugin[
   const api = express.Router({ caseSensitive: true, strict: true });
   const openApiJson = JSON.stringify(loadPublicApiDocument());
   api.get('/openapi.json', (_req, res) => void res.type('application/json').send(openApiJson));
+  const apiGuide = loadApiGuide();
+  api.get('/api-guide.md', (_req, res) => void res.type('text/markdown; charset=utf-8').send(apiGuide));
 
   const preflights = new Map<string, Map<string, RequestHandler>>();
   for (const { route, settings } of def.routes) {

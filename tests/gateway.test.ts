@@ -2,6 +2,7 @@
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import type { Browser } from 'playwright-core';
 import { SignJWT, generateKeyPair, importJWK, type JWK } from 'jose';
+import { readFileSync } from 'node:fs';
 import type { System } from '../infra/system.js';
 import { startTestSystem } from './support/system.js';
 import { adminClient, setupTenant, type AdminClient, type TenantSetup } from './support/admin.js';
@@ -210,6 +211,13 @@ describe('request ids', () => {
     expect(res.status).toBe(200);
     expect(res.body.openapi).toMatch(/^3\.1/);
     expect(Object.keys(res.body.paths)).toContain('/me');
+  });
+
+  it('serves the developer guide beside it, without a token', async () => {
+    const res = await callApi(system.baseUrl, 'getApiGuide', '/api-guide.md');
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('text/markdown; charset=utf-8');
+    expect(res.body).toBe(readFileSync(new URL('../docs/api-guide.md', import.meta.url), 'utf8'));
   });
 });
 

@@ -226,7 +226,7 @@ describe('OpenAPI documents follow the contract', () => {
       expect(op?.operation.security).toEqual([{ bearerAuth: [], oauth2: [expected.capability] }]);
       expect(Object.keys(obj(op?.operation.responses)).sort()).toEqual([...expected.statuses].sort());
     }
-    expect(ops.map((o) => o.operationId).sort()).toEqual([...Object.keys(PUBLIC_OPERATIONS), 'getOpenApiDocument'].sort());
+    expect(ops.map((o) => o.operationId).sort()).toEqual([...Object.keys(PUBLIC_OPERATIONS), 'getOpenApiDocument', 'getApiGuide'].sort());
   });
 
   it('public: GET /openapi.json needs no token and answers 200 application/json', () => {
@@ -338,7 +338,9 @@ describe('OpenAPI documents follow the contract', () => {
             label, true, { type: 'integer', minimum: 1 },
           ]);
         }
-        if (status === '200' && op.method === 'get' && op.operationId !== 'getOpenApiDocument') {
+        // Documents served without a token (the OpenAPI document, the guide) are not API reads: no rate limit applies.
+        const tokenless = Array.isArray(op.operation.security) && op.operation.security.length === 0;
+        if (status === '200' && op.method === 'get' && !tokenless) {
           expect([label, headerOf(loc, 'x-ratelimit-remaining')?.required]).toEqual([label, true]);
         }
         if (Number(status) >= 400) expect([label, Object.keys(obj(node.content))]).toEqual([label, ['application/problem+json']]);

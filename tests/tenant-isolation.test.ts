@@ -74,6 +74,7 @@ const onlyA = (body: Record<string, unknown>) => {
 const MATRIX: Record<string, Probe[]> = {
   // Public API, A's access token.
   'public getOpenApiDocument': [{ name: 'serves the document, no tenant data', expect: onlyA }],
+  'public getApiGuide': [{ name: 'serves the guide, no tenant data', expect: onlyA }],
   'public getMe': [{ name: "answers A's own identity", expect: (body) => (onlyA(body), expect(body.tenantId).toBe(a.tenantId)) }],
   'public getTenant': [{ name: "answers A's own tenant", expect: (body) => (onlyA(body), expect(body.tenantId).toBe(a.tenantId)) }],
   'public getPerson': [{ name: "B's person", expect: NOT_FOUND, control: true }],

@@ -11,6 +11,7 @@ import { parse as parseYaml } from 'yaml';
 import type { Writable } from 'node:stream';
 import { runExport } from './admin-export.js';
 import { runKeys } from './admin-keys.js';
+import { runSeedLoad } from './admin-seed-load.js';
 
 type Schema = Record<string, any>;
 export interface Io {
@@ -114,6 +115,7 @@ export function overview(commands: Command[]): string {
     ...commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
     `  ${'audit'.padEnd(width)}  The audit trail: --tenant <tenantId> for one tenant (list-tenant-audit), else all (list-audit)`,
     `  ${'keys'.padEnd(width)}  The issuer's signing-key set, on this machine: generate | rotate | retire --kid <kid> (keys --help)`,
+    `  ${'seed-load'.padEnd(width)}  Persons, raised limits and the users file for a k6 run: --tenant --client --persons N (seed-load --help)`,
     '',
     'Environment: ADMIN_URL (default http://127.0.0.1:8181/admin/v1), ADMIN_TOKEN (operator token or tenant admin key).',
     'Exit codes: 0 done, 1 the API refused the request (4xx), 2 usage error, 3 the admin API unreachable or failing (5xx): retry only on 3.',
@@ -230,6 +232,7 @@ function auditAlias(args: string[]): string[] {
 /** Runs one command line; returns the exit code. */
 export async function main(argv: string[], env: Record<string, string | undefined>, io: Io): Promise<number> {
   if (argv[0] === 'keys') return runKeys(argv.slice(1), env, io);
+  if (argv[0] === 'seed-load') return runSeedLoad(argv.slice(1), env, io);
   const commands = loadCommands();
   const [name, ...rest] = argv[0] === 'audit' ? auditAlias(argv.slice(1)) : argv;
   if (!name || name === '--help' || name === 'help') {

@@ -39,6 +39,7 @@ Demo (${demo.created ? 'seeded now' : 'already seeded'}):
 Next:
   sign in as the demo person and print an access token:   npm run -s demo-token
   call the API with it:   curl -H "Authorization: Bearer $(npm run -s demo-token)" ${system.baseUrl}/me
+  prepare a k6 run (infra/k6/README.md):   ADMIN_TOKEN=${system.adminToken} npm run admin -- seed-load --tenant ${demo.tenantId} --client ${demo.clientId} --extension ${demo.extensionId} --persons 20
 `);
 
 closeOnSignal(system.telemetry, createLogger('system', config.LOG_LEVEL), () => system.close());

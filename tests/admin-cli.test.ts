@@ -3,12 +3,17 @@
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Browser } from 'playwright-core';
 import { parse as parseYaml } from 'yaml';
 import type { System } from '../infra/system.js';
 import { loadCommands, main } from '../infra/admin-cli.js';
+import type { LoadUsers } from '../infra/admin-seed-load.js';
 import { startTestSystem } from './support/system.js';
+import { launchBrowser } from './support/browser.js';
+import { obtainTokens } from './support/oauth.js';
 
 let system: System;
 let env: Record<string, string>;
@@ -121,5 +126,76 @@ describe('against a live system', () => {
     const created = await run('cli-process');
     expect(created.stdout).toMatch(/label\s+cli-process/);
     await expect(run('cli-process')).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('already_exists') });
+  });
+});
+
+describe('seed-load: persons, raised limits and the users file for a k6 run', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'seed-load-'));
+  const out = join(dir, 'load-users.json');
+  const redirectUri = 'http://127.0.0.1:8400/callback';
+  const scope = 'svc.person.read svc.profile.self.read'; // the grant's capabilities, in the order the API lists them
+  let browser: Browser;
+  let tenantId: string;
+  let clientId: string;
+  beforeAll(async () => {
+    browser = await launchBrowser();
+    ({ tenantId } = json(await admin('create-tenant', '--label', 'cli-load', '--display-name', 'Load', '--plan', 'L2')));
+    ({ clientId } = json(await admin('create-client', tenantId, '--slug', 'k6', '--name', 'k6', '--kind', 'third_party', '--type', 'public', '--redirect-uris', redirectUri)));
+    expect((await admin('put-grant', tenantId, clientId, '--capabilities', 'svc.profile.self.read', '--capabilities', 'svc.person.read')).code).toBe(0);
+  });
+  afterAll(async () => {
+    await browser?.close();
+  });
+  const read = (): LoadUsers => JSON.parse(readFileSync(out, 'utf8'));
+  const rateLimitOf = async (id: string) => (json(await admin('list-tenants', '--limit', '100')).items as { tenantId: string; rateLimit?: unknown }[]).find((t) => t.tenantId === id)?.rateLimit;
+
+  it('creates the persons, raises the tenant and account limits, and writes a users file whose users sign in', async () => {
+    const run = await admin('seed-load', '--tenant', tenantId, '--client', clientId, '--persons', '3', '--extension', 'ext_notes', '--out', out);
+    expect(run).toMatchObject({ code: 0, err: '' });
+    expect(run.out).toContain(`3 persons ready (3 created), rate limits 1000000 per 60 s; users written to ${out}`);
+    expect(run.out).toContain(`-e USERS_FILE=${out}`);
+    const file = read();
+    expect(file).toMatchObject({ tenantId, clientId, redirectUri, scope, extensionId: 'ext_notes' });
+    expect(file.users.map((u) => u.username)).toEqual(['load-00001', 'load-00002', 'load-00003']);
+    expect(new Set(file.users.map((u) => u.password)).size).toBe(1);
+    for (const user of file.users) expect(user.personId).toMatch(/^psn_[0-9a-hjkmnp-tv-z]{26}$/);
+    expect(statSync(out).mode & 0o777).toBe(0o600); // it holds passwords
+    const window = { points: 1_000_000, durationS: 60 };
+    expect(await rateLimitOf(tenantId)).toEqual({ tenant: window, account: window });
+    // A user of the file signs in through the real login and consent pages and gets the file's scope.
+    const user = file.users[1]!;
+    const tokens = await obtainTokens(browser, { authUrl: system.authUrl, clientId, redirectUri }, user, file.scope);
+    expect(tokens.scope?.split(' ').sort()).toEqual(scope.split(' '));
+    const me = await fetch(`${system.baseUrl}/me`, { headers: { authorization: `Bearer ${tokens.access_token}` } });
+    expect(await me.json()).toMatchObject({ subjectType: 'person', subjectId: user.personId });
+  });
+
+  it('a second run with the same file keeps the persons it made and adds the missing ones', async () => {
+    const before = read();
+    const run = await admin('seed-load', '--tenant', tenantId, '--client', clientId, '--persons', '5', '--out', out, '--rate-limit-points', '50000');
+    expect(run).toMatchObject({ code: 0, err: '' });
+    expect(run.out).toContain('5 persons ready (2 created), rate limits 50000 per 60 s');
+    const after = read();
+    expect(after.users.slice(0, 3)).toEqual(before.users);
+    expect(after.users).toHaveLength(5);
+    expect(after.users[4]!.password).toBe(before.users[0]!.password);
+    expect(await rateLimitOf(tenantId)).toEqual({ tenant: { points: 50_000, durationS: 60 }, account: { points: 50_000, durationS: 60 } });
+  });
+
+  it('refuses what it cannot do, naming why: unknown passwords, an app that cannot sign users in, bad flags', async () => {
+    const elsewhere = join(dir, 'other.json');
+    const unknown = await admin('seed-load', '--tenant', tenantId, '--client', clientId, '--persons', '2', '--out', elsewhere);
+    expect(unknown.code).toBe(2);
+    expect(unknown.err).toContain(`load-00001 (and 1 more) already exist in the tenant but not in ${elsewhere}: pass the --password they were created with`);
+    const { clientId: confidential } = json(await admin('create-client', tenantId, '--slug', 'server', '--name', 'Server', '--kind', 'third_party', '--type', 'confidential', '--redirect-uris', redirectUri));
+    const notPublic = await admin('seed-load', '--tenant', tenantId, '--client', confidential, '--persons', '1', '--out', elsewhere);
+    expect(notPublic.code).toBe(1);
+    expect(notPublic.err).toContain(`${confidential} is not an active public third-party app`);
+    const missing = await admin('seed-load', '--tenant', tenantId, '--client', 'tp_cli-load_nothing', '--persons', '1', '--out', elsewhere);
+    expect(missing).toMatchObject({ code: 1, err: `the tenant ${tenantId} has no client tp_cli-load_nothing` });
+    for (const argv of [['--client', clientId, '--persons', '1'], ['--tenant', tenantId, '--client', clientId, '--persons', '0'], ['--tenant', tenantId, '--client', clientId, '--persons', '2', '--rate-limit-points', 'lots']]) {
+      expect({ argv, code: (await admin('seed-load', ...argv)).code }).toEqual({ argv, code: 2 });
+    }
+    expect((await admin('list-persons', tenantId, '--limit', '100')).out.match(/load-0/g)).toHaveLength(5);
   });
 });

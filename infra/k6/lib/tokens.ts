@@ -1,38 +1,82 @@
-// Access tokens for the scenarios, obtained the way real clients do:
-//   ACCESS_TOKEN (for example from `npm run -s demo-token`, the code flow with PKCE for the demo person), or
-//   CLIENT_ID + CLIENT_SECRET: the client_credentials grant (workload tokens; ISSUER_ENABLE_CLIENT_CREDENTIALS=true).
-// REFRESH_TOKEN + CLIENT_ID renew a user token with strict rotation: each refresh token is used once.
-import http from 'k6/http';
-import { AUTH_URL } from './settings.ts';
+// The access token each VU calls with, kept as a real client keeps it (contract §5 rule 12): obtained once, reused
+// until about 60 seconds remain, then renewed; on a 401, renewed once and the call retried once.
+//   default: each VU signs in as a user of the pool (users.ts) and refreshes its own chain with strict rotation, so a
+//            run may last longer than a token's 15 minutes and spreads its load over many persons;
+//   CLIENT_ID + CLIENT_SECRET: client_credentials (workload tokens; ISSUER_ENABLE_CLIENT_CREDENTIALS=true);
+//   ACCESS_TOKEN: one fixed token for the whole run (for example `npm run -s demo-token`; keep such runs short).
+import http, { type RefinedParams, type RefinedResponse, type ResponseType } from 'k6/http';
+import exec from 'k6/execution';
+import { Counter } from 'k6/metrics';
+import { signIn } from './sign-in.ts';
+import { tokenRequest, type TokenResponse } from './token-request.ts';
+import { APP, userOf } from './users.ts';
 
-export interface TokenResponse {
-  access_token: string;
-  refresh_token?: string;
-  expires_in: number;
-  scope: string;
+const RENEW_BEFORE_EXPIRY_MS = 60_000;
+
+const signIns = new Counter('sign_ins');
+const signInFailed = new Counter('sign_in_failed');
+const refreshes = new Counter('token_refreshes');
+const refreshFailed = new Counter('refresh_failed');
+
+/** This VU's tokens (module state is per VU in k6). */
+let held: { access: string; refresh?: string | undefined; renewAt: number } | undefined;
+
+function hold(tokens: TokenResponse): string {
+  held = { access: tokens.access_token, refresh: tokens.refresh_token, renewAt: Date.now() + tokens.expires_in * 1000 - RENEW_BEFORE_EXPIRY_MS };
+  return tokens.access_token;
 }
 
-const form = (fields: Record<string, string>) => Object.entries(fields).map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join('&');
-
-export function tokenRequest(fields: Record<string, string>): { status: number; body: TokenResponse | { error: string } } {
-  const res = http.post(`${AUTH_URL}/oauth2/token`, form(fields), {
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    tags: { endpoint: 'token', grant: fields.grant_type ?? '' },
+function clientCredentials(): TokenResponse {
+  const { status, body } = tokenRequest({
+    grant_type: 'client_credentials', client_id: __ENV.CLIENT_ID!, client_secret: __ENV.CLIENT_SECRET!, ...(__ENV.SCOPE && { scope: __ENV.SCOPE }),
   });
-  return { status: res.status, body: res.json() as unknown as TokenResponse | { error: string } };
+  if (status !== 200) throw new Error(`client_credentials -> ${status} ${JSON.stringify(body)}`);
+  return body as TokenResponse;
 }
 
-/** The access token the scenario uses, from ACCESS_TOKEN or a client_credentials grant. Called in setup(). */
-export function accessToken(scope = __ENV.SCOPE ?? ''): string {
-  if (__ENV.ACCESS_TOKEN) return __ENV.ACCESS_TOKEN;
-  if (__ENV.CLIENT_ID && __ENV.CLIENT_SECRET) {
-    const { status, body } = tokenRequest({
-      grant_type: 'client_credentials', client_id: __ENV.CLIENT_ID, client_secret: __ENV.CLIENT_SECRET, ...(scope && { scope }),
-    });
-    if (status !== 200) throw new Error(`client_credentials -> ${status} ${JSON.stringify(body)}`);
-    return (body as TokenResponse).access_token;
+/** The refresh grant with this VU's refresh token; undefined when it was refused (the VU signs in again). */
+function refresh(refreshToken: string): TokenResponse | undefined {
+  const { status, body } = tokenRequest({ grant_type: 'refresh_token', client_id: APP.clientId, refresh_token: refreshToken });
+  if (status === 200) {
+    refreshes.add(1);
+    return body as TokenResponse;
   }
-  throw new Error('set ACCESS_TOKEN (e.g. -e ACCESS_TOKEN="$(npm run -s demo-token)") or CLIENT_ID and CLIENT_SECRET for client_credentials');
+  refreshFailed.add(1);
+  return undefined;
+}
+
+function signInThisVu(): TokenResponse {
+  try {
+    const tokens = signIn(userOf(exec.vu.idInTest), APP);
+    signIns.add(1);
+    return tokens;
+  } catch (err) {
+    signInFailed.add(1);
+    throw err;
+  }
+}
+
+/** A fresh token for this VU, however the run gets its tokens. */
+function renew(): string {
+  if (__ENV.ACCESS_TOKEN) return __ENV.ACCESS_TOKEN;
+  if (__ENV.CLIENT_ID && __ENV.CLIENT_SECRET) return hold(clientCredentials());
+  const renewed = held?.refresh ? refresh(held.refresh) : undefined;
+  return hold(renewed ?? signInThisVu());
+}
+
+/** The token to call with now. */
+export function accessToken(): string {
+  if (__ENV.ACCESS_TOKEN) return __ENV.ACCESS_TOKEN;
+  return held && Date.now() < held.renewAt ? held.access : renew();
 }
 
 export const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+
+/** One API call with this VU's token; a 401 gets one renewed token and one retry, as the contract advises clients. */
+export function apiCall<RT extends ResponseType | undefined>(
+  method: string, url: string, body: string | null, params: RefinedParams<RT> & { headers?: Record<string, string> },
+): RefinedResponse<RT> {
+  const send = (token: string) => http.request(method, url, body, { ...params, headers: { ...params.headers, ...bearer(token) } });
+  const res = send(accessToken());
+  return res.status === 401 && !__ENV.ACCESS_TOKEN ? send(renew()) : res;
+}

@@ -1,12 +1,12 @@
 // `npm run bench`: the data a shape is measured with, made the way users make it: a tenant and an app through the
 // admin API, consented tokens through the browser flow (one per connection, so each has its own refresh chain),
 // persons, an extension, and one record per connection written through the gateway.
-import { adminClient, createPerson, setupTenant, type TenantSetup } from './admin.js';
-import { launchBrowser } from './browser.js';
-import { obtainTokens } from './oauth.js';
-import { registerExtension } from './extensions.js';
-import type { Shape } from './bench-processes.js';
-import type { TokenClaims } from '../../wire/decision.js';
+import { adminClient, createPerson, setupTenant, type TenantSetup } from '../tests/support/admin.js';
+import { launchBrowser } from '../tests/support/browser.js';
+import { obtainTokens } from '../tests/support/oauth.js';
+import { registerExtension } from '../tests/support/extensions.js';
+import type { Shape } from './shapes.js';
+import type { TokenClaims } from '../wire/decision.js';
 
 const CAPABILITIES = ['svc.profile.self.read', 'svc.tenant.info.read', 'svc.person.read', 'svc.person.metadata.read', 'svc.person.metadata.write'];
 /** Browser flows at once: more only queue on a 2-core machine. */

@@ -1,6 +1,6 @@
 // `npm run bench`: the processes of a run, and the two shapes of the product: each service in its own process as
 // deployed (the headline), and the four in one process (`npm start`).
-import { Child, freePorts, nodeEntry, SERVICES, startProcesses, untilReady } from './processes.js';
+import { Child, freePorts, nodeEntry, SERVICES, startProcesses, untilReady } from '../tests/support/processes.js';
 
 /** With BENCH_CPU_PROF=<dir>, the services write V8 CPU profiles there when they stop. */
 const PROFILE_ARGS = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];

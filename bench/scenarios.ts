@@ -1,7 +1,7 @@
 // `npm run bench`: what each connection of a measurement sends, built in the load generator's process from plain
 // data (functions cannot cross processes). Stateful scenarios keep their state per connection: a write carries the
 // ETag of its connection's last answer, a refresh chain the refresh token of its last answer.
-import { contextSigner, type CallContext } from '../../common/internal-context.js';
+import { contextSigner, type CallContext } from '../common/internal-context.js';
 
 export interface BenchRequest {
   method: 'GET' | 'PUT' | 'POST';

@@ -1,7 +1,7 @@
-// `npm run bench`, parent side of the load generator (bench-loader.ts): one child process, one measurement at a time.
-import type { Child } from './processes.js';
-import { readyMessage, spawnChild } from './bench-processes.js';
-import type { LoadRequest, LoadResult } from './bench-loader.js';
+// `npm run bench`, parent side of the load generator (loader.ts): one child process, one measurement at a time.
+import type { Child } from '../tests/support/processes.js';
+import { readyMessage, spawnChild } from './shapes.js';
+import type { LoadRequest, LoadResult } from './loader.js';
 
 export interface Loader {
   child: Child;
@@ -9,7 +9,7 @@ export interface Loader {
 }
 
 export async function startLoader(): Promise<Loader> {
-  const child = await spawnChild('loader', 'tests/support/bench-loader.ts', {});
+  const child = await spawnChild('loader', 'bench/loader.ts', {});
   await readyMessage(child);
   return {
     child,

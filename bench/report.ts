@@ -1,7 +1,7 @@
 // `npm run bench`: the ratios the issue's targets are stated in, the table on stdout, the JSON in bench/results/.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
-import type { LoadResult } from './bench-loader.js';
+import type { LoadResult } from './loader.js';
 
 export interface Measurement extends LoadResult {
   id: string;
@@ -79,7 +79,7 @@ export function contradictions(ms: Measurement[]): string[] {
 }
 
 export function writeResults(payload: Record<string, unknown>): string {
-  const dir = new URL('../../bench/results/', import.meta.url);
+  const dir = new URL('./results/', import.meta.url);
   mkdirSync(dir, { recursive: true });
   const file = new URL(`${new Date().toISOString().replace(/[:.]/g, '-')}.json`, dir);
   writeFileSync(file, `${JSON.stringify({ machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model, loadavg: loadavg(), node: process.version }, ...payload }, null, 2)}\n`);

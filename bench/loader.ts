@@ -5,7 +5,7 @@
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from 'undici';
-import { connectionOf, type Connection, type ScenarioSpec } from './bench-scenarios.js';
+import { connectionOf, type Connection, type ScenarioSpec } from './scenarios.js';
 
 export interface LoadRequest {
   /** Connections keep their state across runs with the same key (a warm-up continues the refresh chains it used). */

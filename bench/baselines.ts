@@ -1,4 +1,4 @@
-// `npm run bench`: the baselines, each run as its own process (`node --import tsx bench-baselines.ts <role>`):
+// `npm run bench`: the baselines, each run as its own process (`node --import tsx bench/baselines.ts <role>`):
 //   bare   B0: node:http answering a small JSON body, nothing else
 //   proxy  B2: a pass-through proxy on the gateway's own HTTP stack (Express, gateway/proxy.ts over
 //          gateway/upstream.ts' undici pool, the signed call context) in front of the backend, with no checks: the
@@ -10,10 +10,10 @@ import http from 'node:http';
 import express from 'express';
 import { generateKeyPair, exportJWK } from 'jose';
 import Provider from 'oidc-provider';
-import { createLogger } from '../../common/log.js';
-import { upstreamProxy } from '../../gateway/proxy.js';
-import { upstreamPool } from '../../gateway/upstream.js';
-import type { RequestState } from '../../gateway/plugins/plugin.js';
+import { createLogger } from '../common/log.js';
+import { upstreamProxy } from '../gateway/proxy.js';
+import { upstreamPool } from '../gateway/upstream.js';
+import type { RequestState } from '../gateway/plugins/plugin.js';
 
 const port = Number(process.env.PORT);
 const url = `http://127.0.0.1:${port}`;

@@ -3,7 +3,7 @@
 // cannot be attributed, and stopping or flushing them is not ours to do.
 import knexFactory from 'knex';
 import { Redis } from 'ioredis';
-import { privatePostgres, privateRedis } from './processes.js';
+import { privatePostgres, privateRedis } from '../tests/support/processes.js';
 
 export interface PrivateStore {
   url: string;

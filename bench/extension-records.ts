@@ -4,10 +4,10 @@
 import { performance } from 'node:perf_hooks';
 import type { Knex } from 'knex';
 import { Pool } from 'undici';
-import { contextSigner } from '../../common/internal-context.js';
-import { startTestSystem } from './system.js';
-import { adminClient, setupTenant } from './admin.js';
-import { registerExtension } from './extensions.js';
+import { contextSigner } from '../common/internal-context.js';
+import { startTestSystem } from '../tests/support/system.js';
+import { adminClient, setupTenant } from '../tests/support/admin.js';
+import { registerExtension } from '../tests/support/extensions.js';
 
 export interface LoopResult {
   name: string;

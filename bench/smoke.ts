@@ -4,8 +4,8 @@
 // with --print-token --refresh-token (`npm run -s demo-token -- --refresh-token`) the refresh token of a new sign-in.
 import { loadConfig } from '../common/config.js';
 import { DEMO } from '../infra/seed.js';
-import { launchBrowser } from './support/browser.js';
-import { obtainTokens } from './support/oauth.js';
+import { launchBrowser } from '../tests/support/browser.js';
+import { obtainTokens } from '../tests/support/oauth.js';
 
 const config = loadConfig();
 const clientId = `tp_${DEMO.tenantLabel}_${DEMO.clientSlug}`;

@@ -5,10 +5,10 @@
 // (usage_records against the request ids sent, retries included), or on a process whose resident memory grew.
 import knexFactory from 'knex';
 import { performance } from 'node:perf_hooks';
-import { startStack } from './support/stack.js';
-import { SERVICES, waitFor, type ServiceName } from './support/processes.js';
-import { timedCall, writeLedger, type Outcome } from './support/write-ledger.js';
-import { personApi, registerExtension } from './support/extensions.js';
+import { startStack } from '../tests/support/stack.js';
+import { SERVICES, waitFor, type ServiceName } from '../tests/support/processes.js';
+import { timedCall, writeLedger, type Outcome } from '../tests/support/write-ledger.js';
+import { personApi, registerExtension } from '../tests/support/extensions.js';
 
 const DURATION_S = Number(process.env.SOAK_DURATION_S ?? 120);
 if (!Number.isInteger(DURATION_S) || DURATION_S < 60) {

@@ -2,7 +2,7 @@
 // measured in the same run, so figures compare across noisy machines as ratios. The headline shape runs each service
 // in its own process, as deployed; the four services in one process (`npm start`) are measured too. The load
 // generator, the baselines, PostgreSQL and Redis are processes of their own; PostgreSQL and Redis are private to the
-// run (bench-stores.ts), so all their CPU is this run's. Never part of `npm test`.
+// run (stores.ts), so all their CPU is this run's. Never part of `npm test`.
 //   BENCH_DURATION_S (5)  BENCH_CONNECTIONS (10)  BENCH_WARMUP_S (1)  BENCH_SHAPES (deployed,all-in-one)
 //   BENCH_EXTENSION_RECORDS (1000000; 0 skips the 1,000 vs 1,000,000 records comparison)
 //   BENCH_ONLY (scenario ids, e.g. R1,B2)  BENCH_CPU_PROF (a directory: the services write V8 CPU profiles there)
@@ -11,15 +11,15 @@ import knexFactory from 'knex';
 import { randomBytes } from 'node:crypto';
 import { DECISION_PATH } from '../wire/decision.js';
 import { INTERNAL_SECRET_HEADER } from '../common/internal-context.js';
-import { cpuPerRequest, cpuSnapshot, type Measured } from './support/bench-cpu.js';
-import { startLoader } from './support/bench-load.js';
-import { readyMessage, spawnChild, startAllInOne, startDeployed, type Shape, type ShapeEnv } from './support/bench-processes.js';
-import { printShape, printTargets, ratiosOf, writeResults, type Measurement, type ShapeResult, type TargetRuns } from './support/bench-report.js';
-import type { ScenarioSpec } from './support/bench-scenarios.js';
-import { prepare, type BenchData } from './support/bench-setup.js';
-import { startPrivatePostgres, startPrivateRedis, storeCounters } from './support/bench-stores.js';
-import { freePort, type Child } from './support/processes.js';
-import { benchExport, benchExtensionRecords, compareSizes, extensionSystems, type ExportResult, type LoopResult } from './support/bench-extensions.js';
+import { cpuPerRequest, cpuSnapshot, type Measured } from './cpu.js';
+import { startLoader } from './load.js';
+import { readyMessage, spawnChild, startAllInOne, startDeployed, type Shape, type ShapeEnv } from './shapes.js';
+import { printShape, printTargets, ratiosOf, writeResults, type Measurement, type ShapeResult, type TargetRuns } from './report.js';
+import type { ScenarioSpec } from './scenarios.js';
+import { prepare, type BenchData } from './setup.js';
+import { startPrivatePostgres, startPrivateRedis, storeCounters } from './stores.js';
+import { freePort, type Child } from '../tests/support/processes.js';
+import { benchExport, benchExtensionRecords, compareSizes, extensionSystems, type ExportResult, type LoopResult } from './extension-records.js';
 
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
@@ -50,7 +50,7 @@ const children: Child[] = [loader.child];
 const stopAll: (() => Promise<void>)[] = [];
 
 async function startBaseline(role: 'bare' | 'proxy' | 'oidc', env: Record<string, string> = {}) {
-  const child = await spawnChild(role === 'bare' ? 'B0' : role === 'proxy' ? 'B2' : 'oidc-provider', 'tests/support/bench-baselines.ts', { PORT: String(await freePort()), ...env }, [role]);
+  const child = await spawnChild(role === 'bare' ? 'B0' : role === 'proxy' ? 'B2' : 'oidc-provider', 'bench/baselines.ts', { PORT: String(await freePort()), ...env }, [role]);
   children.push(child);
   stopAll.push(() => child.stop());
   return { child, ...(await readyMessage<{ url: string; tokens?: string[]; clientId: string }>(child)) };

@@ -2,7 +2,7 @@
 // each process spent per request. PostgreSQL is a postmaster with one backend process per connection: its CPU is
 // the postmaster's own and reaped children's plus every live child's.
 import { execFileSync } from 'node:child_process';
-import { childrenOf, statFields } from './processes.js';
+import { childrenOf, statFields } from '../tests/support/processes.js';
 
 const TICK_US = 1e6 / Number(execFileSync('getconf', ['CLK_TCK']).toString().trim());
 

@@ -26,7 +26,7 @@ export function extensionRegistry(knex: Knex) {
         if (!row) return undefined;
         const compiled = compileExtensionSchema(row.schema);
         if (!compiled.ok) throw new Error(`registered schema ${key} does not compile: ${compiled.message}`); // refused at registration
-        validate = compiled.validate;
+        validate = compiled.value;
         validators.set(key, validate);
       }
       return validate;

@@ -3,7 +3,7 @@ import type { ApiErrorCode } from '../wire/codes.js';
 import { jsonInputProblem } from '../common/json-input.js';
 
 /** Contract §8: a single extension's `data`, serialized as UTF-8 JSON. */
-export const MAX_DATA_BYTES = 16 * 1024;
+const MAX_DATA_BYTES = 16 * 1024;
 /** Registered versions have at most 9 digits (admin API); larger values cannot be registered and must not reach SQL. */
 const MAX_SCHEMA_VERSION = 999_999_999;
 
@@ -20,7 +20,7 @@ export type ParsedWrite = { ok: true; write: ExtensionWrite } | { ok: false; cod
  * Deepest nesting of arrays and objects accepted in `data`. 16 KiB can hold thousands of levels, which PostgreSQL's
  * recursive jsonb parser refuses (stack depth) and schema validation would recurse through; no real metadata needs it.
  */
-export const MAX_DATA_DEPTH = 32;
+const MAX_DATA_DEPTH = 32;
 
 const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const invalid = (message: string): ParsedWrite => ({ ok: false, code: 'schema_invalid', message });

@@ -5,6 +5,6 @@ import { startBackend } from './service.js';
 await runService('backend', async (config, log, telemetry) => {
   const secret = requireInternalSecret(config);
   const db = await openServiceDatabase(config, telemetry);
-  const running = await startBackend(config, log, db.knex, secret, telemetry);
+  const running = await startBackend({ config, log, knex: db.knex, telemetry, internalSecret: secret });
   return { url: running.url, close: async () => (await running.close(), await db.close()) };
 });

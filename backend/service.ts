@@ -1,11 +1,7 @@
-import type { Knex } from 'knex';
-import type { Config } from '../common/config.js';
-import type { Logger } from '../common/log.js';
-import { serve, type Running } from '../common/service.js';
-import type { Telemetry } from '../common/telemetry.js';
+import { serve, type Running, type ServiceDeps } from '../common/service.js';
 import { createBackendApp } from './app.js';
 
-export async function startBackend(config: Config, log: Logger, knex: Knex, internalSecret: string, telemetry: Telemetry): Promise<Running> {
+export async function startBackend({ config, log, knex, telemetry, internalSecret }: ServiceDeps & { internalSecret: string }): Promise<Running> {
   telemetry.addReadinessCheck('backend: database', () => knex.raw('select 1'));
   return serve('backend', config.BACKEND_PORT, config, telemetry, log, createBackendApp({ knex, internalSecret, log }));
 }

@@ -3,13 +3,14 @@
 // tells) and per source address. Past either budget the caller waits for the window to end, before any password hash
 // is computed; a success clears the subject's count (consecutive failures), so the real person gets in once the wait
 // is over even while someone keeps guessing from elsewhere.
-import { retryAfterSeconds, type LimiterStore, type Window } from './rate-limit-store.js';
+import { retryAfterSeconds, type LimiterStore } from './rate-limit-store.js';
+import type { RateLimitWindow } from '../wire/decision.js';
 
 export interface ThrottleLimits {
   /** Consecutive failures of one subject within the window; none: subjects are not counted, only addresses. */
-  perSubject?: Window;
+  perSubject?: RateLimitWindow;
   /** Failures from one address within the window (higher: an office or a proxy shares one). */
-  perAddress: Window;
+  perAddress: RateLimitWindow;
 }
 
 export const SIGN_IN_LIMITS = { perSubject: { points: 10, durationS: 900 }, perAddress: { points: 100, durationS: 900 } } satisfies ThrottleLimits;

@@ -5,13 +5,15 @@ import addFormatsModule from 'ajv-formats';
 import type { ValidateFunction } from 'ajv';
 import type { RegExpEngine } from 'ajv/dist/types/index.js';
 import { RE2JS } from 're2js';
+import { done, refused, type Outcome } from '../wire/outcome.js';
 
 const Ajv2020 = Ajv2020Module.default;
 const addFormats = addFormatsModule.default;
 
 export type DataValidator = ValidateFunction;
 
-export type CompiledSchema = { ok: true; validate: DataValidator } | { ok: false; message: string };
+/** The data validator, or `schema_invalid` saying what is wrong with the schema. */
+export type CompiledSchema = Outcome<DataValidator, 'schema_invalid'>;
 
 /**
  * `pattern` and `patternProperties` run on RE2 (re2js): matching time is linear in the input, so a tenant's pattern
@@ -34,15 +36,15 @@ const linearRegExp: RegExpEngine = Object.assign(compileLinear, { code: 'require
  * Each schema gets its own ajv instance, so schemas of different extensions can reuse an $id without clashing.
  */
 export function compileExtensionSchema(schema: unknown): CompiledSchema {
-  if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) return { ok: false, message: 'a schema must be a JSON Schema object' };
+  if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) return refused('schema_invalid', 'a schema must be a JSON Schema object');
   const ajv = new Ajv2020({
     strict: true, strictTypes: false, strictTuples: false, strictRequired: false, allErrors: false, code: { regExp: linearRegExp },
   });
   addFormats(ajv);
   try {
-    if (!ajv.validateSchema(schema)) return { ok: false, message: `not a valid JSON Schema (2020-12): ${ajv.errorsText(ajv.errors)}` };
-    return { ok: true, validate: ajv.compile(schema) };
+    if (!ajv.validateSchema(schema)) return refused('schema_invalid', `not a valid JSON Schema (2020-12): ${ajv.errorsText(ajv.errors)}`);
+    return done(ajv.compile(schema));
   } catch (err) {
-    return { ok: false, message: `not a usable JSON Schema (2020-12): ${(err as Error).message}` };
+    return refused('schema_invalid', `not a usable JSON Schema (2020-12): ${(err as Error).message}`);
   }
 }

@@ -2,8 +2,8 @@
 import { ulid } from 'ulid';
 
 export type IdPrefix = 'ten' | 'psn' | 'acc' | 'key';
-export const ID_BODY = '[0-9a-hjkmnp-tv-z]{26}';
-export const idPattern = (prefix: IdPrefix) => new RegExp(`^${prefix}_${ID_BODY}$`);
+const ID_BODY = '[0-9a-hjkmnp-tv-z]{26}';
+const idPattern = (prefix: IdPrefix) => new RegExp(`^${prefix}_${ID_BODY}$`);
 
 export const newId = (prefix: IdPrefix) => `${prefix}_${ulid().toLowerCase()}`;
 export const isId = (prefix: IdPrefix, value: unknown): value is string =>

@@ -6,15 +6,11 @@ import { Cluster, Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { Logger } from './log.js';
 import type { Telemetry } from './telemetry.js';
-
-export interface Window {
-  points: number;
-  durationS: number;
-}
+import type { RateLimitWindow } from '../wire/decision.js';
 
 export interface LimiterStore {
   /** The limiter for `name` with this window; the same instance (and keys) for the same arguments. */
-  limiter(name: string, window: Window): RateLimiterAbstract;
+  limiter(name: string, window: RateLimitWindow): RateLimiterAbstract;
 }
 
 const READY_WAIT_MS = 1000;

@@ -51,7 +51,7 @@ export function hashLane(name: string, maxRunning: number, maxWaiting: number): 
 /** Sign-in forms: anyone may post them, so they get half the threads and a short queue. */
 export const SIGN_IN_HASHING = hashLane('sign-in', 2, 16);
 /** Client secrets and tenant admin keys: callers holding a credential, which sign-in floods cannot starve. */
-export const CREDENTIAL_HASHING = hashLane('credential', 2, 64);
+const CREDENTIAL_HASHING = hashLane('credential', 2, 64);
 
 export async function verifySecret(secret: string, stored: string, lane: HashLane = CREDENTIAL_HASHING): Promise<boolean> {
   const [scheme, n, r, p, salt, hash] = stored.split('$');

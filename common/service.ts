@@ -3,9 +3,18 @@ import { ConfigError, loadConfig, type Config } from './config.js';
 import { createLogger, type Logger } from './log.js';
 import { databaseOptions, openDatabase, migrate, type Database } from './db.js';
 import type { RequestListener } from 'node:http';
+import type { Knex } from 'knex';
 import { ListenError, listen, markStoppingOnSignal, type Listening } from './http.js';
 import { startManagement } from './management.js';
 import { createTelemetry, type ServiceName, type Telemetry } from './telemetry.js';
+
+/** What every service's start function takes, in one shape (each adds what only it needs). */
+export interface ServiceDeps {
+  config: Config;
+  log: Logger;
+  knex: Knex;
+  telemetry: Telemetry;
+}
 
 export interface Running {
   url: string;
@@ -13,7 +22,7 @@ export interface Running {
 }
 
 /** The setting each service's port comes from. */
-export const PORT_SETTINGS = { issuer: 'ISSUER_PORT', gateway: 'GATEWAY_PORT', policies: 'PDP_PORT', backend: 'BACKEND_PORT' } as const satisfies Record<ServiceName, keyof Config>;
+const PORT_SETTINGS = { issuer: 'ISSUER_PORT', gateway: 'GATEWAY_PORT', policies: 'PDP_PORT', backend: 'BACKEND_PORT' } as const satisfies Record<ServiceName, keyof Config>;
 
 /**
  * npm start runs every service in one process: two of its port settings on the same port would fail at the second

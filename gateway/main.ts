@@ -31,7 +31,7 @@ if (command === '--help' || command === '-h' || command === 'help') {
 } else {
   await runService('gateway', async (config, log, telemetry) => {
     const db = await openServiceDatabase(config, telemetry);
-    const running = await startGateway(config, log, gatewayTargetsFrom(config, requireInternalSecret(config)), db.knex, telemetry);
+    const running = await startGateway({ config, log, knex: db.knex, telemetry, targets: gatewayTargetsFrom(config, requireInternalSecret(config)) });
     return { url: running.url, close: async () => (await running.close(), await db.close()) };
   });
 }

@@ -4,12 +4,12 @@
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
 
-export const PUBLIC_API_DOCUMENT_PATH = new URL('../docs/openapi/public-api.yaml', import.meta.url);
+const PUBLIC_API_DOCUMENT_PATH = new URL('../docs/openapi/public-api.yaml', import.meta.url);
 
 /** Parsed once at start; the document is self-contained, so it is served as is. */
 export const loadPublicApiDocument = (): Record<string, unknown> => parse(readFileSync(PUBLIC_API_DOCUMENT_PATH, 'utf8'));
 
-export const API_GUIDE_PATH = new URL('../docs/api-guide.md', import.meta.url);
+const API_GUIDE_PATH = new URL('../docs/api-guide.md', import.meta.url);
 
 /** Read once at start. */
 export const loadApiGuide = (): string => readFileSync(API_GUIDE_PATH, 'utf8');

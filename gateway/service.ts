@@ -1,10 +1,7 @@
 // Starting the gateway: the gateway file is read and validated first (a bad file stops the start with one message),
 // then the plugins start in the file's order and the app listens. Closing flushes the plugins (the usage meter).
-import type { Knex } from 'knex';
 import { backendUrl, pdpUrl, type Config } from '../common/config.js';
-import type { Logger } from '../common/log.js';
-import { serve, type Running } from '../common/service.js';
-import type { Telemetry } from '../common/telemetry.js';
+import { serve, type Running, type ServiceDeps } from '../common/service.js';
 import { createGatewayApp, startPlugins } from './app.js';
 import { DEFAULT_GATEWAY_FILE, loadGatewayFile } from './gateway-file.js';
 import { connectRedis } from '../common/rate-limit-store.js';
@@ -19,7 +16,7 @@ export interface GatewayTargets {
 
 export const gatewayFileOf = (config: Pick<Config, 'GATEWAY_CONFIG'>) => config.GATEWAY_CONFIG ?? DEFAULT_GATEWAY_FILE;
 
-export async function startGateway(config: Config, log: Logger, targets: GatewayTargets, knex: Knex, telemetry: Telemetry): Promise<Running> {
+export async function startGateway({ config, log, knex, telemetry, targets }: ServiceDeps & { targets: GatewayTargets }): Promise<Running> {
   const def = loadGatewayFile(gatewayFileOf(config));
   const redis = await connectRedis(config.REDIS_URL, log, telemetry, config.REDIS_CLUSTER);
   const pdp = upstreamPool(targets.pdpUrl);

@@ -89,7 +89,7 @@ function describeType(schema: Schema): string {
   return schema.type ?? 'value';
 }
 
-export function commandHelp(command: Command): string {
+function commandHelp(command: Command): string {
   const required = new Set<string>(command.body?.required ?? []);
   const lines = [
     `npm run admin -- ${command.name}${command.positional.map((p) => ` <${p.name}>`).join('')} [flags]`,
@@ -107,7 +107,7 @@ export function commandHelp(command: Command): string {
   return lines.join('\n');
 }
 
-export function overview(commands: Command[]): string {
+function overview(commands: Command[]): string {
   const width = Math.max(...commands.map((c) => c.name.length));
   return [
     'npm run admin -- <command> [arguments] [flags]      (npm run admin -- <command> --help for one command)',
@@ -152,7 +152,7 @@ function parseJson(flag: string, raw: string): unknown {
 }
 
 /** Builds the HTTP request for `command` from the command line's remaining arguments. */
-export function buildRequest(command: Command, args: string[]) {
+function buildRequest(command: Command, args: string[]) {
   const fields = bodyFields(command);
   const flags = new Map<string, { key: string; where: 'query' | 'body'; schema: Schema }>();
   for (const [key, schema] of command.query) flags.set(kebab(key), { key, where: 'query', schema });
@@ -203,7 +203,7 @@ export function buildRequest(command: Command, args: string[]) {
 }
 
 /** An answer as rows and columns: a list (`items`) as one row per item, anything else as field/value pairs. */
-export function renderTable(body: unknown): string {
+function renderTable(body: unknown): string {
   const cell = (v: unknown) => (v === null || v === undefined ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v));
   const items = (body as { items?: unknown })?.items;
   let rows: string[][];

@@ -5,7 +5,7 @@ import { Readable, type Writable } from 'node:stream';
 import { parseArgs } from 'node:util';
 import type { ReadableStream as WebStream } from 'node:stream/web';
 
-export const EXPORT_HELP = [
+const EXPORT_HELP = [
   'npm run admin -- export --tenant <tenantId> [--extension <extensionId>] [--client <clientId>] > records.ndjson',
   '',
   "Every extension record of the tenant, one JSON object a line, from one consistent snapshot (GET /admin/v1/tenants/{tenantId}/export).",

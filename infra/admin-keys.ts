@@ -8,7 +8,7 @@ import type { JWK } from 'jose';
 import { ConfigError } from '../common/config.js';
 import { newSigningKey, parseJwks } from '../issuer/keys.js';
 
-export const KEYS_USAGE = `npm run admin -- keys <command> [--file <jwks.json>]
+const KEYS_USAGE = `npm run admin -- keys <command> [--file <jwks.json>]
 
   generate               a new set with one key
   rotate                 the current set with a new signing key first (the old ones stay published)

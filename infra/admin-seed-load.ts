@@ -7,7 +7,7 @@ import { resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 
-export const SEED_LOAD_HELP = [
+const SEED_LOAD_HELP = [
   'npm run admin -- seed-load --tenant <tenantId> --client <clientId> --persons <N> [--extension <extensionId>]',
   '                           [--out load-users.json] [--password <p>] [--rate-limit-points 1000000]',
   '',

@@ -3,7 +3,7 @@
 // type annotation with a message that does not say why). Exit codes: k6's own, or 2 when k6 is missing or too old.
 import { spawn, spawnSync } from 'node:child_process';
 
-export const MIN_K6 = [0, 57, 0] as const;
+const MIN_K6 = [0, 57, 0] as const;
 const INSTALL = 'https://grafana.com/docs/k6/latest/set-up/install-k6/';
 
 /** The version in `k6 version`'s first line ("k6 v1.2.3 (commit/…, go1.24, linux/amd64)"), or undefined. */

@@ -49,15 +49,14 @@ export async function startSystem(config: Config = loadConfig(), opts: SystemOpt
     ? { ...config, ISSUER_PORT: 0, PDP_PORT: 0, BACKEND_PORT: 0, GATEWAY_PORT: 0 }
     : config;
 
-  const issuer = await startIssuer(config, log('issuer'), db.knex, telemetry, opts.ephemeralPorts);
-  const policies = await startPolicies(ports, log('policies'), db.knex, adminToken, internalSecret, telemetry);
-  const backend = await startBackend(ports, log('backend'), db.knex, internalSecret, telemetry);
-  const gateway = await startGateway(ports, log('gateway'), {
-    authUrl: issuer.url,
-    pdpUrl: policies.url,
-    backendUrl: backend.url,
-    internalSecret,
-  }, db.knex, telemetry);
+  const shared = { knex: db.knex, telemetry };
+  const issuer = await startIssuer({ ...shared, config, log: log('issuer'), ephemeralPort: opts.ephemeralPorts });
+  const policies = await startPolicies({ ...shared, config: ports, log: log('policies'), adminToken, internalSecret });
+  const backend = await startBackend({ ...shared, config: ports, log: log('backend'), internalSecret });
+  const gateway = await startGateway({
+    ...shared, config: ports, log: log('gateway'),
+    targets: { authUrl: issuer.url, pdpUrl: policies.url, backendUrl: backend.url, internalSecret },
+  });
   telemetry.started();
   // One management listener for the process when MANAGEMENT_PORT asks for it (never for tests, which run many systems).
   const management = opts.ephemeralPorts || config.MANAGEMENT_PORT === undefined ? undefined : await startManagement(config.MANAGEMENT_PORT, config.LISTEN_HOST, telemetry);

@@ -10,7 +10,7 @@ import type { Knex } from 'knex';
 import type { KoaContextWithOIDC } from 'oidc-provider';
 import { killFamily } from '../common/sessions.js';
 import { API_AUDIENCE } from './scope-policy.js';
-import { routeOf } from './token-errors.js';
+import { routeOf } from './oidc-route.js';
 
 export function accessTokenRevocation(knex: Knex, issuer: string, privateKeys: JWK[]) {
   const keySet = createLocalJWKSet({ keys: privateKeys.map(({ d: _d, ...pub }) => pub) });

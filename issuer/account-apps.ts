@@ -20,7 +20,7 @@ import type { CredentialThrottle } from '../common/credential-throttle.js';
 import { API_RESOURCE, describeCapabilities, splitScope } from './scope-policy.js';
 import { connectedAppsPage, errorPage, accountSignInPage, sendPage, type ConnectedApp } from './pages.js';
 
-export const ACCOUNT_APPS_PATH = '/account/apps';
+const ACCOUNT_APPS_PATH = '/account/apps';
 const COOKIE = 'account_session';
 const SESSION_MS = 15 * 60 * 1000;
 
@@ -51,7 +51,7 @@ function sessionCodec(key: string) {
 const sameToken = (given: unknown, expected: string) => typeof given === 'string' && sameSecret(given, expected);
 
 /** The apps `personId` allowed, one row per app: its live consents (sessions whose Grant is still stored). */
-export async function connectedApps(knex: Knex, personId: string): Promise<ConnectedApp[]> {
+async function connectedApps(knex: Knex, personId: string): Promise<ConnectedApp[]> {
   const rows: { client_id: string; app: string; tenant: string; scope: string | null; allowed_at: Date; last_token_at: number | null }[] = await knex('sessions as s')
     .join('accounts as a', 'a.id', 's.account_id')
     .join('clients as c', 'c.id', 's.client_id')
@@ -83,7 +83,7 @@ export async function connectedApps(knex: Knex, personId: string): Promise<Conne
 }
 
 /** Ends every consent of `personId` for `clientId`: each family killed, so tokens and refresh tokens stop working. */
-export async function revokeApp(knex: Knex, personId: string, clientId: string): Promise<number> {
+async function revokeApp(knex: Knex, personId: string, clientId: string): Promise<number> {
   const grants: { id: string }[] = await knex('sessions as s')
     .join('accounts as a', 'a.id', 's.account_id')
     .where({ 'a.person_id': personId, 'a.kind': 'person', 's.client_id': clientId })
@@ -140,7 +140,7 @@ export function accountAppsRoutes({ knex, log, cookieKey, throttle }: AccountApp
       const { status, message, headers } = signInRefusal(result);
       return sendPage(res, 'Sign in - connected apps', accountSignInPage({ error: message, username }), { status, ...(headers && { headers }) });
     }
-    const { personId } = result;
+    const personId = result.value;
     setSession(req, res, { personId, csrf: randomBytes(24).toString('base64url'), exp: Date.now() + SESSION_MS });
     res.redirect(303, ACCOUNT_APPS_PATH);
   }));

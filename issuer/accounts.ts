@@ -4,6 +4,7 @@ import type { Knex } from 'knex';
 import { HashingBusy, SIGN_IN_HASHING, hashSecret, verifySecret } from '../common/secrets.js';
 import { runPrepared, storableText } from '../common/db.js';
 import { waitMessage, type CredentialThrottle } from '../common/credential-throttle.js';
+import { done, refused, type Outcome, type Refusal } from '../wire/outcome.js';
 
 let dummyHash: Promise<string> | undefined;
 /** Hash checked when the username is unknown, so a wrong username costs as long as a wrong password. */
@@ -44,10 +45,12 @@ export interface SignInAttempt {
   /** The authorize step's tenant: the person must have a current relationship with it. */
   tenantId?: string | undefined;
 }
-export type SignInResult =
-  | { ok: true; personId: string }
-  /** `throttled`: past the failure budget; `busy`: the sign-in hashing lane is full (not counted as a failure). */
-  | { ok: false; refused?: { reason: 'throttled' | 'busy'; retryAfterS: number } };
+/**
+ * The person signed in, or why not: `forbidden` (wrong details, one answer for every cause), `rate_limited` (past the
+ * failure budget) or `authorization_unavailable` (the sign-in hashing lane is full; not counted as a failure), the
+ * last two with how long to wait.
+ */
+export type SignInResult = Outcome<string, 'forbidden' | 'rate_limited' | 'authorization_unavailable'>;
 
 /** One message for every failed sign-in (unknown user, wrong password, disabled account, no relationship). */
 const SIGN_IN_FAILED = 'Those sign-in details did not work. Check your username and password and try again.';
@@ -56,13 +59,13 @@ const SIGN_IN_FAILED = 'Those sign-in details did not work. Check your username 
  * How a sign-in form answers a refusal: the status, whether to wait (retry-after) and the page's message; a throttled
  * attempt is told to wait whatever the username.
  */
-export function signInRefusal(result: Extract<SignInResult, { ok: false }>) {
-  const { refused } = result;
-  if (!refused) return { status: 401, message: SIGN_IN_FAILED };
-  const headers = { 'retry-after': String(refused.retryAfterS) };
-  return refused.reason === 'busy'
+export function signInRefusal(result: Refusal<'forbidden' | 'rate_limited' | 'authorization_unavailable'>) {
+  if (result.error === 'forbidden') return { status: 401, message: SIGN_IN_FAILED };
+  const retryAfterS = result.retryAfterS ?? 1;
+  const headers = { 'retry-after': String(retryAfterS) };
+  return result.error === 'authorization_unavailable'
     ? { status: 503, message: 'Signing in is busy just now. Try again in a few seconds.', headers }
-    : { status: 429, message: waitMessage(refused.retryAfterS), headers };
+    : { status: 429, message: waitMessage(retryAfterS), headers };
 }
 
 /**
@@ -73,20 +76,20 @@ export function signInRefusal(result: Extract<SignInResult, { ok: false }>) {
 export async function signIn(knex: Knex, throttle: CredentialThrottle, attempt: SignInAttempt): Promise<SignInResult> {
   const { username, password, address, tenantId } = attempt;
   const retryAfterS = await throttle.waitSeconds(username, address);
-  if (retryAfterS !== undefined) return { ok: false, refused: { reason: 'throttled', retryAfterS } };
+  if (retryAfterS !== undefined) return refused('rate_limited', 'past the failure budget', retryAfterS);
   let personId: string | undefined;
   try {
     personId = username && password ? await checkPersonLogin(knex, username, password, tenantId) : undefined;
   } catch (err) {
-    if (err instanceof HashingBusy) return { ok: false, refused: { reason: 'busy', retryAfterS: err.retryAfterS } };
+    if (err instanceof HashingBusy) return refused('authorization_unavailable', 'the sign-in hashing lane is full', err.retryAfterS);
     throw err;
   }
   if (!personId || (tenantId !== undefined && !(await hasRelationship(knex, tenantId, personId)))) {
     await throttle.failed(username || undefined, address);
-    return { ok: false };
+    return refused('forbidden');
   }
   await throttle.succeeded(username);
-  return { ok: true, personId };
+  return done(personId);
 }
 
 export async function hasRelationship(knex: Knex, tenantId: string, personId: string): Promise<boolean> {

@@ -12,10 +12,7 @@ import { cookieKeysFrom, loadSigningKeys } from './keys.js';
 import { accountAppsRoutes } from './account-apps.js';
 import { ROUTES, createProvider } from './provider.js';
 import { noteRoute } from '../common/telemetry.js';
-import { malformedBody, readTokenBody, tokenRequestFilter } from './token-request-filter.js';
-import { tokenRateLimit } from './token-rate-limit.js';
-import { tokenPreflight, tokenResponseCors } from './token-cors.js';
-import { tokenRouteFailed } from './token-errors.js';
+import { tokenEndpointRoutes } from './token-endpoint/index.js';
 import { limiterStore, type LimiterStore } from '../common/rate-limit-store.js';
 import { credentialThrottle } from '../common/credential-throttle.js';
 import type { Telemetry } from '../common/telemetry.js';
@@ -34,7 +31,7 @@ export async function createIssuerApp(deps: IssuerDeps): Promise<{ app: express.
   const keys = await loadSigningKeys(knex, config);
   const provider = createProvider({ knex, config, keys, onReplay: (reused) => telemetry.familyKills.inc({ reused }) });
   provider.on('server_error', (ctx, err) => {
-    // A full credential-hashing lane is load, not a fault: the token route answers 429 with retry-after (token-errors.ts).
+    // A full credential-hashing lane is load, not a fault: the token route answers 429 with retry-after (token-endpoint/errors.ts).
     if (err instanceof HashingBusy) ctx.state.hashingBusy = err;
     else log.error({ err }, 'oidc-provider server error');
   });
@@ -59,24 +56,7 @@ export async function createIssuerApp(deps: IssuerDeps): Promise<{ app: express.
   const throttle = credentialThrottle(store, `sign-in:${config.AUTH_URL}`);
   app.use(interactionRoutes({ provider, knex, log, throttle }));
   app.use(accountAppsRoutes({ knex, log, cookieKey: cookieKeysFrom(keys.keys)[0]!, throttle }));
-  const limits = {
-    perClient: { points: config.TOKEN_RATE_LIMIT_PER_CLIENT, durationS: config.TOKEN_RATE_LIMIT_WINDOW_S },
-    perAddressAndClient: { points: config.TOKEN_RATE_LIMIT_PER_ADDRESS, durationS: config.TOKEN_RATE_LIMIT_WINDOW_S },
-    perAddress: { points: config.TOKEN_RATE_LIMIT_PER_ADDRESS_ALL_CLIENTS ?? 10 * config.TOKEN_RATE_LIMIT_PER_ADDRESS, durationS: config.TOKEN_RATE_LIMIT_WINDOW_S },
-  };
-  const limit = tokenRateLimit(store, limits, config.AUTH_URL, () => telemetry.rateLimited.inc({ layer: 'token_endpoint' }));
-  app.options('/oauth2/token', tokenPreflight(knex));
-  app.post(
-    '/oauth2/token',
-    readTokenBody,
-    tokenResponseCors(knex),
-    limit,
-    ...tokenRequestFilter({ issuer: config.AUTH_URL, clientCredentials: config.ISSUER_ENABLE_CLIENT_CREDENTIALS }),
-    tokenRouteFailed(log),
-  );
-  // RFC 7009 revocation: the token endpoint's CORS and limit (the same counters), then oidc-provider.
-  app.options('/oauth2/revoke', tokenPreflight(knex));
-  app.post('/oauth2/revoke', readTokenBody, tokenResponseCors(knex), limit, malformedBody(config.AUTH_URL), tokenRouteFailed(log));
+  app.use(tokenEndpointRoutes({ knex, config, log, limiters: store, telemetry }));
   app.use(provider.callback());
   log.debug({ issuer: config.AUTH_URL, kid: keys.signingKid }, 'issuer ready');
   return { app, provider };

@@ -3,7 +3,7 @@
 // OpenID Connect keys (claims, ID token algorithms, subject types, request objects), which do not apply.
 import type { KoaContextWithOIDC } from 'oidc-provider';
 import { CAPABILITIES } from '../wire/decision.js';
-import { routeOf } from './token-errors.js';
+import { routeOf } from './oidc-route.js';
 
 const KEEP = [
   'issuer',

@@ -94,7 +94,7 @@ export function interactionRoutes({ provider, knex, log, throttle }: Deps): Rout
         sendPage(res, `Sign in - ${appName}`, loginPage({ uid: details.uid, appName, error: message, username }), { status, redirectOrigin, ...(headers && { headers }) });
         return;
       }
-      const { personId } = result;
+      const personId = result.value;
       // The token's `sub` is the login result's accountId, so that is the personId, not the login account id.
       await provider.interactionFinished(req, res, { login: { accountId: personId } }, { mergeWithLastSubmission: false });
     }),

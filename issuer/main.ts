@@ -5,6 +5,6 @@ import { startIssuer } from './service.js';
 
 await runService('issuer', async (config, log, telemetry) => {
   const db = await openServiceDatabase(config, telemetry);
-  const running = await startIssuer(config, log, db.knex, telemetry);
+  const running = await startIssuer({ config, log, knex: db.knex, telemetry });
   return { url: running.url, close: async () => (await running.close(), await db.close()) };
 });

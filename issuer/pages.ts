@@ -53,7 +53,7 @@ export interface LoginView {
 }
 
 /** The sign-in form every page uses: inputs `username` and `password`, one submit button. */
-export function loginForm(action: string, v: { error?: string | undefined; username?: string | undefined }): string {
+function loginForm(action: string, v: { error?: string | undefined; username?: string | undefined }): string {
   return `${v.error ? `<p class="error" role="alert">${escapeHtml(v.error)}</p>` : ''}
 <form method="post" action="${escapeHtml(action)}">
 <label for="username">Username</label>

@@ -9,12 +9,13 @@ import { requestReads } from './request-reads.js';
 import { createAdapterFactory, type OnReplay } from './adapter.js';
 import { clientSecretMatches } from './clients.js';
 import { trimDiscovery } from './discovery.js';
-import { stripUnlistedCors } from './token-cors.js';
+import { stripUnlistedCors } from './token-endpoint/cors.js';
 import { cookieKeysFrom, type SigningKeys } from './keys.js';
 import { errorPage, pageHeaders, pageHtml } from './pages.js';
 import { API_AUDIENCE, API_RESOURCE, allowedCapabilities, splitScope } from './scope-policy.js';
 import { isClientCredentials, platformClaims, setSubjectClaims } from './token-claims.js';
-import { routeOf, tokenErrorRemapper } from './token-errors.js';
+import { routeOf } from './oidc-route.js';
+import { tokenErrorRemapper } from './token-endpoint/errors.js';
 import { activeServiceAccountOf } from './service-accounts.js';
 import { accessTokenRevocation } from './access-token-revocation.js';
 

@@ -1,9 +1,5 @@
 import type { RequestListener } from 'node:http';
-import type { Knex } from 'knex';
-import type { Config } from '../common/config.js';
-import type { Logger } from '../common/log.js';
-import { serve, type Running } from '../common/service.js';
-import type { Telemetry } from '../common/telemetry.js';
+import { serve, type Running, type ServiceDeps } from '../common/service.js';
 import { createIssuerApp } from './app.js';
 import { startPurging } from './purge.js';
 import { connectRedis, limiterStore } from '../common/rate-limit-store.js';
@@ -12,7 +8,7 @@ import { connectRedis, limiterStore } from '../common/rate-limit-store.js';
  * Starts the issuer. With `ephemeralPort` it listens on any free port and takes that URL as its issuer (AUTH_URL),
  * which is how tests run several systems side by side.
  */
-export async function startIssuer(config: Config, log: Logger, knex: Knex, telemetry: Telemetry, ephemeralPort = false): Promise<Running> {
+export async function startIssuer({ config, log, knex, telemetry, ephemeralPort = false }: ServiceDeps & { ephemeralPort?: boolean }): Promise<Running> {
   // The app needs the issuer's own URL, which an ephemeral port decides: it is attached once listening.
   let app: RequestListener | undefined;
   const http = await serve('issuer', ephemeralPort ? 0 : config.ISSUER_PORT, config, telemetry, log, (req, res) => app!(req, res));

@@ -15,7 +15,7 @@ import type { PolicyStore } from './store.js';
 const BatchRequest = z.object({ items: z.array(z.unknown()).min(1) });
 
 /** A batch item that is not a decision request: the gateway answers its request 503, never an allow or a denial. */
-export const MALFORMED_ITEM = { error: 'schema_invalid', message: 'malformed decision request' } as const;
+const MALFORMED_ITEM = { error: 'schema_invalid', message: 'malformed decision request' } as const;
 
 export interface DecisionDeps {
   store: PolicyStore;

@@ -8,6 +8,6 @@ await runService('policies', async (config, log, telemetry) => {
   const adminToken = config.ADMIN_TOKEN ?? randomSecret();
   if (!config.ADMIN_TOKEN) console.log(`ADMIN_TOKEN (generated for this run): ${adminToken}`);
   const db = await openServiceDatabase(config, telemetry);
-  const running = await startPolicies(config, log, db.knex, adminToken, internalSecret, telemetry);
+  const running = await startPolicies({ config, log, knex: db.knex, telemetry, adminToken, internalSecret });
   return { url: running.url, close: async () => (await running.close(), await db.close()) };
 });

@@ -1,15 +1,13 @@
 import { createHash } from 'node:crypto';
-import type { Knex } from 'knex';
-import type { Config } from '../common/config.js';
-import type { Logger } from '../common/log.js';
-import { serve, type Running } from '../common/service.js';
-import type { Telemetry } from '../common/telemetry.js';
+import { serve, type Running, type ServiceDeps } from '../common/service.js';
 import { createPoliciesApp } from './app.js';
 import { batchedDecisionLog } from './decision-log.js';
 import { connectRedis, limiterStore } from '../common/rate-limit-store.js';
 import { adminCredentialLimits, credentialThrottle } from '../common/credential-throttle.js';
 
-export async function startPolicies(config: Config, log: Logger, knex: Knex, adminToken: string, internalSecret: string, telemetry: Telemetry): Promise<Running> {
+export async function startPolicies(
+  { config, log, knex, telemetry, adminToken, internalSecret }: ServiceDeps & { adminToken: string; internalSecret: string },
+): Promise<Running> {
   const decisionLog = batchedDecisionLog(knex, log);
   // Wrong admin credentials are counted where the other limits are: Redis when configured, so replicas count together.
   // The counters are named after the deployment's operator token (a digest of it): its replicas share them, while

@@ -680,7 +680,10 @@ describe('console sessions', () => {
   });
 
   it('are known to every admin replica sharing the database (the manifests run two), and to a restarted one', async () => {
-    const replica = await startPolicies({ ...system.config, PDP_PORT: 0 }, createLogger('policies', 'silent'), system.db.knex, system.adminToken, 'replica-internal-secret-0123456789', createTelemetry());
+    const replica = await startPolicies({
+      config: { ...system.config, PDP_PORT: 0 }, log: createLogger('policies', 'silent'), knex: system.db.knex, telemetry: createTelemetry(),
+      adminToken: system.adminToken, internalSecret: 'replica-internal-secret-0123456789',
+    });
     const context = await browser.newContext();
     try {
       const { page } = await signIn(context, system.adminToken);

@@ -43,7 +43,7 @@ afterAll(async () => {
 async function gatewayFrom(text: string, env: { REDIS_URL?: string } = {}): Promise<Running> {
   const config = { ...system.config, GATEWAY_CONFIG: files.write(text), GATEWAY_PORT: 0, ...env };
   const targets = { authUrl: system.authUrl, pdpUrl: system.pdpUrl, backendUrl: system.backendUrl, internalSecret: INTERNAL_SECRET };
-  const gateway = await startGateway(config, createLogger('gateway', 'silent'), targets, system.db.knex, createTelemetry());
+  const gateway = await startGateway({ config, log: createLogger('gateway', 'silent'), knex: system.db.knex, telemetry: createTelemetry(), targets });
   running.add(gateway);
   return gateway;
 }
@@ -154,6 +154,18 @@ describe('CORS from the client registration', () => {
     expect(preflight.headers.get('access-control-allow-origin')).toBe(registered);
     const wrongMethod = await call(gateway.url, '/tenant', undefined, { method: 'OPTIONS', headers: { origin: registered, 'access-control-request-method': 'DELETE' } });
     expect(wrongMethod.status).toBe(404);
+  });
+
+  it('gives a confidential app\'s registered origin no CORS, as the token endpoint does (one rule for browser apps)', async () => {
+    const tenant = await tenantWithToken();
+    const registered = `https://server-side-${tenant.tenantId.toLowerCase()}.example`;
+    await system.db.knex('clients').where({ id: tenant.clientId }).update({ allowed_origins: JSON.stringify([registered]), type: 'confidential' });
+    const gateway = await gatewayFrom(SHIPPED_GATEWAY_FILE);
+    const answer = await call(gateway.url, '/me', tenant.token, { headers: { origin: registered } });
+    expect(answer.status).toBe(200);
+    expect(answer.headers.get('access-control-allow-origin')).toBeNull();
+    const preflight = await call(gateway.url, '/tenant', undefined, { method: 'OPTIONS', headers: { origin: registered, 'access-control-request-method': 'GET' } });
+    expect(preflight.status).toBe(404);
   });
 });
 

@@ -48,6 +48,8 @@ const inputFor = (n: number): DecisionInput => ({
 const input = inputFor(1);
 const allow = { allow: true, effectiveScopes: ['svc.profile.self.read'], subjectType: 'person', rateLimit: { tenant: { points: 1, durationS: 1 }, account: { points: 1, durationS: 1 } } };
 const denial = { allow: false, code: 'client_disabled', check: 'client.status' };
+/** Undecidable: the gateway answers it 503 authorization_unavailable, never an allow. */
+const UNDECIDABLE = { ok: false, error: 'authorization_unavailable' };
 
 /** One decision, the PDP answering its item with `item` (or the whole call with `status` and `body`). */
 const decideOne = (item: unknown, call?: { status: number; body: unknown }) => {
@@ -57,16 +59,16 @@ const decideOne = (item: unknown, call?: { status: number; body: unknown }) => {
 
 describe('reading PDP answers', () => {
   it('passes a well-formed allow through, asked on the batch endpoint with the secret and the request id', async () => {
-    expect(await decideOne(allow)).toEqual(allow);
+    expect(await decideOne(allow)).toEqual({ ok: true, value: allow });
     expect(calls).toEqual([{ path: DECISION_BATCH_PATH, requestId: input.requestId, secret: 'secret', items: [input] }]);
   });
 
   it('keeps a known deny code and its check', async () => {
-    expect(await decideOne(denial)).toEqual(denial);
+    expect(await decideOne(denial)).toEqual({ ok: true, value: denial });
   });
 
   it('turns an unknown deny code into forbidden, still a denial', async () => {
-    expect(await decideOne({ allow: false, code: 'quota_of_moons', check: 'x' })).toMatchObject({ allow: false, code: 'forbidden' });
+    expect(await decideOne({ allow: false, code: 'quota_of_moons', check: 'x' })).toMatchObject({ ok: true, value: { allow: false, code: 'forbidden' } });
   });
 
   it.each([
@@ -77,7 +79,7 @@ describe('reading PDP answers', () => {
     ['the PDP\'s refusal of a malformed item', { error: 'schema_invalid', message: 'malformed decision request' }],
     ['null', null],
   ])('treats an item that is %s as undecidable, never as an allow', async (_name, item) => {
-    expect(await decideOne(item)).toMatchObject({ undecidable: true });
+    expect(await decideOne(item)).toMatchObject(UNDECIDABLE);
   });
 
   it.each([
@@ -87,13 +89,13 @@ describe('reading PDP answers', () => {
     ['a body without items', { status: 200, body: allow }],
     ['a longer list of items than asked for', { status: 200, body: { items: [allow, allow] } }],
   ])('treats a call answered with %s as undecidable', async (_name, call) => {
-    expect(await decideOne(undefined, call)).toMatchObject({ undecidable: true });
+    expect(await decideOne(undefined, call)).toMatchObject(UNDECIDABLE);
   });
 
   it('treats an unreachable PDP as undecidable', async () => {
     const closed = upstreamPool('http://127.0.0.1:1');
     try {
-      expect(await pdpClient(closed, { internalSecret: 'secret' })(input)).toMatchObject({ undecidable: true });
+      expect(await pdpClient(closed, { internalSecret: 'secret' })(input)).toMatchObject(UNDECIDABLE);
     } finally {
       await closed.close();
     }
@@ -109,7 +111,7 @@ describe('batching', () => {
     const decide = pdpClient(pool, { internalSecret: 'secret', onCall: (n) => sizes.push(n) });
     const answers = await Promise.all(Array.from({ length: 10 }, (_, n) => decide(inputFor(n))));
     expect(calls.map((c) => c.items.map((i) => i.requestId))).toEqual([Array.from({ length: 10 }, (_, n) => inputFor(n).requestId)]);
-    expect(answers).toEqual(Array.from({ length: 10 }, (_, n) => (n % 2 ? allow : denial)));
+    expect(answers).toEqual(Array.from({ length: 10 }, (_, n) => ({ ok: true, value: n % 2 ? allow : denial })));
     expect(sizes).toEqual([10]);
     // A batch's call has its own request id; each item keeps its request's.
     expect(calls[0]!.requestId).not.toBe(inputFor(0).requestId);
@@ -120,7 +122,7 @@ describe('batching', () => {
     const decide = pdpClient(pool, { internalSecret: 'secret' });
     await decide(input);
     answer = () => ({ status: 200, body: { items: [denial] } });
-    expect(await decide(input)).toEqual(denial);
+    expect(await decide(input)).toEqual({ ok: true, value: denial });
     expect(calls).toHaveLength(2);
   });
 
@@ -129,16 +131,16 @@ describe('batching', () => {
     const decide = pdpClient(pool, { internalSecret: 'secret', maxPerCall: 64 });
     const answers = await Promise.all(Array.from({ length: 150 }, (_, n) => decide(inputFor(n))));
     expect(calls.map((c) => c.items.length).sort((a, b) => a - b)).toEqual([22, 64, 64]);
-    expect(answers).toEqual(Array.from({ length: 150 }, (_, n) => (n % 2 ? allow : denial)));
+    expect(answers).toEqual(Array.from({ length: 150 }, (_, n) => ({ ok: true, value: n % 2 ? allow : denial })));
   });
 
   it('answers every member of a failed call undecidable, and only the member of a failed item', async () => {
     answer = (items) => (items.length > 2 ? { status: 503, body: {} } : { status: 200, body: { items: [allow, { allow: 'perhaps' }] } });
     const decide = pdpClient(pool, { internalSecret: 'secret' });
     const failed: PdpAnswer[] = await Promise.all([1, 2, 3].map((n) => decide(inputFor(n))));
-    expect(failed.every((a) => 'undecidable' in a)).toBe(true);
+    expect(failed.every((a) => !a.ok && a.error === 'authorization_unavailable')).toBe(true);
     const [ok, bad] = await Promise.all([decide(inputFor(1)), decide(inputFor(2))]);
-    expect(ok).toEqual(allow);
-    expect(bad).toMatchObject({ undecidable: true });
+    expect(ok).toEqual({ ok: true, value: allow });
+    expect(bad).toMatchObject(UNDECIDABLE);
   });
 });

@@ -83,7 +83,7 @@ describe('token verification', () => {
   it('accepts a well-formed token signed by a published key', async () => {
     publish(keyA);
     const result = await verifierWith().verify(await sign(keyA));
-    expect(result).toMatchObject({ ok: true, claims: { sub: 'psn_x', tenant_id: 'ten_x' } });
+    expect(result).toMatchObject({ ok: true, value: { sub: 'psn_x', tenant_id: 'ten_x' } });
   });
 
   it.each([
@@ -93,7 +93,7 @@ describe('token verification', () => {
     ['an expired token', { iat: nowS() - 1000, exp: nowS() - 100 }],
   ])('refuses %s with invalid_token', async (_name, claims) => {
     publish(keyA);
-    expect(await verifierWith().verify(await sign(keyA, claims))).toMatchObject({ ok: false, reason: 'invalid_token' });
+    expect(await verifierWith().verify(await sign(keyA, claims))).toMatchObject({ ok: false, error: 'invalid_token' });
   });
 
   it.each([
@@ -104,7 +104,7 @@ describe('token verification', () => {
   ])('answers token_verification_unavailable with a retry-after when the key set server %s and no set was ever had', async (_name, broken) => {
     answer = broken;
     const result = await verifierWith().verify(await sign(keyA));
-    expect(result).toMatchObject({ ok: false, reason: 'token_verification_unavailable' });
+    expect(result).toMatchObject({ ok: false, error: 'token_verification_unavailable' });
     expect((result as { retryAfterS: number }).retryAfterS).toBeGreaterThanOrEqual(1);
   });
 });
@@ -136,7 +136,7 @@ describe('forged tokens are 401, never 503, and never make the gateway fetch key
     const { verify } = verifierWith();
     expect(await verify(await sign(keyA))).toMatchObject({ ok: true }); // the key set is held
     const token = await forge();
-    expect(await verify(token)).toMatchObject({ ok: false, reason: 'invalid_token' });
+    expect(await verify(token)).toMatchObject({ ok: false, error: 'invalid_token' });
     expect(attacker.hits).toBe(0);
   });
 });
@@ -149,7 +149,7 @@ describe('the key set cache', () => {
     const keyB = await newKey('b');
     publish(keyA, keyB);
     const tokenB = await sign(keyB);
-    expect(await verify(tokenB)).toMatchObject({ ok: false, reason: 'invalid_token' }); // within the cooldown of the first fetch
+    expect(await verify(tokenB)).toMatchObject({ ok: false, error: 'invalid_token' }); // within the cooldown of the first fetch
     expect(issuer.hits).toBe(1);
     clock.now += 10_000;
     expect(await verify(tokenB)).toMatchObject({ ok: true });
@@ -163,7 +163,7 @@ describe('the key set cache', () => {
     clock.now += 10_000; // a re-fetch is allowed again
     const strangers = await Promise.all(Array.from({ length: 25 }, (_, i) => newKey(`stranger-${i}`).then((k) => sign(k))));
     const results = await Promise.all(strangers.map((t) => verify(t)));
-    expect(results.every((r) => !r.ok && r.reason === 'invalid_token')).toBe(true);
+    expect(results.every((r) => !r.ok && r.error === 'invalid_token')).toBe(true);
     expect(issuer.hits).toBe(2); // the first fetch and one shared re-fetch
   });
 
@@ -176,9 +176,9 @@ describe('the key set cache', () => {
     clock.now += 120_000; // past cacheMaxAgeS: a refresh is attempted and fails
     expect(await verify(token)).toMatchObject({ ok: true });
     // The re-fetch for the unknown kid failed: verification cannot finish (§7.2), it is not the token's fault.
-    expect(await verify(await sign(await newKey('unknown')))).toMatchObject({ ok: false, reason: 'token_verification_unavailable' });
+    expect(await verify(await sign(await newKey('unknown')))).toMatchObject({ ok: false, error: 'token_verification_unavailable' });
     clock.now += 600_000; // past maxStaleS
-    expect(await verify(token)).toMatchObject({ ok: false, reason: 'token_verification_unavailable' });
+    expect(await verify(token)).toMatchObject({ ok: false, error: 'token_verification_unavailable' });
   });
 
   it('takes a refreshed key set once the issuer is back', async () => {
@@ -212,9 +212,9 @@ describe('verified tokens remembered by their exact string', () => {
     const token = await sign(keyA, { exp: nowS() + 30 });
     expect(await verify(token)).toMatchObject({ ok: true });
     clock.now += 20_000;
-    expect(await verify(token)).toMatchObject({ ok: true, claims: { sub: 'psn_x' } });
+    expect(await verify(token)).toMatchObject({ ok: true, value: { sub: 'psn_x' } });
     clock.now += 11_000;
-    expect(await verify(token)).toMatchObject({ ok: false, reason: 'invalid_token' });
+    expect(await verify(token)).toMatchObject({ ok: false, error: 'invalid_token' });
   });
 
   it('refuses a token it accepted before once its key is retired from a re-fetched key set', async () => {
@@ -226,7 +226,7 @@ describe('verified tokens remembered by their exact string', () => {
     publish(keyC); // keyA retired
     clock.now += 61_000; // past cacheMaxAgeS: the next use refreshes the set
     expect(await verify(await sign(keyC))).toMatchObject({ ok: true }); // waits for the refreshed set
-    expect(await verify(tokenA)).toMatchObject({ ok: false, reason: 'invalid_token' });
+    expect(await verify(tokenA)).toMatchObject({ ok: false, error: 'invalid_token' });
   });
 
   it('answers 503 for a token it accepted before once no key set is usable', async () => {
@@ -236,6 +236,6 @@ describe('verified tokens remembered by their exact string', () => {
     expect(await verify(token)).toMatchObject({ ok: true });
     issuerDown();
     clock.now += 601_000; // past maxStaleS, still before the token's exp
-    expect(await verify(token)).toMatchObject({ ok: false, reason: 'token_verification_unavailable' });
+    expect(await verify(token)).toMatchObject({ ok: false, error: 'token_verification_unavailable' });
   });
 });

@@ -10,7 +10,7 @@ export const DENY_CODES = [
 export type DenyCode = (typeof DENY_CODES)[number];
 
 /** §7.2: every `error` a Problem body may carry. */
-export const API_ERROR_CODES = [
+const API_ERROR_CODES = [
   'invalid_token', ...DENY_CODES, 'not_found', 'revision_conflict', 'already_exists', 'precondition_required',
   'payload_too_large', 'quota_exceeded', 'schema_invalid', 'rate_limited', 'authorization_unavailable',
   'token_verification_unavailable',

@@ -46,14 +46,18 @@ export interface DecisionInput {
   resource: { type: ResourceType; personId?: string | undefined };
 }
 
-export interface RateLimitWindow {
-  points: number;
-  durationS: number;
-}
-export interface RateLimitPolicy {
-  tenant: RateLimitWindow;
-  account: RateLimitWindow;
-}
+/**
+ * The rate-limit window, one definition wherever a window is stated: a tenant's limits (admin API, console), the PDP's
+ * allow, a route's own window in the gateway file, the limiters. Unknown fields are refused everywhere.
+ */
+export const RateLimitWindowSchema = z.strictObject({
+  points: z.number().int().min(1).max(1_000_000).describe('Requests allowed in one window (1 to 1,000,000)'),
+  durationS: z.number().int().min(1).max(86_400).describe('The window, in seconds (1 to 86,400)'),
+});
+export type RateLimitWindow = z.infer<typeof RateLimitWindowSchema>;
+/** A tenant's two layers (contract §8 rule 1). */
+export const RateLimitPolicySchema = z.strictObject({ tenant: RateLimitWindowSchema, account: RateLimitWindowSchema });
+export type RateLimitPolicy = z.infer<typeof RateLimitPolicySchema>;
 
 export interface Allow {
   allow: true;
@@ -78,11 +82,10 @@ export const DecisionRequestSchema = z.object({
   resource: z.object({ type: z.enum(RESOURCE_TYPES), personId: z.string().optional() }),
 });
 
-const WindowSchema = z.object({ points: z.number().int().positive(), durationS: z.number().int().positive() });
 /** An allow as the gateway takes it: only in full, every field the rest of the pipeline relies on well-formed. */
 export const AllowSchema = z.object({
   allow: z.literal(true),
   effectiveScopes: z.array(z.enum(CAPABILITIES)),
   subjectType: z.enum(['person', 'service_account']),
-  rateLimit: z.object({ tenant: WindowSchema, account: WindowSchema }),
+  rateLimit: RateLimitPolicySchema,
 });

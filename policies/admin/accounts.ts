@@ -37,7 +37,7 @@ const accountPages = idPages('acc');
 const ServiceAccountQuery = accountPages.query({ status: z.enum(['active', 'disabled']).optional() });
 
 /** A page of the tenant's service accounts in creation order (ids are ULIDs), optionally of one status. */
-export async function serviceAccountPage(knex: Knex, tenantId: string, query: unknown): Promise<Outcome<{ items: AccountView[]; nextCursor: string | null }>> {
+async function serviceAccountPage(knex: Knex, tenantId: string, query: unknown): Promise<Outcome<{ items: AccountView[]; nextCursor: string | null }>> {
   const parsed = validate(ServiceAccountQuery, query);
   if (!parsed.ok) return parsed;
   if (!(await tenantExists(knex, tenantId))) return refused('not_found');

@@ -10,7 +10,7 @@ import { done, refused, reply, validate, type Outcome } from './support.js';
 const encodeCursor = (id: string) => Buffer.from(`a:${id}`).toString('base64url');
 const decodeCursor = (cursor: string) => /^a:(\d{1,19})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'))?.[1];
 
-export const AuditQuery = z.strictObject({
+const AuditQuery = z.strictObject({
   limit: z.coerce.number().int().min(1).max(100).default(20),
   cursor: z.string().max(64).refine((c) => decodeCursor(c) !== undefined, 'not a cursor from this trail').optional(),
   action: z.string().regex(/^[a-z_]+\.[a-z_]+$/).max(64).optional(),
@@ -44,7 +44,7 @@ export async function auditPage(knex: Knex, tenantId: string | null, query: unkn
 const VERIFY_PAGE = 1000;
 
 /** Walks the whole chain in id order; the first entry whose hash does not follow from its predecessor is reported. */
-export async function verifyChain(knex: Knex): Promise<{ ok: true; entries: number } | { ok: false; entries: number; brokenAt: string }> {
+async function verifyChain(knex: Knex): Promise<{ ok: true; entries: number } | { ok: false; entries: number; brokenAt: string }> {
   let previous = GENESIS;
   let after = '0';
   let entries = 0;

@@ -42,7 +42,7 @@ export const REDACTED = '[redacted]';
 /** A serialised append: every writer of the chain takes this transaction-scoped advisory lock first. */
 const CHAIN_LOCK = 7_200_123_906;
 
-export const actorOf = (caller: AdminCaller): AuditActor =>
+const actorOf = (caller: AdminCaller): AuditActor =>
   caller.kind === 'operator' ? { kind: 'operator' } : { kind: 'tenant_admin_key', keyId: caller.keyId };
 
 /**
@@ -73,7 +73,7 @@ export function fieldChanges(before: object | undefined, after: object, fields: 
 }
 
 /** JSON with object keys sorted at every level: the stored jsonb may reorder keys, the hash must not change. */
-export function canonical(value: unknown): string {
+function canonical(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
   if (value && typeof value === 'object')
     return `{${Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`).join(',')}}`;

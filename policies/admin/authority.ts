@@ -103,7 +103,7 @@ export function refusalFor(caller: AdminCaller, owner: Owner): string | undefine
 }
 
 /** Why `caller` may not perform `op`, or undefined when it may. */
-export const refusalOf = async (knex: Knex, caller: AdminCaller, op: AdminOperation): Promise<string | undefined> =>
+const refusalOf = async (knex: Knex, caller: AdminCaller, op: AdminOperation): Promise<string | undefined> =>
   caller.kind === 'operator' ? undefined : refusalFor(caller, await ownerOf(knex, op));
 
 /** 403 forbidden when a tenant admin key reaches outside its tenant or for an operator-only operation. */

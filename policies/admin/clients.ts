@@ -46,7 +46,7 @@ const clientPages = idPages('client');
 const ClientQuery = clientPages.query({ status: z.enum(['active', 'disabled']).optional(), kind: z.enum(['third_party', 'first_party', 'internal']).optional() });
 
 /** A page of the tenant's clients in id order, optionally of one status or kind. */
-export async function clientPage(knex: Knex, tenantId: string, query: unknown): Promise<Outcome<{ items: ClientView[]; nextCursor: string | null }>> {
+async function clientPage(knex: Knex, tenantId: string, query: unknown): Promise<Outcome<{ items: ClientView[]; nextCursor: string | null }>> {
   const parsed = validate(ClientQuery, query);
   if (!parsed.ok) return parsed;
   if (!(await tenantExists(knex, tenantId))) return refused('not_found');

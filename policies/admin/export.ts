@@ -12,7 +12,7 @@ import { EXTENSION_ID, isId } from '../../common/ids.js';
 import { sendProblem } from '../../common/http.js';
 import { done, refused, sendRefusal, validate, type Outcome, type Refusal } from './support.js';
 
-export const EXPORT_CONTENT_TYPE = 'application/x-ndjson';
+const EXPORT_CONTENT_TYPE = 'application/x-ndjson';
 const PAGE_SIZE = 1000;
 /**
  * What a failed export writes last before it aborts the response: the start of a record that never ends, so the last
@@ -34,7 +34,7 @@ const LINE = `json_build_object(
   'updatedBy', pe.updated_by)::text`;
 
 /** Checks the tenant and the filters: an unknown tenant is 404, a filter naming nothing of this tenant 422. */
-export async function exportPlan(knex: Knex, tenantId: string, query: unknown): Promise<Outcome<ExportFilter>> {
+async function exportPlan(knex: Knex, tenantId: string, query: unknown): Promise<Outcome<ExportFilter>> {
   const parsed = validate(ExportQuery, query);
   if (!parsed.ok) return parsed;
   if (!isId('ten', tenantId) || !(await knex('tenants').where({ id: tenantId }).first('id'))) return refused('not_found');
@@ -72,7 +72,7 @@ const EXPORT_IDLE_MS = 5 * 60 * 1000;
  * its connection) when `stopped()` turns true, checked before each page and after waiting for the reader, who is
  * waited for until `until` closes.
  */
-export async function writeRecords(
+async function writeRecords(
   knex: Knex, tenantId: string, filter: ExportFilter, out: Writable, until: EventEmitter, stopped: () => boolean,
   progress: ExportProgress = { records: 0 },
 ): Promise<ExportProgress> {

@@ -42,12 +42,12 @@ export async function putGrant(knex: Knex, tenantId: string, clientId: string, b
   return done({ tenantId, clientId, capabilities });
 }
 
-export async function getGrant(knex: Knex, tenantId: string, clientId: string): Promise<Outcome<Grant>> {
+async function getGrant(knex: Knex, tenantId: string, clientId: string): Promise<Outcome<Grant>> {
   if (!(await findClient(knex, tenantId, clientId))) return refused('not_found');
   return done({ tenantId, clientId, capabilities: await capabilitiesOf(knex, tenantId, clientId) });
 }
 
-export async function withdrawGrant(knex: Knex, tenantId: string, clientId: string): Promise<Outcome<void>> {
+async function withdrawGrant(knex: Knex, tenantId: string, clientId: string): Promise<Outcome<void>> {
   if (!(await findClient(knex, tenantId, clientId))) return refused('not_found');
   const before = await capabilitiesOf(knex, tenantId, clientId);
   await knex('tenant_grants').where({ tenant_id: tenantId, client_id: clientId }).delete();

@@ -7,13 +7,9 @@ import { sendProblem } from '../../common/http.js';
 import { isUniqueViolation } from '../../common/db.js';
 import type { Knex } from 'knex';
 import { isId } from '../../common/ids.js';
-import type { ApiErrorCode } from '../../wire/codes.js';
+import { done, refused, type Outcome, type Refusal } from '../../wire/outcome.js';
 
-export type Refusal = { ok: false; error: ApiErrorCode; message?: string };
-export type Outcome<T> = { ok: true; value: T } | Refusal;
-
-export const done = <T>(value: T): Outcome<T> => ({ ok: true, value });
-export const refused = (error: ApiErrorCode, message?: string): Refusal => ({ ok: false, error, ...(message && { message }) });
+export { done, refused, type Outcome, type Refusal };
 
 /** Parses `value` with `schema`; a failure is schema_invalid naming the fields. */
 export function validate<T extends z.ZodType>(schema: T, value: unknown): Outcome<z.output<T>> {

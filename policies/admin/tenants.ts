@@ -6,15 +6,14 @@ import { DISPLAY_NAME, LABEL, PLAN, done, idPages, refused, reply, unlessTaken, 
 import { fieldChanges, recordChange, recordNoChange } from './audit.js';
 import type { AdminCaller } from './authority.js';
 import { DEFAULT_RATE_LIMIT } from '../evaluate.js';
-import type { RateLimitPolicy } from '../../wire/decision.js';
+import { RateLimitPolicySchema, type RateLimitPolicy } from '../../wire/decision.js';
 
-const WINDOW = z.strictObject({ points: z.number().int().min(1).max(1_000_000), durationS: z.number().int().min(1).max(86_400) });
 const CreateTenant = z.strictObject({ label: LABEL, displayName: DISPLAY_NAME, plan: PLAN });
 const UpdateTenant = z.strictObject({
   displayName: DISPLAY_NAME.optional(),
   plan: PLAN.optional(),
   status: z.enum(['active', 'suspended']).optional(),
-  rateLimit: z.strictObject({ tenant: WINDOW, account: WINDOW }).optional(),
+  rateLimit: RateLimitPolicySchema.optional(),
 });
 
 interface TenantRow { id: string; label: string; display_name: string; plan: string; status: string; rate_limit: unknown }
@@ -33,7 +32,7 @@ const tenantPages = idPages('ten');
 const TenantQuery = tenantPages.query({ status: z.enum(['active', 'suspended']).optional(), plan: PLAN.optional() });
 
 /** A page of tenants in creation order (ids are ULIDs), optionally of one status or plan (operator only). */
-export async function tenantPage(knex: Knex, query: unknown): Promise<Outcome<{ items: TenantView[]; nextCursor: string | null }>> {
+async function tenantPage(knex: Knex, query: unknown): Promise<Outcome<{ items: TenantView[]; nextCursor: string | null }>> {
   const parsed = validate(TenantQuery, query);
   if (!parsed.ok) return parsed;
   const { limit, cursor, status, plan } = parsed.value;

@@ -12,6 +12,7 @@ import type { RegisteredExtension } from '../admin/extensions.js';
 import type { DailyUsage, DecisionFilters, DecisionView } from '../admin/observability.js';
 import { SCRIPT_ELEMENT, STYLE_ELEMENT, html, type Html } from './html.js';
 import type { ConsoleSession } from './sessions.js';
+import type { RateLimitPolicy } from '../../wire/decision.js';
 
 export const CONSOLE_PATH = '/admin/console';
 export const tenantPath = (tenantId: string, page = '') => `${CONSOLE_PATH}/tenants/${encodeURIComponent(tenantId)}${page && `/${page}`}`;
@@ -98,11 +99,10 @@ const PLANS = [['L1', 'L1 (self and tenant reads)'], ['L2', 'L2 (adds persons an
 const planSelect = (chosen: string) => html`<label for="tenant-plan">Plan</label>
 <select id="tenant-plan" name="plan">${PLANS.map(([value, label]) => html`<option value="${value}"${chosen === value && html` selected`}>${label}</option>`)}</select>`;
 
-export interface RateLimitView { tenant: { points: number; durationS: number }; account: { points: number; durationS: number } }
 
 /** A tenant's settings: name and limits (tenant admins too), plan and status and admin keys (the operator only). */
 export function tenantSettingsPage(
-  frame: Frame & { session: ConsoleSession; tenant: TenantView }, limits: RateLimitView, keys: { keyId: string; createdAt: string }[] | undefined, entered?: Entered,
+  frame: Frame & { session: ConsoleSession; tenant: TenantView }, limits: RateLimitPolicy, keys: { keyId: string; createdAt: string }[] | undefined, entered?: Entered,
 ): Html {
   const { session, tenant } = frame;
   const operator = session.caller?.kind === 'operator';

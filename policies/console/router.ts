@@ -52,7 +52,7 @@ export function consoleRouter({ knex, adminToken, log, countChange, throttle }: 
 
   const db = scopedKnex(knex);
   const kit = consoleKit(db, sessions, log);
-  const { send, frameOf, problem, notFound, goTo, enteredFrom } = kit;
+  const { send, problem, notFound, goTo, enteredFrom } = kit;
   const setCookie = (req: Request, res: Response, session: ConsoleSession) =>
     res.cookie(COOKIE, session.id, { httpOnly: true, sameSite: 'strict', secure: overHttps(req), path: CONSOLE_PATH });
   const signInForm = signInCsrf(adminToken);

@@ -8,13 +8,14 @@ import { STATUS_OF } from '../../wire/codes.js';
 import { adminKeyPage, createAdminKey, revokeAdminKey } from '../admin/admin-keys.js';
 import { updateTenant } from '../admin/tenants.js';
 import { DEFAULT_RATE_LIMIT } from '../evaluate.js';
+import type { RateLimitPolicy } from '../../wire/decision.js';
 
 export function tenantSettingsRoutes(tenant: Router, kit: ConsoleKit): void {
   const { db, send, frameOf, goTo, enteredFrom, permitted, perform, confirmed } = kit;
   const settingsPage = async (res: Response, entered?: pages.Entered, status = 200) => {
     const { session, caller, tenant: current } = locals(res);
     const keys = caller.kind === 'operator' ? await adminKeyPage(db, current.tenantId, { limit: 100 }) : undefined;
-    const limits = (current.rateLimit as pages.RateLimitView | undefined) ?? DEFAULT_RATE_LIMIT;
+    const limits = (current.rateLimit as RateLimitPolicy | undefined) ?? DEFAULT_RATE_LIMIT;
     send(res, pages.tenantSettingsPage({ ...frameOf(res, 'Settings'), session, tenant: current }, limits, keys?.ok ? keys.value.items : undefined, entered), status);
   };
   const SETTINGS_FIELDS = ['displayName', 'plan', 'status', 'tenantPoints', 'tenantDurationS', 'accountPoints', 'accountDurationS'];
@@ -27,7 +28,7 @@ export function tenantSettingsRoutes(tenant: Router, kit: ConsoleKit): void {
     const count = (name: string) => (field(name)?.trim() ? Number(field(name)) : undefined);
     const window = (layer: string) => ({ points: count(`${layer}Points`), durationS: count(`${layer}DurationS`) });
     const rateLimit = { tenant: window('tenant'), account: window('account') };
-    const currentLimits = (current.rateLimit as pages.RateLimitView | undefined) ?? DEFAULT_RATE_LIMIT;
+    const currentLimits = (current.rateLimit as RateLimitPolicy | undefined) ?? DEFAULT_RATE_LIMIT;
     const body = {
       displayName: field('displayName'),
       // Limits are sent only when changed, so a tenant admin can rename a tenant whose limits the operator raised

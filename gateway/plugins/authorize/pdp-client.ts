@@ -8,8 +8,11 @@ import { asDenyCode } from '../../../wire/codes.js';
 import { INTERNAL_SECRET_HEADER } from '../../../common/internal-context.js';
 import { REQUEST_ID_HEADER } from '../../../common/http.js';
 import { AllowSchema, DECISION_BATCH_PATH, MAX_DECISIONS_PER_CALL, type Decision, type DecisionInput } from '../../../wire/decision.js';
+import { done, refused, type Outcome } from '../../../wire/outcome.js';
 
-export type PdpAnswer = Decision | { undecidable: true; detail: string };
+/** The PDP's decision, or `authorization_unavailable` (undecidable: the message says why). */
+export type PdpAnswer = Outcome<Decision, 'authorization_unavailable'>;
+const undecidable = (why: string) => refused('authorization_unavailable', why);
 
 export interface PdpClientOptions {
   internalSecret: string;
@@ -30,11 +33,11 @@ function readDecision(item: unknown): PdpAnswer {
   const body = (item ?? {}) as Partial<Decision> & Record<string, unknown>;
   if (body.allow === true) {
     const allow = AllowSchema.safeParse(body);
-    return allow.success ? allow.data : { undecidable: true, detail: 'malformed allow from pdp' };
+    return allow.success ? done(allow.data) : undecidable('malformed allow from pdp');
   }
   // An explicit denial with a code we do not know is still a denial (`forbidden`), never an allow.
-  if (body.allow === false) return { allow: false, code: asDenyCode(body.code), check: String(body.check ?? 'unknown') };
-  return { undecidable: true, detail: 'malformed pdp answer' };
+  if (body.allow === false) return done({ allow: false, code: asDenyCode(body.code), check: String(body.check ?? 'unknown') });
+  return undecidable('malformed pdp answer');
 }
 
 export function pdpClient(pdp: Pool, { internalSecret, timeoutMs = 2000, maxPerCall = MAX_DECISIONS_PER_CALL, onCall }: PdpClientOptions) {
@@ -68,7 +71,7 @@ export function pdpClient(pdp: Pool, { internalSecret, timeoutMs = 2000, maxPerC
       batch.forEach((p, i) => p.resolve(readDecision(items[i])));
     } catch (err) {
       const detail = (err as Error).message || (err as Error).name || 'pdp call failed';
-      for (const p of batch) p.resolve({ undecidable: true, detail });
+      for (const p of batch) p.resolve(undecidable(detail));
     }
   }
 

@@ -1,28 +1,22 @@
 // Plugin `cors`: browser apps (public clients) calling the API from their registered origins.
-// An origin is allowed when the file lists it, or when the client named by the presented token registered it
-// (clients.allowed_origins). The token is verified later in the chain, before any data is answered, so reading the
-// client id early only decides which origin may read the answer to that very token.
+// An origin is allowed when the file lists it, or by the platform's one rule for browser apps
+// (common/browser-origins.ts) applied to the client named by the presented token. The token is verified later in the
+// chain, before any data is answered, so reading the client id early only decides which origin may read the answer
+// to that very token.
 // Preflight (OPTIONS) is answered per route (app.ts picks the route by the requested method); an origin that is not
 // allowed gets the same 404 as any OPTIONS probe.
 import { decodeJwt } from 'jose';
 import type { Request, Response } from 'express';
 import { z } from 'zod';
 import { sendProblem } from '../../../common/http.js';
-import { definePlugin, type GatewayEnv } from '../plugin.js';
+import { isBrowserAppOrigin } from '../../../common/browser-origins.js';
+import { definePlugin } from '../plugin.js';
 import { settings } from './schema.js';
 import { bearerToken } from '../verify-token/index.js';
 
 const EXPOSED = 'etag, location, x-request-id, x-ratelimit-remaining, retry-after';
 const ALLOWED_REQUEST_HEADERS = 'authorization, content-type, if-match, if-none-match, x-request-id';
 type Settings = z.output<typeof settings>;
-
-/** Origins registered by the client a token names, or by any active client when there is no token (preflight). */
-function registeredOrigin(env: GatewayEnv) {
-  return async (origin: string, clientId: string | undefined): Promise<boolean> => {
-    const clients = env.knex('clients').where({ status: 'active' }).whereRaw('allowed_origins @> ?::jsonb', [JSON.stringify([origin])]);
-    return Boolean(await (clientId ? clients.where({ id: clientId }) : clients).first('id'));
-  };
-}
 
 const tokenClientId = (req: Request): string | undefined => {
   const token = bearerToken(req.get('authorization'));
@@ -40,9 +34,8 @@ export const cors = definePlugin({
   after: ['request-id'],
   perRoute: true,
   start(_global, env) {
-    const registered = registeredOrigin(env);
     const allowed = async (s: Settings, origin: string, clientId: string | undefined) =>
-      s.origins.includes(origin) || (s.clientOrigins && (await registered(origin, clientId)));
+      s.origins.includes(origin) || (s.clientOrigins && (await isBrowserAppOrigin(env.knex, origin, clientId)));
     const allowOrigin = (res: Response, origin: string) => {
       res.setHeader('access-control-allow-origin', origin);
       res.setHeader('access-control-expose-headers', EXPOSED);

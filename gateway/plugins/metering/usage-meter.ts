@@ -46,7 +46,7 @@ export interface UsageMeter {
 }
 
 /** How long a request id stays a retry of the request first sent with it (SDKs retry within seconds to minutes). */
-export const RETRY_WINDOW_S = 600;
+const RETRY_WINDOW_S = 600;
 /** Repeats of one request under one id that are not metered; the next ones are metered as new calls. */
 export const ALLOWED_REPLAYS = 3;
 /** Batches kept for a retry while the database is away, beyond which the oldest rows are dropped (and logged). */

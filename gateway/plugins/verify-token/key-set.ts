@@ -20,7 +20,7 @@ export interface KeySetOptions {
 }
 
 /** The key id names no key of a recently fetched set: a token fault. */
-export class UnknownKeyId extends Error {}
+class UnknownKeyId extends Error {}
 /** No usable key set: verification cannot finish. */
 export class KeySetUnavailable extends Error {
   constructor(readonly retryAfterS: number) {

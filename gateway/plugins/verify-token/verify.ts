@@ -4,11 +4,12 @@ import { visit } from 'jsonc-parser';
 import { KeySetUnavailable, type IssuerKeySet } from './key-set.js';
 import { verifiedTokenCache } from './verified-tokens.js';
 import { TokenClaimsSchema, type TokenClaims } from '../../../wire/decision.js';
+import { done, refused, type Outcome } from '../../../wire/outcome.js';
 
-export type Verification =
-  | { ok: true; claims: TokenClaims }
-  | { ok: false; reason: 'invalid_token'; detail: string }
-  | { ok: false; reason: 'token_verification_unavailable'; detail: string; retryAfterS: number };
+/** The token's claims, or `invalid_token` (message: which check) or `token_verification_unavailable` (with retry-after). */
+export type Verification = Outcome<TokenClaims, 'invalid_token' | 'token_verification_unavailable'>;
+/** A refused token, naming the check that refused it (for the log line, never the answer). */
+const invalid = (check: string) => refused('invalid_token', check);
 
 const REQUIRED_CLAIMS = ['sub', 'client_id', 'tenant_id', 'scope', 'profile', 'exp', 'iat', 'jti'];
 /** The contract's token lifetime bounds a token's age too, so a token minted far ahead of time is refused. */
@@ -50,10 +51,10 @@ export interface VerifierOptions {
 export function tokenVerifier(authUrl: string, { keyFor, cacheEntries = 10_000, now = Date.now }: VerifierOptions) {
   const verified = verifiedTokenCache(cacheEntries);
   return async function verify(token: string): Promise<Verification> {
-    if (token.length > MAX_TOKEN_CHARS) return { ok: false, reason: 'invalid_token', detail: 'token too long' };
+    if (token.length > MAX_TOKEN_CHARS) return invalid('token too long');
     const keySet = keyFor.current();
     const known = verified.get(token, keySet, now());
-    if (known) return { ok: true, claims: known };
+    if (known) return done(known);
     let payload: JWTPayload;
     let header: JWTHeaderParameters;
     try {
@@ -69,26 +70,26 @@ export function tokenVerifier(authUrl: string, { keyFor, cacheEntries = 10_000, 
     } catch (err) {
       // Only a key set that cannot be had is the platform's fault; everything else (shape, algorithm, unknown key id,
       // signature, claims) is the token's, so a forged token is never a 503.
-      if (err instanceof KeySetUnavailable) return { ok: false, reason: 'token_verification_unavailable', detail: err.message, retryAfterS: err.retryAfterS };
-      return { ok: false, reason: 'invalid_token', detail: err instanceof errors.JOSEError ? err.code : (err as Error).name };
+      if (err instanceof KeySetUnavailable) return refused('token_verification_unavailable', err.message, err.retryAfterS);
+      return invalid(err instanceof errors.JOSEError ? err.code : (err as Error).name);
     }
-    if (Object.keys(header).some((name) => !HEADER_MEMBERS.has(name))) return { ok: false, reason: 'invalid_token', detail: 'header members' };
+    if (Object.keys(header).some((name) => !HEADER_MEMBERS.has(name))) return invalid('header members');
     const [headerSegment = '', claimsSegment = ''] = token.split('.');
-    if (hasDuplicateMembers(headerSegment) || hasDuplicateMembers(claimsSegment)) return { ok: false, reason: 'invalid_token', detail: 'duplicate members' };
+    if (hasDuplicateMembers(headerSegment) || hasDuplicateMembers(claimsSegment)) return invalid('duplicate members');
     const p = payload as Record<string, unknown>;
     // jose bounds the age by iat; the lifetime too, so a token that says it lives for ever is refused.
-    if ((p.exp as number) - (p.iat as number) > MAX_TOKEN_AGE_S) return { ok: false, reason: 'invalid_token', detail: 'lifetime' };
+    if ((p.exp as number) - (p.iat as number) > MAX_TOKEN_AGE_S) return invalid('lifetime');
     // `aud` must equal svc-api (contract §5.2), not merely contain it; the platform claims are read with the schema
     // the PDP reads them with (extra claims are dropped).
     const parsed = TokenClaimsSchema.safeParse(p);
-    if (typeof p.aud !== 'string' || !parsed.success) return { ok: false, reason: 'invalid_token', detail: 'claim types' };
+    if (typeof p.aud !== 'string' || !parsed.success) return invalid('claim types');
     const claims: TokenClaims = parsed.data;
     // Remembered against the set it was verified with: the one in use now, unless a fetch replaced the set in use
     // before (with none before, this verification fetched the one in use now).
     const usedSet = keyFor.current();
     if (usedSet && (keySet === undefined || keySet === usedSet))
       verified.set(token, usedSet, claims, Math.min((payload.exp as number) * 1000, ((payload.iat as number) + MAX_TOKEN_AGE_S) * 1000));
-    return { ok: true, claims };
+    return done(claims);
   };
 }
 export type TokenVerifier = ReturnType<typeof tokenVerifier>;

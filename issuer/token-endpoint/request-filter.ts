@@ -2,7 +2,7 @@
 // Unlisted form fields are rejected (oidc-provider drops them silently), the grant must be one this deployment
 // offers, a client authenticates one way only, and code_verifier has the RFC 7636 shape.
 import express, { type ErrorRequestHandler, type RequestHandler } from 'express';
-import { sendTokenError, usedBasicAuth } from './token-errors.js';
+import { sendTokenError, usedBasicAuth } from './errors.js';
 
 /** Contract §4.1 allow-lists, required and optional fields together. */
 const FIELDS: Record<string, ReadonlySet<string>> = {

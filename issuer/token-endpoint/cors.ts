@@ -1,24 +1,18 @@
-// CORS on the token endpoint for browser apps (public clients): an origin gets CORS headers only when it is one of
-// the registered `allowedOrigins` of an active public third-party client, the one the request names for a POST. Never
+// CORS on the token endpoint for browser apps (public clients): an origin gets CORS headers only by the platform's one
+// rule for browser apps (common/browser-origins.ts), for a POST with the client the request names. Never
 // a wildcard and never Access-Control-Allow-Credentials (public clients send no credentials). oidc-provider would
 // otherwise answer every origin's preflight; its headers are removed for any origin this module did not allow.
 import type { Request, RequestHandler, Response } from 'express';
 import type { Knex } from 'knex';
 import type { KoaContextWithOIDC } from 'oidc-provider';
-import { storableText } from '../common/db.js';
-import { routeOf } from './token-errors.js';
-import { namedClient } from './token-request-client.js';
+import { storableText } from '../../common/db.js';
+import { isBrowserAppOrigin } from '../../common/browser-origins.js';
+import { routeOf } from '../oidc-route.js';
+import { namedClient } from './request-client.js';
 
 const PREFLIGHT_MAX_AGE_S = 600;
 /** Headers a browser app may read from a token response: the request id and the limit's wait. */
 const EXPOSED = 'x-request-id, retry-after';
-
-function browserApps(knex: Knex, origin: string) {
-  return knex('clients as c')
-    .join('tenants as t', 't.id', 'c.tenant_id')
-    .where({ 'c.kind': 'third_party', 'c.type': 'public', 'c.status': 'active', 't.status': 'active' })
-    .whereRaw('c.allowed_origins @> ?::jsonb', [JSON.stringify([origin])]);
-}
 
 const originOf = (req: Request) => {
   const origin = req.get('origin');
@@ -36,7 +30,7 @@ export function tokenPreflight(knex: Knex): RequestHandler {
   return async (req, res) => {
     const origin = originOf(req);
     res.vary('Origin');
-    if (origin && req.get('access-control-request-method') === 'POST' && (await browserApps(knex, origin).first('c.id'))) {
+    if (origin && req.get('access-control-request-method') === 'POST' && (await isBrowserAppOrigin(knex, origin))) {
       allow(res, origin);
       res.set({
         'access-control-allow-methods': 'POST',
@@ -53,7 +47,7 @@ export function tokenResponseCors(knex: Knex): RequestHandler {
   return async (req, res, next) => {
     const origin = originOf(req);
     const clientId = namedClient(req);
-    if (origin && clientId && storableText(clientId) && (await browserApps(knex, origin).where('c.id', clientId).first('c.id'))) {
+    if (origin && clientId && storableText(clientId) && (await isBrowserAppOrigin(knex, origin, clientId))) {
       allow(res, origin);
       res.set('access-control-expose-headers', EXPOSED);
     }

@@ -2,10 +2,11 @@
 // invalid_scope, unsupported_grant_type}, optional error_description, nothing else. oidc-provider's wider vocabulary
 // is folded into it here, for its own errors (post-middleware) and the pre-filter's.
 import type { ErrorRequestHandler, Response } from 'express';
-import type { Logger } from '../common/log.js';
+import type { Logger } from '../../common/log.js';
 import type { KoaContextWithOIDC } from 'oidc-provider';
-import { TOKEN_ERROR_CODES, type TokenErrorCode } from '../wire/codes.js';
-import { HashingBusy } from '../common/secrets.js';
+import { TOKEN_ERROR_CODES, type TokenErrorCode } from '../../wire/codes.js';
+import { HashingBusy } from '../../common/secrets.js';
+import { routeOf } from '../oidc-route.js';
 
 const CONTRACT_CODES: ReadonlySet<string> = new Set<TokenErrorCode>(TOKEN_ERROR_CODES);
 /** invalid_request descriptions oidc-provider uses for problems with client authentication. */
@@ -15,7 +16,7 @@ const ABOUT_CLIENT_AUTH = /client authentication|authorization header|client_id|
  * invalid_request becomes invalid_grant (the request cannot yield a token), or invalid_client when it is about
  * client authentication; invalid_target → invalid_scope; a grant the client may not use → unsupported_grant_type.
  */
-export function toTokenErrorCode(error: string, description = ''): TokenErrorCode {
+function toTokenErrorCode(error: string, description = ''): TokenErrorCode {
   if (CONTRACT_CODES.has(error)) return error as TokenErrorCode;
   if (error === 'invalid_target') return 'invalid_scope';
   if (error === 'unauthorized_client') return 'unsupported_grant_type';
@@ -102,9 +103,6 @@ export function tokenErrorRemapper(issuer: string) {
   };
 }
 
-/** oidc-provider's route name, when the request matched one of its routes. */
-export const routeOf = (ctx: KoaContextWithOIDC): string | undefined =>
-  (ctx as { oidc?: { route?: string } }).oidc?.route;
 
 /**
  * The token route's last error handler: a failure of our own middleware (a database or Redis error before

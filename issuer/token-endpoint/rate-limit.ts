@@ -6,17 +6,18 @@
 // for every other app sharing the address (a proxy's) until the higher budget is spent. The address is `req.ip`:
 // the connecting peer, or the X-Forwarded-For hop that TRUST_PROXY says to believe.
 import type { RequestHandler } from 'express';
-import type { LimiterStore, Window } from '../common/rate-limit-store.js';
-import { retryAfterSeconds } from '../common/rate-limit-store.js';
-import { sendTokenRateLimited } from './token-errors.js';
-import { namedClient } from './token-request-client.js';
+import type { LimiterStore } from '../../common/rate-limit-store.js';
+import type { RateLimitWindow } from '../../wire/decision.js';
+import { retryAfterSeconds } from '../../common/rate-limit-store.js';
+import { sendTokenRateLimited } from './errors.js';
+import { namedClient } from './request-client.js';
 
 export interface TokenRateLimits {
-  perClient: Window;
+  perClient: RateLimitWindow;
   /** Failures per (address, named client). */
-  perAddressAndClient: Window;
+  perAddressAndClient: RateLimitWindow;
   /** Failures per address, whatever the client. */
-  perAddress: Window;
+  perAddress: RateLimitWindow;
 }
 
 /**

@@ -14,7 +14,7 @@ import { INTERNAL_SECRET_HEADER } from '../common/internal-context.js';
 import { cpuPerRequest, cpuSnapshot, type Measured } from './cpu.js';
 import { startLoader } from './load.js';
 import { readyMessage, spawnChild, startAllInOne, startDeployed, type Shape, type ShapeEnv } from './shapes.js';
-import { printShape, printTargets, ratiosOf, writeResults, type Measurement, type ShapeResult, type TargetRuns } from './report.js';
+import { printShape, printTargets, ratiosOf, writeResults, writeSweepChart, type Measurement, type ShapeResult, type TargetRuns } from './report.js';
 import type { ScenarioSpec } from './scenarios.js';
 import { prepare, type BenchData } from './setup.js';
 import { startPrivatePostgres, startPrivateRedis, storeCounters } from './stores.js';
@@ -223,6 +223,7 @@ try {
   if (top > 0) console.table(await counters.top(top));
   const file = writeResults({ settings: { durationS: DURATION_S, connections: CONNECTIONS, warmupS: WARMUP_S, extensionRecords: EXTENSION_RECORDS }, shapes, extensions, exports });
   console.log(`\nresults: ${file}`);
+  if (judged?.targets) console.log(`sweep chart: ${writeSweepChart(file, judged.targets.sweep, judged.shape)}`);
 } finally {
   for (const stop of stopAll.reverse()) await stop().catch(() => undefined);
   await loader.child.stop();

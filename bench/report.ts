@@ -2,6 +2,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import type { LoadResult } from './loader.js';
+import { sweepChartSvg, sweepPoints } from './sweep-chart.js';
 
 export interface Measurement extends LoadResult {
   id: string;
@@ -84,6 +85,18 @@ export function writeResults(payload: Record<string, unknown>): string {
   const file = new URL(`${new Date().toISOString().replace(/[:.]/g, '-')}.json`, dir);
   writeFileSync(file, `${JSON.stringify({ machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model, loadavg: loadavg(), node: process.version }, ...payload }, null, 2)}\n`);
   return file.pathname;
+}
+
+/**
+ * The sweep's chart beside the run's JSON (same name, .svg), and as results/sweep-latest.svg, the one
+ * docs/performance.md shows. Returns the run's chart path.
+ */
+export function writeSweepChart(resultsFile: string, sweep: Measurement[], shape: string): string {
+  const svg = sweepChartSvg(sweepPoints(sweep), `${shape} shape, ${cpus().length} CPUs, ${new Date().toISOString().slice(0, 16)}Z`);
+  const file = resultsFile.replace(/\.json$/, '.svg');
+  writeFileSync(file, svg);
+  writeFileSync(new URL('./results/sweep-latest.svg', import.meta.url), svg);
+  return file;
 }
 
 const fixed = (x: number, digits = 2) => (Number.isFinite(x) ? x.toFixed(digits) : 'n/a');

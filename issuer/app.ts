@@ -29,7 +29,11 @@ export interface IssuerDeps {
 export async function createIssuerApp(deps: IssuerDeps): Promise<{ app: express.Express; provider: Provider }> {
   const { knex, config, log, telemetry } = deps;
   const keys = await loadSigningKeys(knex, config);
-  const provider = createProvider({ knex, config, keys, onReplay: (reused) => telemetry.familyKills.inc({ reused }) });
+  const provider = createProvider({
+    knex, config, keys,
+    onReplay: (reused) => telemetry.familyKills.inc({ reused }),
+    onTokenRouteFailure: (err) => log.error({ err }, 'token or revocation request failed after oidc-provider'),
+  });
   provider.on('server_error', (ctx, err) => {
     // A full credential-hashing lane is load, not a fault: the token route answers 429 with retry-after (token-endpoint/errors.ts).
     if (err instanceof HashingBusy) ctx.state.hashingBusy = err;

@@ -34,9 +34,11 @@ export interface ProviderDeps {
   config: Config;
   keys: SigningKeys;
   onReplay?: OnReplay;
+  /** A failure thrown on the token or revocation route after oidc-provider (answered 429 try-later): for the log. */
+  onTokenRouteFailure?: (err: unknown) => void;
 }
 
-export function createProvider({ knex, config, keys, onReplay }: ProviderDeps): Provider {
+export function createProvider({ knex, config, keys, onReplay, onTokenRouteFailure }: ProviderDeps): Provider {
   const clientCredentials = config.ISSUER_ENABLE_CLIENT_CREDENTIALS;
   const reads = requestReads(knex);
 
@@ -145,7 +147,7 @@ export function createProvider({ knex, config, keys, onReplay }: ProviderDeps): 
   };
 
   const provider = new Provider(config.AUTH_URL, configuration);
-  provider.use(tokenErrorRemapper(config.AUTH_URL));
+  provider.use(tokenErrorRemapper(config.AUTH_URL, onTokenRouteFailure));
   // Inside the remapper, so its answer (200) is final before the remapper looks at the status.
   provider.use(accessTokenRevocation(knex, config.AUTH_URL, keys.keys));
   provider.use(trimDiscovery);

@@ -36,16 +36,19 @@ describe('PostgreSQL crashed and restarted under traffic', () => {
     return res.status === 503 && body.error === 'authorization_unavailable' && res.headers.get('retry-after') ? 503 : res.status;
   }
 
-  /** A refresh grant with the stack's refresh token: its status, error and retry-after. */
-  async function refresh(headers: Record<string, string> = {}): Promise<string> {
-    const res = await fetch(`${stack.system.authUrl}/oauth2/token`, {
+  /** A form POSTed to the issuer: its status, error and retry-after. */
+  async function postForm(path: string, form: Record<string, string>, headers: Record<string, string> = {}): Promise<string> {
+    const res = await fetch(`${stack.system.authUrl}${path}`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
-      body: new URLSearchParams({ grant_type: 'refresh_token', client_id: stack.tenant.clientId, refresh_token: stack.refreshToken }).toString(),
+      body: new URLSearchParams(form).toString(),
     });
-    const body = await res.json();
-    return `${res.status} ${body.error ?? 'token'} retry-after ${res.headers.get('retry-after')}`;
+    const text = await res.text();
+    return `${res.status} ${text ? JSON.parse(text).error ?? 'token' : 'empty'} retry-after ${res.headers.get('retry-after')}`;
   }
+  /** A refresh grant with the stack's refresh token. */
+  const refresh = (headers: Record<string, string> = {}) =>
+    postForm('/oauth2/token', { grant_type: 'refresh_token', client_id: stack.tenant.clientId, refresh_token: stack.refreshToken }, headers);
 
   it('answers 503 from the PDP and the backend while it is down, no request outlives its deadline, everything recovers without a restart, and no committed write is lost or doubled', async () => {
     const postgres = stack.postgres!;
@@ -59,6 +62,7 @@ describe('PostgreSQL crashed and restarted under traffic', () => {
       whileDown = {
         backend: await backendDirect(), admin: (await stack.admin.call('GET', `/tenants/${stack.tenant.tenantId}/usage`)).status,
         token: await refresh(), tokenFromBrowser: await refresh({ origin: 'https://app.example' }),
+        revoke: await postForm('/oauth2/revoke', { token: stack.token, client_id: stack.tenant.clientId }),
       };
       await sleep(1000);
       const restarted = performance.now();
@@ -77,9 +81,10 @@ describe('PostgreSQL crashed and restarted under traffic', () => {
     });
     // The token endpoint's outage answer is the contract's 429 with retry-after (decisions.md), never a 400 TokenError
     // that would tell the client to throw its refresh token away; with or without an Origin (CORS reads the database
-    // first, oidc-provider's storage otherwise). The refresh token sent while it was down was not consumed.
+    // first, oidc-provider's storage otherwise), and the revocation endpoint beside it. The refresh token sent while
+    // it was down was not consumed.
     const tryLater = '429 invalid_client retry-after 1';
-    expect(whileDown).toEqual({ backend: 503, admin: 503, token: tryLater, tokenFromBrowser: tryLater });
+    expect(whileDown).toEqual({ backend: 503, admin: 503, token: tryLater, tokenFromBrowser: tryLater, revoke: tryLater });
     expect(await refresh()).toBe('200 token retry-after null');
     expect(down.length).toBeGreaterThan(0);
     expect(unexpected).toEqual([]);

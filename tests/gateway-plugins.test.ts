@@ -156,6 +156,17 @@ describe('CORS from the client registration', () => {
     expect(wrongMethod.status).toBe(404);
   });
 
+  it('lets a suspended tenant\'s browser app read its 403 tenant_suspended (CORS decides who reads, the PDP what)', async () => {
+    const tenant = await tenantWithToken();
+    const registered = `https://suspended-${tenant.tenantId.toLowerCase()}.example`;
+    await system.db.knex('clients').where({ id: tenant.clientId }).update({ allowed_origins: JSON.stringify([registered]) });
+    await admin.ok('PATCH', `/tenants/${tenant.tenantId}`, { status: 'suspended' });
+    const gateway = await gatewayFrom(SHIPPED_GATEWAY_FILE);
+    const answer = await call(gateway.url, '/me', tenant.token, { headers: { origin: registered } });
+    expect([answer.status, (await answer.json()).error]).toEqual([403, 'tenant_suspended']);
+    expect(answer.headers.get('access-control-allow-origin')).toBe(registered);
+  });
+
   it('gives a confidential app\'s registered origin no CORS, as the token endpoint does (one rule for browser apps)', async () => {
     const tenant = await tenantWithToken();
     const registered = `https://server-side-${tenant.tenantId.toLowerCase()}.example`;

@@ -78,15 +78,23 @@ const TOKEN_ERROR_ROUTES: ReadonlySet<string> = new Set(['token', 'revocation'])
 /**
  * provider.use post-middleware: rewrites every 4xx from the token and revocation routes into TokenError, dropping non-standard
  * members such as InvalidScope's `scope`; an internal failure (oidc-provider's 500 `server_error`, e.g. its storage
- * is down) becomes the 429 try-later answer, never a TokenError that would tell the client its grant is bad.
+ * is down, or an error thrown by our middleware after it, such as the revocation's family kill) becomes the 429
+ * try-later answer, never a TokenError that would tell the client its grant is bad.
  */
-export function tokenErrorRemapper(issuer: string) {
+export function tokenErrorRemapper(issuer: string, onFailure: (err: unknown) => void = () => undefined) {
+  const onTokenRoute = (ctx: KoaContextWithOIDC) => ctx.method === 'POST' && TOKEN_ERROR_ROUTES.has(routeOf(ctx) ?? '');
   return async (ctx: KoaContextWithOIDC, next: () => Promise<unknown>) => {
-    await next();
+    try {
+      await next();
+    } catch (err) {
+      if (!onTokenRoute(ctx)) throw err;
+      onFailure(err);
+      return answerTryLater(ctx, UNAVAILABLE_RETRY_AFTER_S, UNAVAILABLE);
+    }
     if (ctx.state.hashingBusy instanceof HashingBusy) {
       return answerTryLater(ctx, ctx.state.hashingBusy.retryAfterS, 'client authentication is busy; retry after the given seconds');
     }
-    if (ctx.method !== 'POST' || !TOKEN_ERROR_ROUTES.has(routeOf(ctx) ?? '') || ctx.status < 400) return;
+    if (!onTokenRoute(ctx) || ctx.status < 400) return;
     if (ctx.status >= 500) return answerTryLater(ctx, UNAVAILABLE_RETRY_AFTER_S, UNAVAILABLE);
     const out = (typeof ctx.body === 'object' && ctx.body !== null ? ctx.body : {}) as { error?: unknown; error_description?: unknown };
     const description = typeof out.error_description === 'string' ? out.error_description : undefined;

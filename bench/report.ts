@@ -1,6 +1,7 @@
 // `npm run bench`: the ratios the issue's targets are stated in, the table on stdout, the JSON in bench/results/.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
+import { fileURLToPath } from 'node:url';
 import type { LoadResult } from './loader.js';
 import { sweepChartSvg, sweepPoints } from './sweep-chart.js';
 
@@ -84,7 +85,7 @@ export function writeResults(payload: Record<string, unknown>): string {
   mkdirSync(dir, { recursive: true });
   const file = new URL(`${new Date().toISOString().replace(/[:.]/g, '-')}.json`, dir);
   writeFileSync(file, `${JSON.stringify({ machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model, loadavg: loadavg(), node: process.version }, ...payload }, null, 2)}\n`);
-  return file.pathname;
+  return fileURLToPath(file);
 }
 
 /**

@@ -30,10 +30,11 @@ function niceStep(max: number): number {
   return [1, 2, 5, 10].map((m) => m * power).find((s) => s >= raw) ?? 10 * power;
 }
 
-const label = (n: number) => (n >= 1000 ? `${+(n / 1000).toFixed(1)}k` : String(+n.toFixed(1)));
+const label = (n: number) => (n >= 1000 ? `${+(n / 1000).toFixed(1)}k` : String(+n.toPrecision(3)));
 
 /** The SVG document; connections are spaced evenly (1, 10, 64 and 256 would crowd a linear axis). */
-export function sweepChartSvg(points: SweepPoint[], caption: string): string {
+export function sweepChartSvg(measured: SweepPoint[], caption: string): string {
+  const points = measured.filter((p) => Number.isFinite(p.rps) && Number.isFinite(p.p99)); // a failed point is left out
   const connections = [...new Set(points.map((p) => p.connections))].sort((a, b) => a - b);
   const series = [...new Set(points.map((p) => p.series))];
   const x = (c: number) => (connections.length === 1 ? PANEL.width / 2 : (connections.indexOf(c) / (connections.length - 1)) * PANEL.width);

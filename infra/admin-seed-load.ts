@@ -6,6 +6,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
+import { RateLimitWindowSchema } from '../wire/decision.js';
 
 const SEED_LOAD_HELP = [
   'npm run admin -- seed-load --tenant <tenantId> --client <clientId> --persons <N> [--extension <extensionId>]',
@@ -116,7 +117,7 @@ export async function runSeedLoad(args: string[], env: Record<string, string | u
   const problem = !values.tenant ? 'seed-load needs --tenant <tenantId>'
     : !values.client ? 'seed-load needs --client <clientId>'
     : !Number.isInteger(persons) || persons < 1 || persons > MAX_PERSONS ? `--persons must be a whole number from 1 to ${MAX_PERSONS}`
-    : !Number.isInteger(points) || points < 1 ? '--rate-limit-points must be a whole number of at least 1'
+    : !RateLimitWindowSchema.safeParse({ points, durationS: 60 }).success ? '--rate-limit-points must be a whole number from 1 to 1,000,000'
     : !token ? 'no admin token: set ADMIN_TOKEN or pass --token (the operator token npm start prints)'
     : undefined;
   if (problem) {
@@ -143,22 +144,29 @@ export async function runSeedLoad(args: string[], env: Record<string, string | u
       return 2;
     }
     const missing = wanted.filter((u) => !existing.has(u));
+    // Written after every batch of creations, so a run that stops half-way leaves the password of the persons it made.
+    const save = () => {
+      const file: LoadUsers = {
+        tenantId, clientId: client.clientId, redirectUri: client.redirectUris[0]!, scope: grant.capabilities.join(' '),
+        ...(values.extension && { extensionId: values.extension }),
+        users: wanted.filter((u) => existing.has(u)).map((username) => ({ username, password, personId: existing.get(username)! })),
+      };
+      writeFileSync(out, `${JSON.stringify(file, null, 2)}\n`, { mode: 0o600 });
+    };
     for (let i = 0; i < missing.length; i += PARALLEL_CREATES) {
-      await Promise.all(missing.slice(i, i + PARALLEL_CREATES).map(async (username) => {
+      const batch = await Promise.allSettled(missing.slice(i, i + PARALLEL_CREATES).map(async (username) => {
         const created = await call<{ personId: string }>('POST', `/tenants/${tenantId}/persons`, {
           displayName: `Load user ${username.slice(PREFIX.length)}`, username, password,
         });
         existing.set(username, created.personId);
       }));
+      save();
+      const failed = batch.find((r) => r.status === 'rejected');
+      if (failed) throw failed.reason;
     }
+    save();
     const window = { points, durationS: 60 };
     await call('PATCH', `/tenants/${tenantId}`, { rateLimit: { tenant: window, account: window } });
-    const file: LoadUsers = {
-      tenantId, clientId: client.clientId, redirectUri: client.redirectUris[0]!, scope: grant.capabilities.join(' '),
-      ...(values.extension && { extensionId: values.extension }),
-      users: wanted.map((username) => ({ username, password, personId: existing.get(username)! })),
-    };
-    writeFileSync(out, `${JSON.stringify(file, null, 2)}\n`, { mode: 0o600 });
     io.out([
       `${persons} persons ready (${missing.length} created), rate limits ${points} per 60 s; users written to ${out}`,
       `k6 run -e USERS_FILE=${out} infra/k6/api-read.k6.ts   (or: npm run k6 -- infra/k6/api-read.k6.ts -e USERS_FILE=${out})`,

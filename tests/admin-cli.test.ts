@@ -193,7 +193,7 @@ describe('seed-load: persons, raised limits and the users file for a k6 run', ()
     expect(notPublic.err).toContain(`${confidential} is not an active public third-party app`);
     const missing = await admin('seed-load', '--tenant', tenantId, '--client', 'tp_cli-load_nothing', '--persons', '1', '--out', elsewhere);
     expect(missing).toMatchObject({ code: 1, err: `the tenant ${tenantId} has no client tp_cli-load_nothing` });
-    for (const argv of [['--client', clientId, '--persons', '1'], ['--tenant', tenantId, '--client', clientId, '--persons', '0'], ['--tenant', tenantId, '--client', clientId, '--persons', '2', '--rate-limit-points', 'lots']]) {
+    for (const argv of [['--client', clientId, '--persons', '1'], ['--tenant', tenantId, '--client', clientId, '--persons', '0'], ['--tenant', tenantId, '--client', clientId, '--persons', '2', '--rate-limit-points', 'lots'], ['--tenant', tenantId, '--client', clientId, '--persons', '2', '--rate-limit-points', '2000000']]) {
       expect({ argv, code: (await admin('seed-load', ...argv)).code }).toEqual({ argv, code: 2 });
     }
     expect((await admin('list-persons', tenantId, '--limit', '100')).out.match(/load-0/g)).toHaveLength(5);

@@ -11,6 +11,7 @@ import { P95_MS, SUMMARY_DIR } from './lib/settings.ts';
 import { scenarioFor } from './lib/scenarios.ts';
 import { tokenRequest, type TokenResponse } from './lib/token-request.ts';
 import { signIn } from './lib/sign-in.ts';
+import { signInFailed } from './lib/pool-metrics.ts';
 import { APP, userOf } from './lib/users.ts';
 import exec from 'k6/execution';
 import { summaryFiles, type SummaryData } from './lib/summary.ts';
@@ -27,7 +28,7 @@ const limited = new Counter('token_rate_limited');
 const chainBroken = new Counter('refresh_chain_broken');
 
 function clientCredentials(): void {
-  const { status, body } = tokenRequest({ grant_type: 'client_credentials', client_id: __ENV.CLIENT_ID!, client_secret: __ENV.CLIENT_SECRET!, ...(__ENV.SCOPE && { scope: __ENV.SCOPE }) });
+  const { status, body } = tokenRequest({ grant_type: 'client_credentials', client_id: __ENV.CLIENT_ID!, client_secret: __ENV.CLIENT_SECRET!, ...(__ENV.SCOPE && { scope: __ENV.SCOPE }) }, false);
   if (status === 429) return void limited.add(1);
   check(body, {
     'client_credentials: access token': (b) => status === 200 && Boolean((b as TokenResponse).access_token),
@@ -38,8 +39,15 @@ function clientCredentials(): void {
 /** This VU's refresh chain (module state is per VU). */
 let refreshToken = '';
 function refresh(): void {
-  if (!refreshToken) refreshToken = signIn(userOf(exec.vu.idInTest), APP).refresh_token ?? '';
-  const { status, body } = tokenRequest({ grant_type: 'refresh_token', client_id: APP.clientId, refresh_token: refreshToken });
+  if (!refreshToken) {
+    try {
+      refreshToken = signIn(userOf(exec.vu.idInTest), APP).refresh_token ?? '';
+    } catch (err) {
+      signInFailed.add(1);
+      throw err;
+    }
+  }
+  const { status, body } = tokenRequest({ grant_type: 'refresh_token', client_id: APP.clientId, refresh_token: refreshToken }, false);
   if (status === 429) return void limited.add(1);
   const ok = check(body, { 'refresh: rotated': (b) => status === 200 && Boolean((b as TokenResponse).refresh_token) });
   if (!ok) chainBroken.add(1);

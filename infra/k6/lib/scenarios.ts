@@ -2,6 +2,7 @@
 // half of it for longer than a token lives. Each scenario carries its own thresholds, keyed by its name, so one
 // script's profiles are judged each by its own bounds.
 import type { Scenario } from 'k6/options';
+import './pool-metrics.ts'; // the pool's counters, which every scenario's thresholds name
 import { DURATION, MAX_ERROR_RATE, MAX_VUS, P95_MS, P99_MS, PROFILE, RAMP, RATE, SOAK_DURATION, SOAK_RATE } from './settings.ts';
 
 const PROFILES = ['constant', 'ramping', 'soak'] as const;

@@ -5,11 +5,14 @@ import http, { type RefinedResponse, type ResponseType } from 'k6/http';
 import { randomBytes, sha256 } from 'k6/crypto';
 import { b64encode } from 'k6/encoding';
 import { AUTH_URL } from './settings.ts';
-import { form, tokenRequest, type TokenResponse } from './token-request.ts';
+import { sleep } from 'k6';
+import { form, retryAfterOf, tokenRequest, type TokenResponse } from './token-request.ts';
 import type { LoadApp, LoadUser } from './users.ts';
 
 type Response = RefinedResponse<ResponseType | undefined>;
 const MAX_REDIRECTS = 10;
+/** A sign-in form answered 429 (throttled) or 503 (its hashing lane full) is sent again after retry-after, this often. */
+const MAX_WAITS = 3;
 
 const absolute = (location: string) => (/^https?:\/\//.test(location) ? location : `${AUTH_URL}${location}`);
 
@@ -40,8 +43,14 @@ export function signIn(user: LoadUser, app: LoadApp): TokenResponse {
   })}`;
   let step = walk(http.get(authorize, { redirects: 0, tags: { endpoint: 'authorize' } }), app.redirectUri);
   // The login form (inputs username and password), unless this VU's session cookie already signed it in.
-  if ('page' in step && step.page.html().find('input[name="password"]').size() > 0) {
-    const login = step.page.submitForm({ fields: { username: user.username, password: user.password }, params: { redirects: 0, tags: { endpoint: 'login' } } });
+  for (let wait = 0; 'page' in step && step.page.html().find('input[name="password"]').size() > 0; wait++) {
+    const { page } = step;
+    if ((page.status === 429 || page.status === 503) && wait <= MAX_WAITS) sleep(retryAfterOf(page.headers));
+    else if (wait > 0) break; // refused for good (wrong details): reported below
+    const login = page.submitForm({
+      fields: { username: user.username, password: user.password },
+      params: { redirects: 0, tags: { endpoint: 'login' }, responseCallback: http.expectedStatuses({ min: 200, max: 399 }, 429, 503) },
+    });
     step = walk(login, app.redirectUri);
   }
   // The consent page: its Allow button.

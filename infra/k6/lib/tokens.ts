@@ -6,17 +6,13 @@
 //   ACCESS_TOKEN: one fixed token for the whole run (for example `npm run -s demo-token`; keep such runs short).
 import http, { type RefinedParams, type RefinedResponse, type ResponseType } from 'k6/http';
 import exec from 'k6/execution';
-import { Counter } from 'k6/metrics';
 import { signIn } from './sign-in.ts';
 import { tokenRequest, type TokenResponse } from './token-request.ts';
 import { APP, userOf } from './users.ts';
+import { refreshFailed, refreshes, signInFailed, signIns } from './pool-metrics.ts';
 
 const RENEW_BEFORE_EXPIRY_MS = 60_000;
 
-const signIns = new Counter('sign_ins');
-const signInFailed = new Counter('sign_in_failed');
-const refreshes = new Counter('token_refreshes');
-const refreshFailed = new Counter('refresh_failed');
 
 /** This VU's tokens (module state is per VU in k6). */
 let held: { access: string; refresh?: string | undefined; renewAt: number } | undefined;

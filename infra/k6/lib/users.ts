@@ -22,17 +22,23 @@ interface UsersFile extends Omit<LoadApp, 'extensionId'> {
 }
 
 const DEMO_SCOPE = 'svc.profile.self.read svc.tenant.info.read svc.person.read svc.person.metadata.read svc.person.metadata.write';
-const file: UsersFile | undefined = __ENV.USERS_FILE ? JSON.parse(open(__ENV.USERS_FILE)) : undefined;
+/** The users file, read once for the whole run (a SharedArray's callback runs once, not once per VU). */
+const readFile = (): UsersFile | undefined => (__ENV.USERS_FILE ? JSON.parse(open(__ENV.USERS_FILE)) : undefined);
 
-export const USERS: LoadUser[] = new SharedArray('users', () => file?.users ?? [{
+export const USERS: LoadUser[] = new SharedArray('users', () => readFile()?.users ?? [{
   username: __ENV.USERNAME ?? 'alice', password: __ENV.PASSWORD ?? 'alice-demo-password', personId: __ENV.PERSON_ID ?? '',
 }]);
 
+const fileApp = new SharedArray('app', () => {
+  const { users: _users, ...app } = readFile() ?? {};
+  return [app];
+})[0] as Partial<UsersFile>;
+
 export const APP: LoadApp = {
-  clientId: __ENV.CLIENT_ID ?? file?.clientId ?? 'tp_demo_sample-app',
-  redirectUri: __ENV.REDIRECT_URI ?? file?.redirectUri ?? 'http://127.0.0.1:8400/callback',
-  scope: __ENV.SCOPE ?? file?.scope ?? DEMO_SCOPE,
-  extensionId: __ENV.EXTENSION_ID ?? file?.extensionId ?? '',
+  clientId: __ENV.CLIENT_ID ?? fileApp.clientId ?? 'tp_demo_sample-app',
+  redirectUri: __ENV.REDIRECT_URI ?? fileApp.redirectUri ?? 'http://127.0.0.1:8400/callback',
+  scope: __ENV.SCOPE ?? fileApp.scope ?? DEMO_SCOPE,
+  extensionId: __ENV.EXTENSION_ID ?? fileApp.extensionId ?? '',
 };
 
 /** The user a VU signs in as: VUs take the pool in turn, so N users spread the load of N or more VUs. */
@@ -40,4 +46,5 @@ export const userOf = (vu: number): LoadUser => USERS[(vu - 1) % USERS.length]!;
 
 const listed = (__ENV.PERSON_IDS ?? __ENV.PERSON_ID ?? '').split(',').map((s) => s.trim()).filter(Boolean);
 /** Person ids the scripts address: PERSON_IDS, else the pool's own persons. */
-export const PERSON_IDS: string[] = listed.length ? listed : USERS.map((u) => u.personId).filter(Boolean);
+export const PERSON_IDS: string[] = listed.length ? listed
+  : new SharedArray('person-ids', () => (readFile()?.users ?? []).map((u) => u.personId).filter(Boolean));

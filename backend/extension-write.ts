@@ -1,5 +1,5 @@
 // The PUT body (contract §2 PersonExtensionWrite): exactly {schemaVersion, data}, data at most 16 KiB serialized.
-import type { ApiErrorCode } from '../wire/codes.js';
+import { done, refused, type Outcome } from '../wire/outcome.js';
 import { jsonInputProblem } from '../common/json-input.js';
 
 /** Contract §8: a single extension's `data`, serialized as UTF-8 JSON. */
@@ -14,7 +14,7 @@ export interface ExtensionWrite {
   json: string;
 }
 
-export type ParsedWrite = { ok: true; write: ExtensionWrite } | { ok: false; code: Extract<ApiErrorCode, 'schema_invalid' | 'payload_too_large'>; message: string };
+export type ParsedWrite = Outcome<ExtensionWrite, 'schema_invalid' | 'payload_too_large'>;
 
 /**
  * Deepest nesting of arrays and objects accepted in `data`. 16 KiB can hold thousands of levels, which PostgreSQL's
@@ -23,7 +23,7 @@ export type ParsedWrite = { ok: true; write: ExtensionWrite } | { ok: false; cod
 const MAX_DATA_DEPTH = 32;
 
 const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-const invalid = (message: string): ParsedWrite => ({ ok: false, code: 'schema_invalid', message });
+const invalid = (message: string): ParsedWrite => refused('schema_invalid', message);
 
 export function parseExtensionWrite(raw: Buffer): ParsedWrite {
   let body: unknown;
@@ -43,6 +43,6 @@ export function parseExtensionWrite(raw: Buffer): ParsedWrite {
   const problem = jsonInputProblem(data, MAX_DATA_DEPTH);
   if (problem) return invalid(`data ${problem}`);
   const json = JSON.stringify(data);
-  if (Buffer.byteLength(json, 'utf8') > MAX_DATA_BYTES) return { ok: false, code: 'payload_too_large', message: 'data is over 16 KiB serialized' };
-  return { ok: true, write: { schemaVersion: schemaVersion as number, data, json } };
+  if (Buffer.byteLength(json, 'utf8') > MAX_DATA_BYTES) return refused('payload_too_large', 'data is over 16 KiB serialized');
+  return done({ schemaVersion: schemaVersion as number, data, json });
 }

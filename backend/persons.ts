@@ -2,7 +2,7 @@
 // already had the PDP check the capability and the tenant's relationship to the person.
 import express, { Router, type Request, type Response } from 'express';
 import type { Knex } from 'knex';
-import { sendProblem } from '../common/http.js';
+import { sendProblem, sendRefusal } from '../common/http.js';
 import { isExtensionId } from '../common/ids.js';
 import type { CallContext } from '../common/internal-context.js';
 import { extensionRecords, type RecordKey } from './extension-records.js';
@@ -71,8 +71,8 @@ export function personResourcesRouter(knex: Knex, cursorSecret: string): Router 
     const { clientId } = contextOf(res);
     if (!isExtensionId(key.extensionId) || !(await registry.ownedBy(key.extensionId, clientId))) return notFound(res);
     const parsed = parseExtensionWrite(Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0));
-    if (!parsed.ok) return sendProblem(res, parsed.code, { message: parsed.message });
-    const { write } = parsed;
+    if (!parsed.ok) return sendRefusal(res, parsed);
+    const write = parsed.value;
     const validate = await registry.validator(key.extensionId, write.schemaVersion);
     if (!validate) return sendProblem(res, 'schema_invalid', { message: `schemaVersion ${write.schemaVersion} is not registered for this extension` });
     if (!validate(write.data)) return sendProblem(res, 'schema_invalid', { message: `data does not match schema version ${write.schemaVersion}` });

@@ -6,6 +6,7 @@ import type { Duplex } from 'node:stream';
 import { randomUUID } from 'node:crypto';
 import type { Request, Response, NextFunction, RequestHandler, ErrorRequestHandler } from 'express';
 import { STATUS_OF, type ApiErrorCode } from '../wire/codes.js';
+import type { Refusal } from '../wire/outcome.js';
 import type { Logger } from './log.js';
 
 export interface Listening {
@@ -156,6 +157,13 @@ export function sendProblem(res: Response, error: ApiErrorCode, opts: ProblemOpt
   body.requestId = requestIdOf(res);
   res.status(status).type('application/problem+json').send(JSON.stringify(body));
 }
+
+/** Writes a refusal (wire/outcome.ts) as its Problem, with its retry-after when it has one. */
+export const sendRefusal = (res: Response, r: Refusal): void =>
+  sendProblem(res, r.error, {
+    ...(r.message && { message: r.message }),
+    ...(r.retryAfterS !== undefined && { headers: { 'retry-after': String(r.retryAfterS) } }),
+  });
 
 /** Unknown paths: 404 not_found, never the framework's HTML page. */
 export const notFound: RequestHandler = (_req, res) => sendProblem(res, 'not_found');

@@ -9,8 +9,8 @@ import { Router, type Request, type Response } from 'express';
 import type { Knex } from 'knex';
 import { z } from 'zod';
 import { EXTENSION_ID, isId } from '../../common/ids.js';
-import { sendProblem } from '../../common/http.js';
-import { done, refused, sendRefusal, validate, type Outcome, type Refusal } from './support.js';
+import { sendProblem, sendRefusal } from '../../common/http.js';
+import { done, refused, validate, type Outcome, type Refusal } from './support.js';
 
 const EXPORT_CONTENT_TYPE = 'application/x-ndjson';
 const PAGE_SIZE = 1000;

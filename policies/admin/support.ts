@@ -3,7 +3,7 @@
 // run the same code.
 import type { Response } from 'express';
 import { z } from 'zod';
-import { sendProblem } from '../../common/http.js';
+import { sendRefusal } from '../../common/http.js';
 import { isUniqueViolation } from '../../common/db.js';
 import type { Knex } from 'knex';
 import { isId } from '../../common/ids.js';
@@ -18,8 +18,6 @@ export function validate<T extends z.ZodType>(schema: T, value: unknown): Outcom
   return refused('schema_invalid', result.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; '));
 }
 
-/** Writes a refusal as its Problem. */
-export const sendRefusal = (res: Response, r: Refusal): void => sendProblem(res, r.error, r.message ? { message: r.message } : {});
 
 /** Answers an outcome: its value as JSON with `status`, or its Problem. */
 export function reply<T>(res: Response, outcome: Outcome<T>, status = 200): void {

@@ -22,10 +22,14 @@ export interface ExtensionRecord {
   updatedAt: string;
   updatedBy: string;
 }
-export type ExtensionSummary = Pick<ExtensionRecord, 'extensionId' | 'schemaVersion' | 'etag' | 'updatedAt' | 'updatedBy'>;
+export type ExtensionSummary = Pick<
+  ExtensionRecord,
+  'extensionId' | 'schemaVersion' | 'etag' | 'updatedAt' | 'updatedBy'
+>;
 
 export type CreateResult = { created: ExtensionRecord } | { exists: string } | { quotaExceeded: true };
-export type UpdateResult = { updated: ExtensionRecord } | { conflict: string } | { absent: true } | { quotaExceeded: true };
+export type UpdateResult =
+  { updated: ExtensionRecord } | { conflict: string } | { absent: true } | { quotaExceeded: true };
 export type DeleteResult = { deleted: true } | { absent: true } | { conflict: string };
 
 interface Row {
@@ -75,13 +79,23 @@ export function extensionRecords(knex: Knex) {
     async get(k: RecordKey, clientId: string): Promise<ExtensionRecord | undefined> {
       const row = await knex('person_extensions as pe')
         .join('extensions as e', 'e.id', 'pe.extension_id')
-        .where({ 'pe.tenant_id': k.tenantId, 'pe.person_id': k.personId, 'pe.extension_id': k.extensionId, 'e.client_id': clientId })
+        .where({
+          'pe.tenant_id': k.tenantId,
+          'pe.person_id': k.personId,
+          'pe.extension_id': k.extensionId,
+          'e.client_id': clientId,
+        })
         .first('pe.*');
       return row && recordOf(row);
     },
 
     /** Up to `limit` summaries of `clientId`'s records after extension id `after`, in extension id order (keyset). */
-    async list(k: Omit<RecordKey, 'extensionId'>, clientId: string, after: string, limit: number): Promise<ExtensionSummary[]> {
+    async list(
+      k: Omit<RecordKey, 'extensionId'>,
+      clientId: string,
+      after: string,
+      limit: number,
+    ): Promise<ExtensionSummary[]> {
       const rows: Row[] = await knex('person_extensions as pe')
         .join('extensions as e', 'e.id', 'pe.extension_id')
         .where({ 'pe.tenant_id': k.tenantId, 'pe.person_id': k.personId, 'e.client_id': clientId })
@@ -90,8 +104,11 @@ export function extensionRecords(knex: Knex) {
         .limit(limit)
         .select('pe.extension_id', 'pe.schema_version', 'pe.etag', 'pe.updated_at', 'pe.updated_by');
       return rows.map((r) => ({
-        extensionId: r.extension_id, schemaVersion: r.schema_version, etag: r.etag,
-        updatedAt: new Date(r.updated_at).toISOString(), updatedBy: r.updated_by,
+        extensionId: r.extension_id,
+        schemaVersion: r.schema_version,
+        etag: r.etag,
+        updatedAt: new Date(r.updated_at).toISOString(),
+        updatedBy: r.updated_by,
       }));
     },
 
@@ -105,13 +122,22 @@ export function extensionRecords(knex: Knex) {
         return await knex.transaction(async (trx) => {
           const [row] = await trx('person_extensions')
             .insert({
-              ...byKey(k), schema_version: w.schemaVersion, data: w.json, etag: newEtag(), updated_by: clientId,
-              created_at: trx.fn.now(), updated_at: trx.fn.now(),
+              ...byKey(k),
+              schema_version: w.schemaVersion,
+              data: w.json,
+              etag: newEtag(),
+              updated_by: clientId,
+              created_at: trx.fn.now(),
+              updated_at: trx.fn.now(),
             })
-            .onConflict(['tenant_id', 'person_id', 'extension_id']).ignore()
+            .onConflict(['tenant_id', 'person_id', 'extension_id'])
+            .ignore()
             .returning('*');
           if (!row) return { exists: (await currentEtag(trx, k))! };
-          await trx('extension_record_counts').insert({ tenant_id: k.tenantId, extension_id: k.extensionId, records: 0 }).onConflict(['tenant_id', 'extension_id']).ignore();
+          await trx('extension_record_counts')
+            .insert({ tenant_id: k.tenantId, extension_id: k.extensionId, records: 0 })
+            .onConflict(['tenant_id', 'extension_id'])
+            .ignore();
           const taken = await trx('extension_record_counts')
             .where({ tenant_id: k.tenantId, extension_id: k.extensionId })
             .andWhereRaw(`records < ${RECORD_LIMIT}`, [k.tenantId])
@@ -138,7 +164,13 @@ export function extensionRecords(knex: Knex) {
           `coalesce((select records from extension_record_counts where tenant_id = ? and extension_id = ?), 0) < ${RECORD_LIMIT}`,
           [k.tenantId, k.extensionId, k.tenantId],
         )
-        .update({ schema_version: w.schemaVersion, data: w.json, etag: newEtag(), updated_by: clientId, updated_at: knex.fn.now() })
+        .update({
+          schema_version: w.schemaVersion,
+          data: w.json,
+          etag: newEtag(),
+          updated_by: clientId,
+          updated_at: knex.fn.now(),
+        })
         .returning('*');
       if (row) return { updated: recordOf(row) };
       const etag = await currentEtag(knex, k);
@@ -154,7 +186,9 @@ export function extensionRecords(knex: Knex) {
           .modify((q) => void (ifMatch !== '*' && q.andWhere({ etag: ifMatch })))
           .delete();
         if (deleted) {
-          await trx('extension_record_counts').where({ tenant_id: k.tenantId, extension_id: k.extensionId }).decrement('records', 1);
+          await trx('extension_record_counts')
+            .where({ tenant_id: k.tenantId, extension_id: k.extensionId })
+            .decrement('records', 1);
           return { deleted: true };
         }
         const etag = ifMatch === '*' ? undefined : await currentEtag(trx, k);

@@ -12,7 +12,8 @@ export function extensionRegistry(knex: Knex) {
     async ownedBy(extensionId: string, clientId: string): Promise<boolean> {
       let owner = owners.get(extensionId);
       if (owner === undefined) {
-        owner = (await knex('extensions').where({ id: extensionId }).first('client_id'))?.client_id as string | undefined;
+        owner = (await knex('extensions').where({ id: extensionId }).first('client_id'))?.client_id as
+          string | undefined;
         if (owner) owners.set(extensionId, owner);
       }
       return owner === clientId;

@@ -22,7 +22,8 @@ export type ParsedWrite = Outcome<ExtensionWrite, 'schema_invalid' | 'payload_to
  */
 const MAX_DATA_DEPTH = 32;
 
-const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
 const invalid = (message: string): ParsedWrite => refused('schema_invalid', message);
 
 export function parseExtensionWrite(raw: Buffer): ParsedWrite {
@@ -36,13 +37,18 @@ export function parseExtensionWrite(raw: Buffer): ParsedWrite {
   const unlisted = Object.keys(body).filter((k) => k !== 'schemaVersion' && k !== 'data');
   if (unlisted.length) return invalid(`unlisted fields: ${unlisted.join(', ')}`);
   const { schemaVersion, data } = body;
-  if (!Number.isSafeInteger(schemaVersion) || (schemaVersion as number) < 1 || (schemaVersion as number) > MAX_SCHEMA_VERSION)
+  if (
+    !Number.isSafeInteger(schemaVersion) ||
+    (schemaVersion as number) < 1 ||
+    (schemaVersion as number) > MAX_SCHEMA_VERSION
+  )
     return invalid('schemaVersion must be an integer >= 1');
   if (!isPlainObject(data)) return invalid('data must be a JSON object');
   // Before serializing: JSON.stringify recurses (a few thousand levels overflow the stack), and jsonb refuses lone surrogates.
   const problem = jsonInputProblem(data, MAX_DATA_DEPTH);
   if (problem) return invalid(`data ${problem}`);
   const json = JSON.stringify(data);
-  if (Buffer.byteLength(json, 'utf8') > MAX_DATA_BYTES) return refused('payload_too_large', 'data is over 16 KiB serialized');
+  if (Buffer.byteLength(json, 'utf8') > MAX_DATA_BYTES)
+    return refused('payload_too_large', 'data is over 16 KiB serialized');
   return done({ schemaVersion: schemaVersion as number, data, json });
 }

@@ -15,7 +15,10 @@ const MAC_BYTES = 16;
 export function listCursors(secret: string) {
   const key = Buffer.from(hkdfSync('sha256', secret, '', 'person-extension-list-cursor/v1', 32));
   const mac = (scope: CursorScope, after: string) =>
-    createHmac('sha256', key).update(JSON.stringify([scope.tenantId, scope.clientId, scope.personId, after])).digest().subarray(0, MAC_BYTES);
+    createHmac('sha256', key)
+      .update(JSON.stringify([scope.tenantId, scope.clientId, scope.personId, after]))
+      .digest()
+      .subarray(0, MAC_BYTES);
   const encode = (scope: CursorScope, after: string) =>
     `${Buffer.from(after).toString('base64url')}.${mac(scope, after).toString('base64url')}`;
   return {

@@ -19,7 +19,9 @@ const MAX_CURSOR_CHARS = 512;
 
 const contextOf = (res: Response) => res.locals.context as CallContext;
 const keyOf = (req: Request, res: Response): RecordKey => ({
-  tenantId: contextOf(res).tenantId, personId: req.params.personId as string, extensionId: req.params.extensionId as string,
+  tenantId: contextOf(res).tenantId,
+  personId: req.params.personId as string,
+  extensionId: req.params.extensionId as string,
 });
 
 export function personResourcesRouter(knex: Knex, cursorSecret: string): Router {
@@ -38,13 +40,18 @@ export function personResourcesRouter(knex: Knex, cursorSecret: string): Router 
     const { tenantId, clientId } = contextOf(res);
     const scope: CursorScope = { tenantId, clientId, personId: req.params.personId! };
     const { limit: rawLimit, cursor } = req.query;
-    if (rawLimit !== undefined && (typeof rawLimit !== 'string' || !LIMIT.test(rawLimit) || +rawLimit < 1 || +rawLimit > MAX_LIMIT))
+    if (
+      rawLimit !== undefined &&
+      (typeof rawLimit !== 'string' || !LIMIT.test(rawLimit) || +rawLimit < 1 || +rawLimit > MAX_LIMIT)
+    )
       return sendProblem(res, 'schema_invalid', { message: `limit must be an integer from 1 to ${MAX_LIMIT}` });
     const limit = rawLimit === undefined ? DEFAULT_LIMIT : Number(rawLimit);
     let after = '';
     if (cursor !== undefined) {
-      const decoded = typeof cursor === 'string' && cursor.length <= MAX_CURSOR_CHARS ? cursors.decode(scope, cursor) : undefined;
-      if (!decoded) return sendProblem(res, 'schema_invalid', { message: 'cursor is not a value this listing returned' });
+      const decoded =
+        typeof cursor === 'string' && cursor.length <= MAX_CURSOR_CHARS ? cursors.decode(scope, cursor) : undefined;
+      if (!decoded)
+        return sendProblem(res, 'schema_invalid', { message: 'cursor is not a value this listing returned' });
       after = decoded;
     }
     // One row beyond the page tells whether another page exists without a count.
@@ -64,39 +71,59 @@ export function personResourcesRouter(knex: Knex, cursorSecret: string): Router 
     res.setHeader('etag', record.etag).json(record);
   });
 
-  r.put('/v1/persons/:personId/extensions/:extensionId', express.raw({ type: () => true, limit: '64kb' }), async (req, res) => {
-    const precondition = putPrecondition(req.get('if-match'), req.get('if-none-match'));
-    if (!precondition) return sendProblem(res, 'precondition_required', { message: 'send exactly one of If-None-Match: * (create) and If-Match: "<etag>" (update)' });
-    const key = keyOf(req, res);
-    const { clientId } = contextOf(res);
-    if (!isExtensionId(key.extensionId) || !(await registry.ownedBy(key.extensionId, clientId))) return notFound(res);
-    const parsed = parseExtensionWrite(Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0));
-    if (!parsed.ok) return sendRefusal(res, parsed);
-    const write = parsed.value;
-    const validate = await registry.validator(key.extensionId, write.schemaVersion);
-    if (!validate) return sendProblem(res, 'schema_invalid', { message: `schemaVersion ${write.schemaVersion} is not registered for this extension` });
-    if (!validate(write.data)) return sendProblem(res, 'schema_invalid', { message: `data does not match schema version ${write.schemaVersion}` });
+  r.put(
+    '/v1/persons/:personId/extensions/:extensionId',
+    express.raw({ type: () => true, limit: '64kb' }),
+    async (req, res) => {
+      const precondition = putPrecondition(req.get('if-match'), req.get('if-none-match'));
+      if (!precondition)
+        return sendProblem(res, 'precondition_required', {
+          message: 'send exactly one of If-None-Match: * (create) and If-Match: "<etag>" (update)',
+        });
+      const key = keyOf(req, res);
+      const { clientId } = contextOf(res);
+      if (!isExtensionId(key.extensionId) || !(await registry.ownedBy(key.extensionId, clientId))) return notFound(res);
+      const parsed = parseExtensionWrite(Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0));
+      if (!parsed.ok) return sendRefusal(res, parsed);
+      const write = parsed.value;
+      const validate = await registry.validator(key.extensionId, write.schemaVersion);
+      if (!validate)
+        return sendProblem(res, 'schema_invalid', {
+          message: `schemaVersion ${write.schemaVersion} is not registered for this extension`,
+        });
+      if (!validate(write.data))
+        return sendProblem(res, 'schema_invalid', {
+          message: `data does not match schema version ${write.schemaVersion}`,
+        });
 
-    const quotaFull = () => sendProblem(res, 'quota_exceeded', { message: "the tenant's record quota for this extension is full" });
-    if (precondition.create) {
-      const result = await records.create(key, write, clientId);
-      if ('exists' in result) return sendProblem(res, 'already_exists', { headers: { etag: result.exists } });
+      const quotaFull = () =>
+        sendProblem(res, 'quota_exceeded', { message: "the tenant's record quota for this extension is full" });
+      if (precondition.create) {
+        const result = await records.create(key, write, clientId);
+        if ('exists' in result) return sendProblem(res, 'already_exists', { headers: { etag: result.exists } });
+        if ('quotaExceeded' in result) return quotaFull();
+        const location = `/v1/persons/${key.personId}/extensions/${key.extensionId}`;
+        return void res
+          .status(201)
+          .setHeader('etag', result.created.etag)
+          .setHeader('location', location)
+          .json(result.created);
+      }
+      const result = await records.update(key, precondition.ifMatch, write, clientId);
+      if ('absent' in result) return notFound(res);
+      if ('conflict' in result) return sendProblem(res, 'revision_conflict', { headers: { etag: result.conflict } });
       if ('quotaExceeded' in result) return quotaFull();
-      const location = `/v1/persons/${key.personId}/extensions/${key.extensionId}`;
-      return void res.status(201).setHeader('etag', result.created.etag).setHeader('location', location).json(result.created);
-    }
-    const result = await records.update(key, precondition.ifMatch, write, clientId);
-    if ('absent' in result) return notFound(res);
-    if ('conflict' in result) return sendProblem(res, 'revision_conflict', { headers: { etag: result.conflict } });
-    if ('quotaExceeded' in result) return quotaFull();
-    res.setHeader('etag', result.updated.etag).json(result.updated);
-  });
+      res.setHeader('etag', result.updated.etag).json(result.updated);
+    },
+  );
 
   r.delete('/v1/persons/:personId/extensions/:extensionId', async (req, res) => {
     const precondition = deletePrecondition(req.get('if-match'));
-    if (!precondition) return sendProblem(res, 'precondition_required', { message: 'If-Match: "<etag>" or * is required' });
+    if (!precondition)
+      return sendProblem(res, 'precondition_required', { message: 'If-Match: "<etag>" or * is required' });
     const key = keyOf(req, res);
-    if (!isExtensionId(key.extensionId) || !(await registry.ownedBy(key.extensionId, contextOf(res).clientId))) return notFound(res);
+    if (!isExtensionId(key.extensionId) || !(await registry.ownedBy(key.extensionId, contextOf(res).clientId)))
+      return notFound(res);
     const result = await records.remove(key, precondition.ifMatch);
     if ('conflict' in result) return sendProblem(res, 'revision_conflict', { headers: { etag: result.conflict } });
     res.status(204).end();

@@ -7,7 +7,10 @@ export type PutPrecondition = { create: true } | { create: false; ifMatch: strin
 export type DeletePrecondition = { ifMatch: string | '*' };
 
 /** Exactly one of `If-None-Match: *` (create) and `If-Match: "<etag>"` (update); anything else is undefined → 428. */
-export function putPrecondition(ifMatch: string | undefined, ifNoneMatch: string | undefined): PutPrecondition | undefined {
+export function putPrecondition(
+  ifMatch: string | undefined,
+  ifNoneMatch: string | undefined,
+): PutPrecondition | undefined {
   if (ifMatch !== undefined && ifNoneMatch !== undefined) return undefined;
   if (ifNoneMatch !== undefined) return ifNoneMatch === '*' ? { create: true } : undefined;
   if (ifMatch !== undefined && QUOTED_ETAG.test(ifMatch)) return { create: false, ifMatch };

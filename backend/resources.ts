@@ -18,4 +18,8 @@ export interface PersonRow {
   display_name: string;
   created_at: Date;
 }
-export const personOf = (p: PersonRow) => ({ personId: p.id, displayName: p.display_name, createdAt: new Date(p.created_at).toISOString() });
+export const personOf = (p: PersonRow) => ({
+  personId: p.id,
+  displayName: p.display_name,
+  createdAt: new Date(p.created_at).toISOString(),
+});

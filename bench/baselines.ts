@@ -36,13 +36,24 @@ function proxy(): http.RequestListener {
     Object.assign(res.locals, { ...state, requestId: `bench-proxy-${++n}` });
     next();
   });
-  app.use(upstreamProxy(upstream, { internalSecret: process.env.INTERNAL_SECRET!, timeoutMs: 5000, log: createLogger('bench-proxy', 'warn') }));
+  app.use(
+    upstreamProxy(upstream, {
+      internalSecret: process.env.INTERNAL_SECRET!,
+      timeoutMs: 5000,
+      log: createLogger('bench-proxy', 'warn'),
+    }),
+  );
   return app;
 }
 
 const RESOURCE = 'https://api.bench.invalid';
 /** A public client, as the bench's app on the product is. */
-const CLIENT = { client_id: 'bench', token_endpoint_auth_method: 'none', redirect_uris: ['http://127.0.0.1/cb'], grant_types: ['authorization_code', 'refresh_token'] } as const;
+const CLIENT = {
+  client_id: 'bench',
+  token_endpoint_auth_method: 'none',
+  redirect_uris: ['http://127.0.0.1/cb'],
+  grant_types: ['authorization_code', 'refresh_token'],
+} as const;
 
 async function oidc(): Promise<{ listener: http.RequestListener; tokens: string[] }> {
   const { privateKey } = await generateKeyPair('ES256', { extractable: true });
@@ -60,10 +71,24 @@ async function oidc(): Promise<{ listener: http.RequestListener; tokens: string[
         enabled: true,
         defaultResource: async () => RESOURCE,
         useGrantedResource: async () => true,
-        getResourceServerInfo: async () => ({ scope: 'read', audience: 'bench-api', accessTokenFormat: 'jwt', accessTokenTTL: 900, jwt: { sign: { alg: 'ES256' } } }),
+        getResourceServerInfo: async () => ({
+          scope: 'read',
+          audience: 'bench-api',
+          accessTokenFormat: 'jwt',
+          accessTokenTTL: 900,
+          jwt: { sign: { alg: 'ES256' } },
+        }),
       },
     },
-    ttl: { AccessToken: 900, AuthorizationCode: 60, RefreshToken: 86_400, Grant: 90_000, Session: 3600, Interaction: 3600, IdToken: 3600 },
+    ttl: {
+      AccessToken: 900,
+      AuthorizationCode: 60,
+      RefreshToken: 86_400,
+      Grant: 90_000,
+      Session: 3600,
+      Interaction: 3600,
+      IdToken: 3600,
+    },
   });
   // One refresh chain per connection, as an authorization code exchange would have left them.
   const client = await provider.Client.find(CLIENT.client_id);
@@ -73,8 +98,14 @@ async function oidc(): Promise<{ listener: http.RequestListener; tokens: string[
     grant.addResourceScope(RESOURCE, 'read');
     const grantId = await grant.save();
     const token = new provider.RefreshToken({
-      accountId: `acc-${i}`, client: client!, grantId, scope: 'read', resource: RESOURCE, gty: 'authorization_code',
-      iiat: Math.floor(Date.now() / 1000), expiresWithSession: false,
+      accountId: `acc-${i}`,
+      client: client!,
+      grantId,
+      scope: 'read',
+      resource: RESOURCE,
+      gty: 'authorization_code',
+      iiat: Math.floor(Date.now() / 1000),
+      expiresWithSession: false,
     } as never);
     tokens.push(await token.save());
   }
@@ -82,7 +113,8 @@ async function oidc(): Promise<{ listener: http.RequestListener; tokens: string[
 }
 
 const role = process.argv[2];
-const { listener, tokens } = role === 'oidc' ? await oidc() : { listener: role === 'proxy' ? proxy() : bare(), tokens: undefined };
+const { listener, tokens } =
+  role === 'oidc' ? await oidc() : { listener: role === 'proxy' ? proxy() : bare(), tokens: undefined };
 const server = http.createServer(listener);
 server.listen(port, '127.0.0.1', () => process.send!({ url, tokens, clientId: CLIENT.client_id }));
 process.on('SIGTERM', () => server.close(() => process.exit(0)));

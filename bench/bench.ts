@@ -14,12 +14,28 @@ import { INTERNAL_SECRET_HEADER } from '../common/internal-context.js';
 import { cpuPerRequest, cpuSnapshot, type Measured } from './cpu.js';
 import { startLoader } from './load.js';
 import { readyMessage, spawnChild, startAllInOne, startDeployed, type Shape, type ShapeEnv } from './shapes.js';
-import { printShape, printTargets, ratiosOf, writeResults, writeSweepChart, type Measurement, type ShapeResult, type TargetRuns } from './report.js';
+import {
+  printShape,
+  printTargets,
+  ratiosOf,
+  writeResults,
+  writeSweepChart,
+  type Measurement,
+  type ShapeResult,
+  type TargetRuns,
+} from './report.js';
 import type { ScenarioSpec } from './scenarios.js';
 import { prepare, type BenchData } from './setup.js';
 import { startPrivatePostgres, startPrivateRedis, storeCounters } from './stores.js';
 import { freePort, type Child } from '../tests/support/processes.js';
-import { benchExport, benchExtensionRecords, compareSizes, extensionSystems, type ExportResult, type LoopResult } from './extension-records.js';
+import {
+  benchExport,
+  benchExtensionRecords,
+  compareSizes,
+  extensionSystems,
+  type ExportResult,
+  type LoopResult,
+} from './extension-records.js';
 
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
@@ -43,14 +59,22 @@ interface Scenario {
 
 const pg = await startPrivatePostgres();
 const redis = await startPrivateRedis();
-const stores: Measured[] = [{ name: 'postgres', pid: pg.pid, tree: true }, { name: 'redis', pid: redis.pid }];
+const stores: Measured[] = [
+  { name: 'postgres', pid: pg.pid, tree: true },
+  { name: 'redis', pid: redis.pid },
+];
 const counters = await storeCounters(pg, redis);
 const loader = await startLoader();
 const children: Child[] = [loader.child];
 const stopAll: (() => Promise<void>)[] = [];
 
 async function startBaseline(role: 'bare' | 'proxy' | 'oidc', env: Record<string, string> = {}) {
-  const child = await spawnChild(role === 'bare' ? 'B0' : role === 'proxy' ? 'B2' : 'oidc-provider', 'bench/baselines.ts', { PORT: String(await freePort()), ...env }, [role]);
+  const child = await spawnChild(
+    role === 'bare' ? 'B0' : role === 'proxy' ? 'B2' : 'oidc-provider',
+    'bench/baselines.ts',
+    { PORT: String(await freePort()), ...env },
+    [role],
+  );
   children.push(child);
   stopAll.push(() => child.stop());
   return { child, ...(await readyMessage<{ url: string; tokens?: string[]; clientId: string }>(child)) };
@@ -65,7 +89,13 @@ async function databaseFor(shape: string): Promise<string> {
 }
 
 /** `key` names the loader's connections, whose state (refresh chains, ETags) carries over from warm-up to run. */
-async function measure(key: string, s: Scenario, processes: Measured[], rate?: number, connections = CONNECTIONS): Promise<Measurement> {
+async function measure(
+  key: string,
+  s: Scenario,
+  processes: Measured[],
+  rate?: number,
+  connections = CONNECTIONS,
+): Promise<Measurement> {
   const request = { key, origin: s.origin, spec: s.spec, connections };
   if (!rate && WARMUP_S > 0) await loader.run({ ...request, durationS: WARMUP_S });
   const measured = [...processes, { name: 'loader', pid: loader.child.pid }];
@@ -76,56 +106,139 @@ async function measure(key: string, s: Scenario, processes: Measured[], rate?: n
   // Per request; the two readings' own statement and command are taken off.
   const perRequest = (n: number) => Math.round((Math.max(0, n - 1) / result.requests) * 100) / 100;
   return {
-    id: s.id, label: s.label, ...result,
+    id: s.id,
+    label: s.label,
+    ...result,
     // The total is the system's: every process but the load generator.
     cpuUs: { ...cpu, total: cpu.total! - cpu.loader! },
-    roundTrips: { postgres: perRequest(counted.postgres - countedBefore.postgres), redis: perRequest(counted.redis - countedBefore.redis) },
+    roundTrips: {
+      postgres: perRequest(counted.postgres - countedBefore.postgres),
+      redis: perRequest(counted.redis - countedBefore.redis),
+    },
   };
 }
 
-function scenarios(shape: Shape, data: BenchData, b0: string, b2: string, oidc: { url: string; tokens?: string[]; clientId: string }, secret: string): Scenario[] {
+function scenarios(
+  shape: Shape,
+  data: BenchData,
+  b0: string,
+  b2: string,
+  oidc: { url: string; tokens?: string[]; clientId: string },
+  secret: string,
+): Scenario[] {
   const bearer = data.accessToken;
   const record = (i: number) => `/v1/persons/${data.personIds[i]}/extensions/${data.extensionId}`;
   const context = {
-    requestId: '', subjectType: 'person' as const, subjectId: data.tenant.personId, tenantId: data.tenant.tenantId,
-    clientId: data.tenant.clientId, actorAccountId: data.tenant.accountId, scopes: ['svc.profile.self.read' as const],
+    requestId: '',
+    subjectType: 'person' as const,
+    subjectId: data.tenant.personId,
+    tenantId: data.tenant.tenantId,
+    clientId: data.tenant.clientId,
+    actorAccountId: data.tenant.accountId,
+    scopes: ['svc.profile.self.read' as const],
   };
-  const get = (path: string, headers: Record<string, string> = { authorization: `Bearer ${bearer}` }): ScenarioSpec => ({ kind: 'fixed', request: { method: 'GET', path, headers } });
+  const get = (
+    path: string,
+    headers: Record<string, string> = { authorization: `Bearer ${bearer}` },
+  ): ScenarioSpec => ({ kind: 'fixed', request: { method: 'GET', path, headers } });
   return [
     { id: 'B0', label: 'bare node:http JSON', origin: b0, spec: get('/', {}) },
-    { id: 'B1', label: 'backend GET /v1/me direct (signed context)', origin: shape.backendUrl, spec: { kind: 'signed', path: '/v1/me', secret, context } },
+    {
+      id: 'B1',
+      label: 'backend GET /v1/me direct (signed context)',
+      origin: shape.backendUrl,
+      spec: { kind: 'signed', path: '/v1/me', secret, context },
+    },
     { id: 'B2', label: 'bare proxy (gateway HTTP stack) -> backend', origin: b2, spec: get('/v1/me', {}) },
-    { id: 'PDP', label: 'PDP decision alone', origin: shape.pdpUrl, spec: { kind: 'fixed', request: {
-      method: 'POST', path: DECISION_PATH, headers: { 'content-type': 'application/json', [INTERNAL_SECRET_HEADER]: secret },
-      body: JSON.stringify({ requestId: 'bench-pdp', token: data.claims, capability: 'svc.profile.self.read', resource: { type: 'self' } }),
-    } } },
+    {
+      id: 'PDP',
+      label: 'PDP decision alone',
+      origin: shape.pdpUrl,
+      spec: {
+        kind: 'fixed',
+        request: {
+          method: 'POST',
+          path: DECISION_PATH,
+          headers: { 'content-type': 'application/json', [INTERNAL_SECRET_HEADER]: secret },
+          body: JSON.stringify({
+            requestId: 'bench-pdp',
+            token: data.claims,
+            capability: 'svc.profile.self.read',
+            resource: { type: 'self' },
+          }),
+        },
+      },
+    },
     { id: 'R1', label: 'GET /v1/me through the gateway', origin: shape.gatewayUrl, spec: get('/v1/me') },
     { id: 'R2', label: 'GET one extension record through the gateway', origin: shape.gatewayUrl, spec: get(record(0)) },
-    { id: 'W1', label: 'PUT If-Match, own record per connection', origin: shape.gatewayUrl, spec: { kind: 'own-record-put', bearer, paths: data.personIds.map((_, i) => record(i)), etags: data.recordEtags } },
-    { id: 'K6R', label: 'read mix of api-read.k6.ts, replayed (not k6)', origin: shape.gatewayUrl, spec: { kind: 'read-mix', bearer, personId: data.personIds[0]!, extensionId: data.extensionId } },
-    { id: 'K6W', label: 'write mix of api-write.k6.ts, replayed (not k6)', origin: shape.gatewayUrl, spec: { kind: 'write-mix', bearer, personIds: data.personIds.slice(0, 3), extensionId: data.extensionId } },
-    { id: 'T1', label: 'refresh grants, issuer (tokens.k6.ts replayed)', origin: shape.authUrl, spec: { kind: 'refresh', path: '/oauth2/token', tokens: data.refreshTokens, clientId: data.tenant.clientId } },
-    { id: 'T0', label: 'refresh grants, oidc-provider in-memory', origin: oidc.url, spec: { kind: 'refresh', path: '/token', tokens: oidc.tokens!, clientId: oidc.clientId } },
+    {
+      id: 'W1',
+      label: 'PUT If-Match, own record per connection',
+      origin: shape.gatewayUrl,
+      spec: { kind: 'own-record-put', bearer, paths: data.personIds.map((_, i) => record(i)), etags: data.recordEtags },
+    },
+    {
+      id: 'K6R',
+      label: 'read mix of api-read.k6.ts, replayed (not k6)',
+      origin: shape.gatewayUrl,
+      spec: { kind: 'read-mix', bearer, personId: data.personIds[0]!, extensionId: data.extensionId },
+    },
+    {
+      id: 'K6W',
+      label: 'write mix of api-write.k6.ts, replayed (not k6)',
+      origin: shape.gatewayUrl,
+      spec: { kind: 'write-mix', bearer, personIds: data.personIds.slice(0, 3), extensionId: data.extensionId },
+    },
+    {
+      id: 'T1',
+      label: 'refresh grants, issuer (tokens.k6.ts replayed)',
+      origin: shape.authUrl,
+      spec: { kind: 'refresh', path: '/oauth2/token', tokens: data.refreshTokens, clientId: data.tenant.clientId },
+    },
+    {
+      id: 'T0',
+      label: 'refresh grants, oidc-provider in-memory',
+      origin: oidc.url,
+      spec: { kind: 'refresh', path: '/token', tokens: oidc.tokens!, clientId: oidc.clientId },
+    },
   ];
 }
 
-async function benchShape(name: string, env: ShapeEnv, b0: string, oidc: Awaited<ReturnType<typeof startBaseline>>, firstShape: Measurement[] = []): Promise<ShapeResult> {
+async function benchShape(
+  name: string,
+  env: ShapeEnv,
+  b0: string,
+  oidc: Awaited<ReturnType<typeof startBaseline>>,
+  firstShape: Measurement[] = [],
+): Promise<ShapeResult> {
   const shape = name === 'deployed' ? await startDeployed(env) : await startAllInOne(env);
   stopAll.push(() => shape.stop());
   const data = await prepare(shape, env.ADMIN_TOKEN, CONNECTIONS);
   const b2 = await startBaseline('proxy', {
-    BACKEND_URL: shape.backendUrl, INTERNAL_SECRET: env.INTERNAL_SECRET,
+    BACKEND_URL: shape.backendUrl,
+    INTERNAL_SECRET: env.INTERNAL_SECRET,
     BENCH_PROXY_STATE: JSON.stringify({
       claims: data.claims,
-      allow: { allow: true, subjectType: 'person', effectiveScopes: ['svc.profile.self.read'], rateLimit: { tenant: { points: 1, durationS: 1 }, account: { points: 1, durationS: 1 } } },
+      allow: {
+        allow: true,
+        subjectType: 'person',
+        effectiveScopes: ['svc.profile.self.read'],
+        rateLimit: { tenant: { points: 1, durationS: 1 }, account: { points: 1, durationS: 1 } },
+      },
     }),
   });
-  const processes: Measured[] = [...shape.processes, ...children.filter((c) => c !== loader.child && c.name !== 'B2'), b2.child, ...stores];
+  const processes: Measured[] = [
+    ...shape.processes,
+    ...children.filter((c) => c !== loader.child && c.name !== 'B2'),
+    b2.child,
+    ...stores,
+  ];
   const measurements: Measurement[] = [];
   // The baselines that do not depend on the shape (B0, oidc-provider) and the k6 mixes are measured with the first.
   const first = name === SHAPES[0];
-  const list = scenarios(shape, data, b0, b2.url, oidc, env.INTERNAL_SECRET)
-    .filter((s) => (!ONLY || ['R1', 'B1', ...ONLY].includes(s.id)) && (first || !SHAPE_INDEPENDENT.has(s.id)));
+  const list = scenarios(shape, data, b0, b2.url, oidc, env.INTERNAL_SECRET).filter(
+    (s) => (!ONLY || ['R1', 'B1', ...ONLY].includes(s.id)) && (first || !SHAPE_INDEPENDENT.has(s.id)),
+  );
   // oidc-provider's refresh chains (T0) serve every shape; everything else belongs to this shape's data.
   const keyOf = (s: Scenario) => (s.id === 'T0' ? s.id : `${name}:${s.id}`);
   for (const s of list) {
@@ -135,8 +248,18 @@ async function benchShape(name: string, env: ShapeEnv, b0: string, oidc: Awaited
   const r1 = measurements.find((m) => m.id === 'R1')!;
   const rate = Math.max(1, Math.round(r1.rps / 2));
   const byId = Object.fromEntries(list.map((s) => [s.id, s]));
-  const r1Half = await measure(keyOf(byId.R1!), { ...byId.R1!, id: 'R1@½', label: `R1 at ${rate} req/s (half its peak)` }, processes, rate);
-  const b1Half = await measure(keyOf(byId.B1!), { ...byId.B1!, id: 'B1@½', label: `B1 at ${rate} req/s` }, processes, rate);
+  const r1Half = await measure(
+    keyOf(byId.R1!),
+    { ...byId.R1!, id: 'R1@½', label: `R1 at ${rate} req/s (half its peak)` },
+    processes,
+    rate,
+  );
+  const b1Half = await measure(
+    keyOf(byId.B1!),
+    { ...byId.B1!, id: 'B1@½', label: `B1 at ${rate} req/s` },
+    processes,
+    rate,
+  );
   measurements.push(r1Half, b1Half);
   // The first shape (the deployed one by default) also gets the issue's targets: the sweep, batching at 64
   // connections, and B2 at R1's half rate for the tail.
@@ -145,8 +268,14 @@ async function benchShape(name: string, env: ShapeEnv, b0: string, oidc: Awaited
   await shape.stop();
   return {
     // Ratios to a shape-independent baseline use the first shape's measurement of it.
-    shape: name, measurements, ratios: ratiosOf([...measurements, ...firstShape.filter((m) => SHAPE_INDEPENDENT.has(m.id))]),
-    addedLatencyMs: { rate, p50: Math.round((r1Half.p50 - b1Half.p50) * 100) / 100, p99: Math.round((r1Half.p99 - b1Half.p99) * 100) / 100 },
+    shape: name,
+    measurements,
+    ratios: ratiosOf([...measurements, ...firstShape.filter((m) => SHAPE_INDEPENDENT.has(m.id))]),
+    addedLatencyMs: {
+      rate,
+      p50: Math.round((r1Half.p50 - b1Half.p50) * 100) / 100,
+      p99: Math.round((r1Half.p99 - b1Half.p99) * 100) / 100,
+    },
     ...(targets && { targets }),
   };
 }
@@ -154,18 +283,36 @@ async function benchShape(name: string, env: ShapeEnv, b0: string, oidc: Awaited
 /** The gateway's decisions-per-PDP-call histogram, read from its metrics: its running sum and count. */
 async function pdpCallCounts(shape: Shape): Promise<{ sum: number; count: number }> {
   const text = await (await fetch(shape.gatewayMetricsUrl)).text();
-  const value = (name: string) => Number(text.split('\n').find((l) => l.startsWith(`${name} `))?.split(' ')[1] ?? NaN);
+  const value = (name: string) =>
+    Number(
+      text
+        .split('\n')
+        .find((l) => l.startsWith(`${name} `))
+        ?.split(' ')[1] ?? NaN,
+    );
   return { sum: value('gateway_pdp_decisions_per_call_sum'), count: value('gateway_pdp_decisions_per_call_count') };
 }
 
-async function targetRuns(shape: Shape, byId: Record<string, Scenario>, keyOf: (s: Scenario) => string, processes: Measured[], halfRate: number): Promise<TargetRuns> {
+async function targetRuns(
+  shape: Shape,
+  byId: Record<string, Scenario>,
+  keyOf: (s: Scenario) => string,
+  processes: Measured[],
+  halfRate: number,
+): Promise<TargetRuns> {
   const sweep: Measurement[] = [];
   let decisionsPerCall = NaN;
   for (const connections of SWEEP)
     for (const id of ['R1', 'B2']) {
       const s = byId[id]!;
       const before = id === 'R1' && connections === BATCH_CONNECTIONS ? await pdpCallCounts(shape) : undefined;
-      const m = await measure(keyOf(s), { ...s, id: `${id} c=${connections}`, label: `${s.label}, ${connections} connections` }, processes, undefined, connections);
+      const m = await measure(
+        keyOf(s),
+        { ...s, id: `${id} c=${connections}`, label: `${s.label}, ${connections} connections` },
+        processes,
+        undefined,
+        connections,
+      );
       sweep.push(m);
       console.error(`bench ${shape.name}: ${m.id} ${m.rps} req/s`);
       if (before) {
@@ -174,7 +321,13 @@ async function targetRuns(shape: Shape, byId: Record<string, Scenario>, keyOf: (
       }
     }
   const pdp = byId.PDP!;
-  const pdpSingle = await measure(keyOf(pdp), { ...pdp, id: `PDP c=${BATCH_CONNECTIONS}`, label: `PDP decision alone, ${BATCH_CONNECTIONS} connections` }, processes, undefined, BATCH_CONNECTIONS);
+  const pdpSingle = await measure(
+    keyOf(pdp),
+    { ...pdp, id: `PDP c=${BATCH_CONNECTIONS}`, label: `PDP decision alone, ${BATCH_CONNECTIONS} connections` },
+    processes,
+    undefined,
+    BATCH_CONNECTIONS,
+  );
   const b2 = byId.B2!;
   const b2Half = await measure(keyOf(b2), { ...b2, id: 'B2@½', label: `B2 at ${halfRate} req/s` }, processes, halfRate);
   return { sweep, decisionsPerCall, pdpSingle, b2Half };
@@ -187,7 +340,20 @@ try {
   const adminToken = randomBytes(24).toString('base64url');
   const shapes: ShapeResult[] = [];
   for (const name of SHAPES)
-    shapes.push(await benchShape(name, { DATABASE_URL: await databaseFor(name), REDIS_URL: redis.url, INTERNAL_SECRET: secret, ADMIN_TOKEN: adminToken }, b0.url, oidc, shapes[0]?.measurements));
+    shapes.push(
+      await benchShape(
+        name,
+        {
+          DATABASE_URL: await databaseFor(name),
+          REDIS_URL: redis.url,
+          INTERNAL_SECRET: secret,
+          ADMIN_TOKEN: adminToken,
+        },
+        b0.url,
+        oidc,
+        shapes[0]?.measurements,
+      ),
+    );
   let extensions: LoopResult[] = [];
   let exports: ExportResult[] = [];
   if (EXTENSION_RECORDS > 0) {
@@ -203,25 +369,42 @@ try {
     }
   }
 
-  console.log(`\n${DURATION_S} s a target (after ${WARMUP_S} s warm-up), ${CONNECTIONS} connections, private PostgreSQL and Redis; latencies in ms`);
+  console.log(
+    `\n${DURATION_S} s a target (after ${WARMUP_S} s warm-up), ${CONNECTIONS} connections, private PostgreSQL and Redis; latencies in ms`,
+  );
   for (const s of shapes) printShape(s);
   const judged = shapes.find((s) => s.targets);
   if (judged) printTargets(judged);
   if (extensions.length) {
     console.log('\n== extension records, backend direct (in the bench process), 1,000 vs 1,000,000 records');
-    for (const r of extensions) console.log(`${r.name.padEnd(36)} ${String(Math.round(r.rps)).padStart(7)} req/s  p50 ${r.p50}  p99 ${r.p99}`);
+    for (const r of extensions)
+      console.log(`${r.name.padEnd(36)} ${String(Math.round(r.rps)).padStart(7)} req/s  p50 ${r.p50}  p99 ${r.p99}`);
     for (const line of compareSizes(extensions)) console.log(line);
   }
   if (exports.length) {
     console.log('\n== export (admin API, NDJSON stream, in the bench process: server and reader)');
     for (const e of exports)
-      console.log(`export ${e.records.toLocaleString('en').padStart(9)} records  ${e.seconds} s  ${e.recordsPerS} records/s  peak RSS ${e.peakRssMb} MB (+${e.rssRiseMb} MB)`);
+      console.log(
+        `export ${e.records.toLocaleString('en').padStart(9)} records  ${e.seconds} s  ${e.recordsPerS} records/s  peak RSS ${e.peakRssMb} MB (+${e.rssRiseMb} MB)`,
+      );
     const [small, large] = exports;
-    console.log(`export peak RSS ${large!.records.toLocaleString('en')}/${small!.records.toLocaleString('en')} records ${(large!.peakRssMb / small!.peakRssMb).toFixed(2)}`);
+    console.log(
+      `export peak RSS ${large!.records.toLocaleString('en')}/${small!.records.toLocaleString('en')} records ${(large!.peakRssMb / small!.peakRssMb).toFixed(2)}`,
+    );
   }
   const top = Number(process.env.BENCH_PG_TOP ?? 0);
   if (top > 0) console.table(await counters.top(top));
-  const file = writeResults({ settings: { durationS: DURATION_S, connections: CONNECTIONS, warmupS: WARMUP_S, extensionRecords: EXTENSION_RECORDS }, shapes, extensions, exports });
+  const file = writeResults({
+    settings: {
+      durationS: DURATION_S,
+      connections: CONNECTIONS,
+      warmupS: WARMUP_S,
+      extensionRecords: EXTENSION_RECORDS,
+    },
+    shapes,
+    extensions,
+    exports,
+  });
   console.log(`\nresults: ${file}`);
   if (judged?.targets) console.log(`sweep chart: ${writeSweepChart(file, judged.targets.sweep, judged.shape)}`);
 } finally {

@@ -22,11 +22,14 @@ export interface Measured {
 }
 
 const cpuOf = (m: Measured) =>
-  m.tree ? processCpuUs(m.pid, true) + childrenOf(m.pid).reduce((sum, c) => sum + processCpuUs(c), 0) : processCpuUs(m.pid);
+  m.tree
+    ? processCpuUs(m.pid, true) + childrenOf(m.pid).reduce((sum, c) => sum + processCpuUs(c), 0)
+    : processCpuUs(m.pid);
 
 export type CpuSnapshot = Record<string, number>;
 
-export const cpuSnapshot = (processes: Measured[]): CpuSnapshot => Object.fromEntries(processes.map((m) => [m.name, cpuOf(m)]));
+export const cpuSnapshot = (processes: Measured[]): CpuSnapshot =>
+  Object.fromEntries(processes.map((m) => [m.name, cpuOf(m)]));
 
 /** µs of CPU per request of each process between two snapshots, and their sum. */
 export function cpuPerRequest(before: CpuSnapshot, after: CpuSnapshot, requests: number): Record<string, number> {

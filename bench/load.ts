@@ -15,7 +15,9 @@ export async function startLoader(): Promise<Loader> {
     child,
     run: (request) =>
       new Promise((resolve, reject) => {
-        child.process.once('message', (m: { result?: LoadResult; error?: string }) => (m.result ? resolve(m.result) : reject(new Error(m.error))));
+        child.process.once('message', (m: { result?: LoadResult; error?: string }) =>
+          m.result ? resolve(m.result) : reject(new Error(m.error)),
+        );
         child.process.send(request);
       }),
   };

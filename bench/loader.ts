@@ -43,37 +43,51 @@ async function run(request: LoadRequest): Promise<LoadResult> {
   const unexpected: Record<string, number> = {};
   const start = performance.now();
   const deadline = start + durationS * 1000;
-  await Promise.all(Array.from({ length: connections }, async (_, n) => {
-    const client = new Client(origin, { pipelining: 1, keepAliveTimeout: 30_000 });
-    const connection = states[n]!;
-    try {
-      for (let k = 0; ; k++) {
-        const scheduled = rate ? start + ((k * connections + n) * 1000) / rate : performance.now();
-        if (scheduled >= deadline) break;
-        // A timer may fire a little early; sending before the scheduled time would count a negative latency.
-        while (scheduled > performance.now()) await sleep(Math.max(1, scheduled - performance.now()));
-        const { method, path, headers, body } = connection.next();
-        let status = 0;
-        try {
-          const res = await client.request({ method, path, headers, body });
-          status = res.statusCode;
-          if (!connection.answer(status, res.headers, await res.body.text())) unexpected[status] = (unexpected[status] ?? 0) + 1;
-        } catch {
-          unexpected[status] = (unexpected[status] ?? 0) + 1;
+  await Promise.all(
+    Array.from({ length: connections }, async (_, n) => {
+      const client = new Client(origin, { pipelining: 1, keepAliveTimeout: 30_000 });
+      const connection = states[n]!;
+      try {
+        for (let k = 0; ; k++) {
+          const scheduled = rate ? start + ((k * connections + n) * 1000) / rate : performance.now();
+          if (scheduled >= deadline) break;
+          // A timer may fire a little early; sending before the scheduled time would count a negative latency.
+          while (scheduled > performance.now()) await sleep(Math.max(1, scheduled - performance.now()));
+          const { method, path, headers, body } = connection.next();
+          let status = 0;
+          try {
+            const res = await client.request({ method, path, headers, body });
+            status = res.statusCode;
+            if (!connection.answer(status, res.headers, await res.body.text()))
+              unexpected[status] = (unexpected[status] ?? 0) + 1;
+          } catch {
+            unexpected[status] = (unexpected[status] ?? 0) + 1;
+          }
+          latencies.push(performance.now() - scheduled);
         }
-        latencies.push(performance.now() - scheduled);
+      } finally {
+        await client.close();
       }
-    } finally {
-      await client.close();
-    }
-  }));
+    }),
+  );
   const elapsedS = (performance.now() - start) / 1000;
   latencies.sort((a, b) => a - b);
-  const at = (q: number) => Math.round((latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0) * 100) / 100;
-  return { requests: latencies.length, rps: Math.round(latencies.length / elapsedS), p50: at(0.5), p99: at(0.99), p999: at(0.999), unexpected };
+  const at = (q: number) =>
+    Math.round((latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0) * 100) / 100;
+  return {
+    requests: latencies.length,
+    rps: Math.round(latencies.length / elapsedS),
+    p50: at(0.5),
+    p99: at(0.99),
+    p999: at(0.999),
+    unexpected,
+  };
 }
 
 process.on('message', (message: LoadRequest) => {
-  run(message).then((result) => process.send!({ result }), (err: Error) => process.send!({ error: err.stack ?? String(err) }));
+  run(message).then(
+    (result) => process.send!({ result }),
+    (err: Error) => process.send!({ error: err.stack ?? String(err) }),
+  );
 });
 process.send!({ ready: true });

@@ -39,7 +39,13 @@ const byId = (ms: Measurement[], id: string) => ms.find((m) => m.id === id);
 
 /** The ratios of the issue, where both sides were measured. */
 export function ratiosOf(ms: Measurement[]): Record<string, number> {
-  const pairs = [['R1', 'B2'], ['R1', 'B1'], ['R2', 'B1'], ['W1', 'B1'], ['T1', 'T0']] as const;
+  const pairs = [
+    ['R1', 'B2'],
+    ['R1', 'B1'],
+    ['R2', 'B1'],
+    ['W1', 'B1'],
+    ['T1', 'T0'],
+  ] as const;
   const out: Record<string, number> = {};
   for (const [a, b] of pairs) {
     const x = byId(ms, a);
@@ -53,12 +59,19 @@ const pad = (v: unknown, n: number) => String(v).padStart(n);
 
 export function printShape(r: ShapeResult): void {
   console.log(`\n== ${r.shape} (pg, redis: statements and commands per request)`);
-  console.log(`${'id'.padEnd(6)}${'target'.padEnd(46)}${pad('req/s', 8)}${pad('p50', 8)}${pad('p99', 8)}${pad('p99.9', 8)}${pad('CPU µs', 8)}${pad('pg', 6)}${pad('redis', 6)}  CPU µs per request by process`);
+  console.log(
+    `${'id'.padEnd(6)}${'target'.padEnd(46)}${pad('req/s', 8)}${pad('p50', 8)}${pad('p99', 8)}${pad('p99.9', 8)}${pad('CPU µs', 8)}${pad('pg', 6)}${pad('redis', 6)}  CPU µs per request by process`,
+  );
   for (const m of r.measurements) {
     const { total, loader, ...perProcess } = m.cpuUs;
-    const parts = Object.entries(perProcess).filter(([, us]) => us > 0).map(([name, us]) => `${name} ${us}`).join(', ');
+    const parts = Object.entries(perProcess)
+      .filter(([, us]) => us > 0)
+      .map(([name, us]) => `${name} ${us}`)
+      .join(', ');
     const bad = Object.keys(m.unexpected).length ? `  UNEXPECTED ${JSON.stringify(m.unexpected)}` : '';
-    console.log(`${m.id.padEnd(6)}${m.label.padEnd(46)}${pad(m.rps, 8)}${pad(m.p50, 8)}${pad(m.p99, 8)}${pad(m.p999, 8)}${pad(total, 8)}${pad(m.roundTrips.postgres, 6)}${pad(m.roundTrips.redis, 6)}  ${parts} (load generator ${loader})${bad}`);
+    console.log(
+      `${m.id.padEnd(6)}${m.label.padEnd(46)}${pad(m.rps, 8)}${pad(m.p50, 8)}${pad(m.p99, 8)}${pad(m.p999, 8)}${pad(total, 8)}${pad(m.roundTrips.postgres, 6)}${pad(m.roundTrips.redis, 6)}  ${parts} (load generator ${loader})${bad}`,
+    );
   }
   for (const [name, value] of Object.entries(r.ratios)) console.log(`${name.padEnd(22)} ${value.toFixed(2)}`);
   const a = r.addedLatencyMs;
@@ -72,19 +85,26 @@ export function printShape(r: ShapeResult): void {
  * behind its schedule), so that run's latencies say little about the product.
  */
 export function contradictions(ms: Measurement[]): string[] {
-  return ms.filter((m) => m.id.endsWith('@½')).flatMap((half) => {
-    const peak = byId(ms, half.id.slice(0, -2));
-    return peak && half.p50 > peak.p50
-      ? [`${half.id} p50 ${half.p50} ms at half load is above ${peak.id}'s p50 ${peak.p50} ms at full load: the fixed rate was not held; measure again on a quieter machine`]
-      : [];
-  });
+  return ms
+    .filter((m) => m.id.endsWith('@½'))
+    .flatMap((half) => {
+      const peak = byId(ms, half.id.slice(0, -2));
+      return peak && half.p50 > peak.p50
+        ? [
+            `${half.id} p50 ${half.p50} ms at half load is above ${peak.id}'s p50 ${peak.p50} ms at full load: the fixed rate was not held; measure again on a quieter machine`,
+          ]
+        : [];
+    });
 }
 
 export function writeResults(payload: Record<string, unknown>): string {
   const dir = new URL('./results/', import.meta.url);
   mkdirSync(dir, { recursive: true });
   const file = new URL(`${new Date().toISOString().replace(/[:.]/g, '-')}.json`, dir);
-  writeFileSync(file, `${JSON.stringify({ machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model, loadavg: loadavg(), node: process.version }, ...payload }, null, 2)}\n`);
+  writeFileSync(
+    file,
+    `${JSON.stringify({ machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model, loadavg: loadavg(), node: process.version }, ...payload }, null, 2)}\n`,
+  );
   return fileURLToPath(file);
 }
 
@@ -93,7 +113,10 @@ export function writeResults(payload: Record<string, unknown>): string {
  * docs/performance.md shows. Returns the run's chart path.
  */
 export function writeSweepChart(resultsFile: string, sweep: Measurement[], shape: string): string {
-  const svg = sweepChartSvg(sweepPoints(sweep), `${shape} shape, ${cpus().length} CPUs, ${new Date().toISOString().slice(0, 16)}Z`);
+  const svg = sweepChartSvg(
+    sweepPoints(sweep),
+    `${shape} shape, ${cpus().length} CPUs, ${new Date().toISOString().slice(0, 16)}Z`,
+  );
   const file = resultsFile.replace(/\.json$/, '.svg');
   writeFileSync(file, svg);
   writeFileSync(new URL('./results/sweep-latest.svg', import.meta.url), svg);
@@ -116,7 +139,12 @@ export function printTargets(r: ShapeResult): void {
     ['R1/B2', r1.rps / b2.rps, '≥ 0.5', (v) => v >= 0.5],
     ['CPU R1/B2', r1.cpuUs.total! / b2.cpuUs.total!, '≤ 2', (v) => v <= 2],
     ['decisions per PDP call @64', t.decisionsPerCall, '≥ 4', (v) => v >= 4],
-    ['PDP CPU per decision batched/single @64', (r1At64.cpuUs.policies ?? NaN) / (t.pdpSingle.cpuUs.policies ?? NaN), '≤ 0.33', (v) => v <= 1 / 3],
+    [
+      'PDP CPU per decision batched/single @64',
+      (r1At64.cpuUs.policies ?? NaN) / (t.pdpSingle.cpuUs.policies ?? NaN),
+      '≤ 0.33',
+      (v) => v <= 1 / 3,
+    ],
     ['tail p99 R1/B2 @half', m('R1@½').p99 / t.b2Half.p99, '≤ 2', (v) => v <= 2],
     ['added p50 R1-B1 @half', r.addedLatencyMs.p50, '≤ 1 ms', (v) => v <= 1],
     ['T1/oidc-provider', r.ratios['T1/oidc-provider'] ?? NaN, '≥ 0.3', (v) => v >= 0.3],
@@ -129,9 +157,15 @@ export function printTargets(r: ShapeResult): void {
   }
   console.log('\n== against the targets');
   for (const [name, value, target, met] of figures)
-    console.log(`${name.padEnd(42)} ${fixed(value).padStart(8)}  target ${target.padEnd(7)} ${Number.isFinite(value) ? (met(value) ? 'met' : 'NOT MET') : 'not measured'}`);
+    console.log(
+      `${name.padEnd(42)} ${fixed(value).padStart(8)}  target ${target.padEnd(7)} ${Number.isFinite(value) ? (met(value) ? 'met' : 'NOT MET') : 'not measured'}`,
+    );
   const sweepOf = (id: string, c: number) => m(`${id} c=${c}`);
   const at256 = sweepOf('R1', 256);
-  console.log(`${'sweep: no errors at 256 connections'.padEnd(42)} ${String(errorsOf(at256) + errorsOf(sweepOf('B2', 256))).padStart(8)}  ${errorsOf(at256) + errorsOf(sweepOf('B2', 256)) === 0 ? 'met' : 'NOT MET'}`);
-  console.log(`${'sweep: R1 c=256 / R1 c=10'.padEnd(42)} ${fixed(at256.rps / sweepOf('R1', 10).rps).padStart(8)}  target ≥ 1    ${at256.rps >= sweepOf('R1', 10).rps ? 'met' : 'NOT MET'}`);
+  console.log(
+    `${'sweep: no errors at 256 connections'.padEnd(42)} ${String(errorsOf(at256) + errorsOf(sweepOf('B2', 256))).padStart(8)}  ${errorsOf(at256) + errorsOf(sweepOf('B2', 256)) === 0 ? 'met' : 'NOT MET'}`,
+  );
+  console.log(
+    `${'sweep: R1 c=256 / R1 c=10'.padEnd(42)} ${fixed(at256.rps / sweepOf('R1', 10).rps).padStart(8)}  target ≥ 1    ${at256.rps >= sweepOf('R1', 10).rps ? 'met' : 'NOT MET'}`,
+  );
 }

@@ -45,7 +45,14 @@ export function connectionOf(spec: ScenarioSpec, n: number): Connection {
       return {
         next: () => {
           const requestId = `bench-${n}-${++i}`;
-          return { method: 'GET', path: spec.path, headers: { 'x-request-id': requestId, ...sign({ ...spec.context, requestId }, { method: 'GET', path: spec.path }) } };
+          return {
+            method: 'GET',
+            path: spec.path,
+            headers: {
+              'x-request-id': requestId,
+              ...sign({ ...spec.context, requestId }, { method: 'GET', path: spec.path }),
+            },
+          };
         },
         answer: ok2xx,
       };
@@ -55,7 +62,8 @@ export function connectionOf(spec: ScenarioSpec, n: number): Connection {
       let i = 0;
       return {
         next: () => ({
-          method: 'PUT', path: spec.paths[n]!,
+          method: 'PUT',
+          path: spec.paths[n]!,
           headers: { authorization: `Bearer ${spec.bearer}`, 'content-type': 'application/json', 'if-match': etag },
           body: JSON.stringify({ schemaVersion: 1, data: { note: `write ${n}.${++i}` } }),
         }),
@@ -69,8 +77,14 @@ export function connectionOf(spec: ScenarioSpec, n: number): Connection {
       let token = spec.tokens[n]!;
       return {
         next: () => ({
-          method: 'POST', path: spec.path, headers: { 'content-type': 'application/x-www-form-urlencoded' },
-          body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: token, client_id: spec.clientId }).toString(),
+          method: 'POST',
+          path: spec.path,
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: new URLSearchParams({
+            grant_type: 'refresh_token',
+            refresh_token: token,
+            client_id: spec.clientId,
+          }).toString(),
         }),
         answer: (status, _headers, body) => {
           if (status === 200) token = JSON.parse(body).refresh_token;
@@ -79,9 +93,22 @@ export function connectionOf(spec: ScenarioSpec, n: number): Connection {
       };
     }
     case 'read-mix': {
-      const paths = ['/v1/me', '/v1/tenant', `/v1/persons/${spec.personId}`, `/v1/persons/${spec.personId}/extensions?limit=20`, extensionPath(spec.personId, spec.extensionId)];
+      const paths = [
+        '/v1/me',
+        '/v1/tenant',
+        `/v1/persons/${spec.personId}`,
+        `/v1/persons/${spec.personId}/extensions?limit=20`,
+        extensionPath(spec.personId, spec.extensionId),
+      ];
       let i = 0;
-      return { next: () => ({ method: 'GET', path: paths[i++ % paths.length]!, headers: { authorization: `Bearer ${spec.bearer}` } }), answer: ok2xx };
+      return {
+        next: () => ({
+          method: 'GET',
+          path: paths[i++ % paths.length]!,
+          headers: { authorization: `Bearer ${spec.bearer}` },
+        }),
+        answer: ok2xx,
+      };
     }
     case 'write-mix': {
       let path = '';
@@ -94,7 +121,8 @@ export function connectionOf(spec: ScenarioSpec, n: number): Connection {
             return { method: 'GET', path, headers: { authorization: `Bearer ${spec.bearer}` } };
           }
           return {
-            method: 'PUT', path,
+            method: 'PUT',
+            path,
             headers: { authorization: `Bearer ${spec.bearer}`, 'content-type': 'application/json', 'if-match': etag },
             body: JSON.stringify({ schemaVersion: 1, data: { note: `mix ${n}.${++i}` } }),
           };

@@ -8,7 +8,13 @@ import { registerExtension } from '../tests/support/extensions.js';
 import type { Shape } from './shapes.js';
 import type { TokenClaims } from '../wire/decision.js';
 
-const CAPABILITIES = ['svc.profile.self.read', 'svc.tenant.info.read', 'svc.person.read', 'svc.person.metadata.read', 'svc.person.metadata.write'];
+const CAPABILITIES = [
+  'svc.profile.self.read',
+  'svc.tenant.info.read',
+  'svc.person.read',
+  'svc.person.metadata.read',
+  'svc.person.metadata.write',
+];
 /** Browser flows at once: more only queue on a 2-core machine. */
 const PARALLEL_FLOWS = 4;
 
@@ -28,18 +34,25 @@ export async function prepare(shape: Shape, adminToken: string, connections: num
   const admin = adminClient({ pdpUrl: shape.pdpUrl, adminToken });
   const tenant = await setupTenant(admin, { capabilities: CAPABILITIES });
   // Limits high enough that the benchmark measures the path, not the limiter's 429s.
-  await admin.ok('PATCH', `/tenants/${tenant.tenantId}`, { rateLimit: { tenant: { points: 1_000_000, durationS: 60 }, account: { points: 1_000_000, durationS: 60 } } });
+  await admin.ok('PATCH', `/tenants/${tenant.tenantId}`, {
+    rateLimit: { tenant: { points: 1_000_000, durationS: 60 }, account: { points: 1_000_000, durationS: 60 } },
+  });
   const extensionId = await registerExtension(admin, tenant.clientId);
   const personIds: string[] = [];
-  for (let i = 0; i < connections; i++)
-    personIds.push(await createPerson(admin, tenant.tenantId));
+  for (let i = 0; i < connections; i++) personIds.push(await createPerson(admin, tenant.tenantId));
 
   const browser = await launchBrowser();
   const tokens = [];
   try {
     while (tokens.length < connections) {
       const batch = Math.min(PARALLEL_FLOWS, connections - tokens.length);
-      tokens.push(...(await Promise.all(Array.from({ length: batch }, () => obtainTokens(browser, { authUrl: shape.authUrl, ...tenant }, tenant, CAPABILITIES.join(' '))))));
+      tokens.push(
+        ...(await Promise.all(
+          Array.from({ length: batch }, () =>
+            obtainTokens(browser, { authUrl: shape.authUrl, ...tenant }, tenant, CAPABILITIES.join(' ')),
+          ),
+        )),
+      );
     }
   } finally {
     await browser.close();
@@ -48,14 +61,19 @@ export async function prepare(shape: Shape, adminToken: string, connections: num
   const recordEtags: string[] = [];
   for (const personId of personIds) {
     const res = await fetch(`${shape.gatewayUrl}/v1/persons/${personId}/extensions/${extensionId}`, {
-      method: 'PUT', headers: { authorization: `Bearer ${accessToken}`, 'content-type': 'application/json', 'if-none-match': '*' },
+      method: 'PUT',
+      headers: { authorization: `Bearer ${accessToken}`, 'content-type': 'application/json', 'if-none-match': '*' },
       body: JSON.stringify({ schemaVersion: 1, data: { note: 'bench' } }),
     });
     if (res.status !== 201) throw new Error(`creating a bench record: ${res.status} ${await res.text()}`);
     recordEtags.push(res.headers.get('etag')!);
   }
   return {
-    tenant, accessToken, extensionId, personIds, recordEtags,
+    tenant,
+    accessToken,
+    extensionId,
+    personIds,
+    recordEtags,
     claims: JSON.parse(Buffer.from(accessToken.split('.')[1]!, 'base64url').toString()),
     refreshTokens: tokens.map((t) => t.refresh_token!),
   };

@@ -9,8 +9,17 @@ const PROFILE_ARGS = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir
  * A process of the run (`node --import tsx <entry>`), with an IPC channel for those that report to the run, CPU
  * profiles when BENCH_CPU_PROF asks for them, and a word on standard error if it dies before the run stops it.
  */
-export async function spawnChild(name: string, entry: string, env: Record<string, string>, args: string[] = [], profile = false): Promise<Child> {
-  const child = new Child(name, ...nodeEntry(entry, args, profile ? PROFILE_ARGS : []), { env: { ...process.env, ...env }, ipc: true });
+export async function spawnChild(
+  name: string,
+  entry: string,
+  env: Record<string, string>,
+  args: string[] = [],
+  profile = false,
+): Promise<Child> {
+  const child = new Child(name, ...nodeEntry(entry, args, profile ? PROFILE_ARGS : []), {
+    env: { ...process.env, ...env },
+    ipc: true,
+  });
   await child.start();
   return reportingEarlyExit(child);
 }
@@ -19,7 +28,10 @@ export async function spawnChild(name: string, entry: string, env: Record<string
 function reportingEarlyExit(child: Child): Child {
   let stopping = false;
   child.process.once('exit', (code, signal) => {
-    if (!stopping) console.error(`bench: ${child.name} exited (${code ?? signal}) before the run ended\n${child.output.slice(-4000)}`);
+    if (!stopping)
+      console.error(
+        `bench: ${child.name} exited (${code ?? signal}) before the run ended\n${child.output.slice(-4000)}`,
+      );
   });
   const stop = child.stop.bind(child);
   child.stop = (signal) => ((stopping = true), stop(signal));
@@ -59,12 +71,24 @@ const BENCH_SETTINGS = { TOKEN_RATE_LIMIT_PER_CLIENT: '100000000', TOKEN_RATE_LI
 /** Each service as its own process, as .ci/run's "each service as its own process" step starts them. */
 export async function startDeployed(env: ShapeEnv): Promise<Shape> {
   const system = await startProcesses({
-    databaseUrl: env.DATABASE_URL, redisUrl: env.REDIS_URL, secrets: { adminToken: env.ADMIN_TOKEN, internalSecret: env.INTERNAL_SECRET },
-    settings: BENCH_SETTINGS, nodeArgs: PROFILE_ARGS,
+    databaseUrl: env.DATABASE_URL,
+    redisUrl: env.REDIS_URL,
+    secrets: { adminToken: env.ADMIN_TOKEN, internalSecret: env.INTERNAL_SECRET },
+    settings: BENCH_SETTINGS,
+    nodeArgs: PROFILE_ARGS,
   });
   const processes = SERVICES.map((s) => reportingEarlyExit(system.services[s]));
   const { authUrl, gatewayUrl, pdpUrl, backendUrl } = system;
-  return { name: 'deployed', authUrl, gatewayUrl, pdpUrl, backendUrl, gatewayMetricsUrl: `${system.managementUrls.gateway}/metrics`, processes, stop: () => system.close() };
+  return {
+    name: 'deployed',
+    authUrl,
+    gatewayUrl,
+    pdpUrl,
+    backendUrl,
+    gatewayMetricsUrl: `${system.managementUrls.gateway}/metrics`,
+    processes,
+    stop: () => system.close(),
+  };
 }
 
 /** The four services in one process, as `npm start` runs them. */
@@ -72,10 +96,24 @@ export async function startAllInOne(env: ShapeEnv): Promise<Shape> {
   const [issuer, pdp, backend, gateway, management] = (await freePorts(5)) as [number, number, number, number, number];
   const url = (port: number) => `http://127.0.0.1:${port}`;
   const urls = { authUrl: url(issuer), gatewayUrl: url(gateway), pdpUrl: url(pdp), backendUrl: url(backend) };
-  const ports = { ISSUER_PORT: String(issuer), PDP_PORT: String(pdp), BACKEND_PORT: String(backend), GATEWAY_PORT: String(gateway), AUTH_URL: urls.authUrl };
-  const child = await spawnChild('all-in-one', 'infra/start.ts', { ...env, ...BENCH_SETTINGS, ...ports, MANAGEMENT_PORT: String(management) }, [], true);
+  const ports = {
+    ISSUER_PORT: String(issuer),
+    PDP_PORT: String(pdp),
+    BACKEND_PORT: String(backend),
+    GATEWAY_PORT: String(gateway),
+    AUTH_URL: urls.authUrl,
+  };
+  const child = await spawnChild(
+    'all-in-one',
+    'infra/start.ts',
+    { ...env, ...BENCH_SETTINGS, ...ports, MANAGEMENT_PORT: String(management) },
+    [],
+    true,
+  );
   // Ready before it seeds the demo data: the run starts once it says it is up.
-  const up = new Promise<void>((resolve) => child.process.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('is up') && resolve()));
+  const up = new Promise<void>((resolve) =>
+    child.process.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('is up') && resolve()),
+  );
   try {
     await untilReady(child, `http://127.0.0.1:${management}`, 120_000);
     await up;
@@ -83,5 +121,11 @@ export async function startAllInOne(env: ShapeEnv): Promise<Shape> {
     await child.stop();
     throw err;
   }
-  return { name: 'all-in-one', ...urls, gatewayMetricsUrl: `http://127.0.0.1:${management}/metrics`, processes: [child], stop: () => child.stop() };
+  return {
+    name: 'all-in-one',
+    ...urls,
+    gatewayMetricsUrl: `http://127.0.0.1:${management}/metrics`,
+    processes: [child],
+    stop: () => child.stop(),
+  };
 }

@@ -26,6 +26,7 @@ if (printToken) {
 } else {
   const res = await fetch(`${baseUrl}/me`, { headers: { authorization: `Bearer ${tokens.access_token}` } });
   const body = await res.json();
-  if (res.status !== 200 || body.clientId !== clientId || body.subjectType !== 'person') throw new Error(`GET /v1/me -> ${res.status} ${JSON.stringify(body)}`);
+  if (res.status !== 200 || body.clientId !== clientId || body.subjectType !== 'person')
+    throw new Error(`GET /v1/me -> ${res.status} ${JSON.stringify(body)}`);
   console.log(`smoke: GET ${baseUrl}/me -> 200 ${JSON.stringify(body)}`);
 }

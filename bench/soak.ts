@@ -35,13 +35,19 @@ const check = (ok: boolean, what: string) => {
 const stack = await startStack({ persons: CLIENTS * RECORDS_PER_CLIENT, shared: true });
 try {
   const where = `${process.env.DATABASE_URL ? 'DATABASE_URL' : 'a private PostgreSQL cluster'}, ${process.env.REDIS_URL ? 'REDIS_URL' : 'a private Redis'}`;
-  console.log(`soak: ${DURATION_S} s, ${CLIENTS} clients, ${stack.personIds.length} records, each service its own process, on ${where}`);
+  console.log(
+    `soak: ${DURATION_S} s, ${CLIENTS} clients, ${stack.personIds.length} records, each service its own process, on ${where}`,
+  );
   let token = stack.token;
   let refreshToken = stack.refreshToken;
   const refresher = setInterval(async () => {
     const res = await fetch(`${stack.system.authUrl}/oauth2/token`, {
       method: 'POST',
-      body: new URLSearchParams({ grant_type: 'refresh_token', client_id: stack.tenant.clientId, refresh_token: refreshToken }),
+      body: new URLSearchParams({
+        grant_type: 'refresh_token',
+        client_id: stack.tenant.clientId,
+        refresh_token: refreshToken,
+      }),
     });
     const body = await res.json();
     if (res.status !== 200) failures.push(`token refresh answered ${res.status} ${JSON.stringify(body)}`);
@@ -55,16 +61,30 @@ try {
   // One record every client races on (read its revision, then a compare-and-set update): exactly one write may win
   // per revision, so the winners form one chain of revisions ending at the stored record.
   const api = personApi(stack.system.baseUrl);
-  const hot = { personId: stack.personIds[0]!, extensionId: await registerExtension(stack.admin, stack.tenant.clientId) };
+  const hot = {
+    personId: stack.personIds[0]!,
+    extensionId: await registerExtension(stack.admin, stack.tenant.clientId),
+  };
   let hotCalls = 0;
   /** One call on the raced record, with a request id of its own, its outcome recorded; a connection error throws. */
-  const hotCall = async (kind: Outcome['kind'], send: (headers: Record<string, string>) => ReturnType<typeof api.get>) => {
+  const hotCall = async (
+    kind: Outcome['kind'],
+    send: (headers: Record<string, string>) => ReturnType<typeof api.get>,
+  ) => {
     const { res, outcome } = await timedCall(kind, `soak-hot-${++hotCalls}-${Date.now().toString(36)}`, send);
     outcomes.push(outcome);
     if (!res) throw new Error(`hot record: ${kind} failed with ${outcome.error}`);
     return res;
   };
-  const created = await hotCall('create', (h) => api.put(token, hot.personId, hot.extensionId, { schemaVersion: 1, data: { note: 'hot 0' } }, { 'if-none-match': '*', ...h }));
+  const created = await hotCall('create', (h) =>
+    api.put(
+      token,
+      hot.personId,
+      hot.extensionId,
+      { schemaVersion: 1, data: { note: 'hot 0' } },
+      { 'if-none-match': '*', ...h },
+    ),
+  );
   if (created.status !== 201) throw new Error(`hot record: create answered ${created.status}`);
   const wins: { from: string; etag: string; data: unknown }[] = [];
   let conflicts = 0;
@@ -73,7 +93,9 @@ try {
     if (read.status !== 200) return;
     const data = { note: `hot write ${c}-${hotCalls}` };
     const from = read.body.etag as string;
-    const write = await hotCall('update', (h) => api.put(token, hot.personId, hot.extensionId, { schemaVersion: 1, data }, { 'if-match': from, ...h }));
+    const write = await hotCall('update', (h) =>
+      api.put(token, hot.personId, hot.extensionId, { schemaVersion: 1, data }, { 'if-match': from, ...h }),
+    );
     if (write.status === 200) wins.push({ from, etag: write.body.etag, data });
     else if (write.status === 409 && write.body.error === 'revision_conflict') conflicts++;
   }
@@ -96,7 +118,12 @@ try {
       }
     }
   });
-  const samples: Record<ServiceName, { atS: number; kib: number }[]> = { issuer: [], policies: [], backend: [], gateway: [] };
+  const samples: Record<ServiceName, { atS: number; kib: number }[]> = {
+    issuer: [],
+    policies: [],
+    backend: [],
+    gateway: [],
+  };
   const sampler = setInterval(() => {
     for (const s of SERVICES) samples[s].push({ atS: elapsedS(), kib: stack.system.services[s].rssKiB() });
   }, SAMPLE_EVERY_MS);
@@ -109,10 +136,17 @@ try {
   const byStatus = new Map<number, number>();
   for (const o of outcomes) byStatus.set(o.status, (byStatus.get(o.status) ?? 0) + 1);
   const latencies = outcomes.map((o) => o.ms).sort((a, b) => a - b);
-  console.log(`soak: ${outcomes.length} requests in ${seconds.toFixed(0)} s (${(outcomes.length / seconds).toFixed(0)}/s), statuses ${JSON.stringify(Object.fromEntries(byStatus))}, p50 ${latencies[Math.floor(latencies.length / 2)]!.toFixed(0)} ms, p99 ${latencies[Math.floor(latencies.length * 0.99)]!.toFixed(0)} ms`);
-  check(outcomes.every((o) => o.status >= 200 && o.status < 500), `zero 5xx and zero connection errors (${outcomes.filter((o) => o.status >= 500 || o.status === 0).length})`);
-  check(outcomes.every((o) => [200, 201, 404].includes(o.status) || (o.status === 409 && o.error === 'revision_conflict')),
-    'every answer 200, 201, 404 (a read before the first create) or 409 revision_conflict (the raced record)');
+  console.log(
+    `soak: ${outcomes.length} requests in ${seconds.toFixed(0)} s (${(outcomes.length / seconds).toFixed(0)}/s), statuses ${JSON.stringify(Object.fromEntries(byStatus))}, p50 ${latencies[Math.floor(latencies.length / 2)]!.toFixed(0)} ms, p99 ${latencies[Math.floor(latencies.length * 0.99)]!.toFixed(0)} ms`,
+  );
+  check(
+    outcomes.every((o) => o.status >= 200 && o.status < 500),
+    `zero 5xx and zero connection errors (${outcomes.filter((o) => o.status >= 500 || o.status === 0).length})`,
+  );
+  check(
+    outcomes.every((o) => [200, 201, 404].includes(o.status) || (o.status === 409 && o.error === 'revision_conflict')),
+    'every answer 200, 201, 404 (a read before the first create) or 409 revision_conflict (the raced record)',
+  );
 
   // Metering (before the read-backs, whose own reads are metered too): one usage row per request id the API answered,
   // none for anything else
@@ -122,32 +156,48 @@ try {
   let rows = 0;
   try {
     // The gateway writes its batches every second; wait for the last one.
-    await waitFor('metering caught up', async () => {
-      const found = await knex('usage_records').where('tenant_id', stack.tenant.tenantId).select('request_id');
-      rows = found.length;
-      metered = new Set(found.map((r) => r.request_id as string));
-      return rows >= answered.size;
-    }, 15_000, 500).catch(() => undefined);
+    await waitFor(
+      'metering caught up',
+      async () => {
+        const found = await knex('usage_records').where('tenant_id', stack.tenant.tenantId).select('request_id');
+        rows = found.length;
+        metered = new Set(found.map((r) => r.request_id as string));
+        return rows >= answered.size;
+      },
+      15_000,
+      500,
+    ).catch(() => undefined);
   } finally {
     await knex.destroy();
   }
   const missing = [...answered].filter((id) => !metered.has(id));
   const extra = [...metered].filter((id) => !answered.has(id));
-  check(missing.length === 0 && extra.length === 0 && rows === answered.size,
-    `zero double metering: ${rows} usage rows for ${answered.size} answered request ids (${outcomes.length} answers, ${retries} retries with a reused id); missing ${missing.length}, unexpected ${extra.length}`);
+  check(
+    missing.length === 0 && extra.length === 0 && rows === answered.size,
+    `zero double metering: ${rows} usage rows for ${answered.size} answered request ids (${outcomes.length} answers, ${retries} retries with a reused id); missing ${missing.length}, unexpected ${extra.length}`,
+  );
 
   // The raced record: one winner per revision, one unbroken chain, the last winner stored
   const chain = new Map(wins.map((w) => [w.from, w]));
   let length = 0;
-  for (let link = chain.get(created.body.etag as string); link && length <= wins.length; link = chain.get(link.etag)) length++;
+  for (let link = chain.get(created.body.etag as string); link && length <= wins.length; link = chain.get(link.etag))
+    length++;
   const stored = await api.get(token, hot.personId, hot.extensionId);
   const end = wins.find((w) => w.etag === stored.body.etag);
-  check(chain.size === wins.length && length === wins.length && end !== undefined && JSON.stringify(end.data) === JSON.stringify(stored.body.data),
-    `one writer wins per revision on the raced record: ${wins.length} wins over ${chain.size} revisions in one chain of ${length}, ${conflicts} 409 revision_conflict, the stored record is the last winner's write`);
+  check(
+    chain.size === wins.length &&
+      length === wins.length &&
+      end !== undefined &&
+      JSON.stringify(end.data) === JSON.stringify(stored.body.data),
+    `one writer wins per revision on the raced record: ${wins.length} wins over ${chain.size} revisions in one chain of ${length}, ${conflicts} 409 revision_conflict, the stored record is the last winner's write`,
+  );
 
   // Every record read back
   const report = await ledger.verify();
-  check(report.problems.length === 0, `zero lost or doubled writes: ${report.acknowledged} acknowledged writes, ${report.records} records read back${report.problems.length ? `: ${report.problems.join('; ')}` : ''}`);
+  check(
+    report.problems.length === 0,
+    `zero lost or doubled writes: ${report.acknowledged} acknowledged writes, ${report.records} records read back${report.problems.length ? `: ${report.problems.join('; ')}` : ''}`,
+  );
 
   // Resident memory after the warm-up
   for (const s of SERVICES) {
@@ -161,7 +211,10 @@ try {
     const half = Math.floor(kept.length / 2);
     const start = Math.min(...kept.slice(0, half));
     const end = Math.min(...kept.slice(half));
-    check(end - start <= allowedGrowthKiB(start), `${s} resident memory flat: floor ${mib(start)} in the first half, ${mib(end)} in the second (allowed growth ${mib(allowedGrowthKiB(start))}; ${kept.length} samples after a ${WARM_UP_S} s warm-up: ${kept.map((k) => Math.round(k / 1024)).join(' ')} MiB)`);
+    check(
+      end - start <= allowedGrowthKiB(start),
+      `${s} resident memory flat: floor ${mib(start)} in the first half, ${mib(end)} in the second (allowed growth ${mib(allowedGrowthKiB(start))}; ${kept.length} samples after a ${WARM_UP_S} s warm-up: ${kept.map((k) => Math.round(k / 1024)).join(' ')} MiB)`,
+    );
   }
 } catch (err) {
   failures.push(String((err as Error).stack ?? err));

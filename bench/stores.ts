@@ -43,8 +43,13 @@ export async function storeCounters(pg: PrivateStore, redis: PrivateStore) {
     },
     /** The repeated statements (over 50 calls) with the most execution time: what the routes' database time goes to. */
     top: async (n: number): Promise<{ calls: number; meanUs: number; totalMs: number; query: string }[]> =>
-      (await knex.raw(`select calls::int, round(mean_exec_time * 1000)::int as "meanUs", round(total_exec_time)::int as "totalMs",
-        left(regexp_replace(query, '\\s+', ' ', 'g'), 160) as query from pg_stat_statements where calls > 50 order by total_exec_time desc limit ?`, [n])).rows,
+      (
+        await knex.raw(
+          `select calls::int, round(mean_exec_time * 1000)::int as "meanUs", round(total_exec_time)::int as "totalMs",
+        left(regexp_replace(query, '\\s+', ' ', 'g'), 160) as query from pg_stat_statements where calls > 50 order by total_exec_time desc limit ?`,
+          [n],
+        )
+      ).rows,
     close: async () => (client.disconnect(), await knex.destroy()),
   };
 }

@@ -37,26 +37,32 @@ export function sweepChartSvg(measured: SweepPoint[], caption: string): string {
   const points = measured.filter((p) => Number.isFinite(p.rps) && Number.isFinite(p.p99)); // a failed point is left out
   const connections = [...new Set(points.map((p) => p.connections))].sort((a, b) => a - b);
   const series = [...new Set(points.map((p) => p.series))];
-  const x = (c: number) => (connections.length === 1 ? PANEL.width / 2 : (connections.indexOf(c) / (connections.length - 1)) * PANEL.width);
+  const x = (c: number) =>
+    connections.length === 1 ? PANEL.width / 2 : (connections.indexOf(c) / (connections.length - 1)) * PANEL.width;
   const parts: string[] = [];
   for (const panel of PANELS) {
     const step = niceStep(Math.max(...points.map(panel.value), 0));
     const top = step * GRID_LINES;
     const y = (v: number) => PANEL.height - (v / top) * PANEL.height;
     parts.push(`<g transform="translate(${panel.left},${PANEL.top})">`);
-    parts.push(`<text x="${PANEL.width / 2}" y="-12" text-anchor="middle" font-weight="bold">${escapeHtml(panel.title)}</text>`);
+    parts.push(
+      `<text x="${PANEL.width / 2}" y="-12" text-anchor="middle" font-weight="bold">${escapeHtml(panel.title)}</text>`,
+    );
     for (let i = 0; i <= GRID_LINES; i++) {
       const gy = y(i * step).toFixed(1);
       parts.push(`<line x1="0" x2="${PANEL.width}" y1="${gy}" y2="${gy}" stroke="#ddd"/>`);
       parts.push(`<text x="-6" y="${gy}" text-anchor="end" dominant-baseline="middle">${label(i * step)}</text>`);
     }
-    for (const c of connections) parts.push(`<text x="${x(c).toFixed(1)}" y="${PANEL.height + 18}" text-anchor="middle">${c}</text>`);
+    for (const c of connections)
+      parts.push(`<text x="${x(c).toFixed(1)}" y="${PANEL.height + 18}" text-anchor="middle">${c}</text>`);
     parts.push(`<text x="${PANEL.width / 2}" y="${PANEL.height + 36}" text-anchor="middle">connections</text>`);
     for (const name of series) {
       const style = STYLE[name] ?? { color: '#555', dash: '', label: name };
       const mine = points.filter((p) => p.series === name).sort((a, b) => a.connections - b.connections);
       const coords = mine.map((p) => `${x(p.connections).toFixed(1)},${y(panel.value(p)).toFixed(1)}`);
-      parts.push(`<polyline data-series="${escapeHtml(name)}" fill="none" stroke="${style.color}" stroke-width="2" stroke-dasharray="${style.dash}" points="${coords.join(' ')}"/>`);
+      parts.push(
+        `<polyline data-series="${escapeHtml(name)}" fill="none" stroke="${style.color}" stroke-width="2" stroke-dasharray="${style.dash}" points="${coords.join(' ')}"/>`,
+      );
       for (const c of coords) {
         const [cx, cy] = c.split(',');
         parts.push(`<circle cx="${cx}" cy="${cy}" r="3" fill="${style.color}"/>`);
@@ -67,8 +73,10 @@ export function sweepChartSvg(measured: SweepPoint[], caption: string): string {
   const legend = series.map((name, i) => {
     const style = STYLE[name] ?? { color: '#555', dash: '', label: name };
     const lx = WIDTH / 2 - 170 + i * 180;
-    return `<line x1="${lx}" x2="${lx + 24}" y1="44" y2="44" stroke="${style.color}" stroke-width="2" stroke-dasharray="${style.dash}"/>` +
-      `<text x="${lx + 30}" y="44" dominant-baseline="middle">${escapeHtml(style.label)}</text>`;
+    return (
+      `<line x1="${lx}" x2="${lx + 24}" y1="44" y2="44" stroke="${style.color}" stroke-width="2" stroke-dasharray="${style.dash}"/>` +
+      `<text x="${lx + 30}" y="44" dominant-baseline="middle">${escapeHtml(style.label)}</text>`
+    );
   });
   return [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${HEIGHT}" viewBox="0 0 ${WIDTH} ${HEIGHT}" font-family="sans-serif" font-size="12" role="img">`,

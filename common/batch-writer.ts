@@ -45,10 +45,16 @@ export function batchWriter<R>(opts: BatchWriterOptions<R>, log: Logger): BatchW
         await opts.write(rows);
       } catch (err) {
         if (opts.onFailure === 'drop') {
-          log.warn({ batch: opts.name, err: (err as Error).message, rows: rows.length }, 'batch write failed; rows dropped');
+          log.warn(
+            { batch: opts.name, err: (err as Error).message, rows: rows.length },
+            'batch write failed; rows dropped',
+          );
           continue;
         }
-        log.error({ batch: opts.name, err: (err as Error).message, rows: rows.length }, 'batch write failed; retrying with the next flush');
+        log.error(
+          { batch: opts.name, err: (err as Error).message, rows: rows.length },
+          'batch write failed; retrying with the next flush',
+        );
         const kept = [...rows, ...pending];
         const excess = Math.max(0, kept.length - opts.maxPending);
         pending = kept.slice(excess);

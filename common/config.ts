@@ -11,16 +11,28 @@ export const SETTINGS = {
   ISSUER_PORT: { schema: port.default(3000), doc: 'Issuer listen port.' },
   AUTH_URL: { schema: url.default('http://127.0.0.1:3000'), doc: 'Public URL of the issuer; also the `iss` claim.' },
   GATEWAY_PORT: { schema: port.default(8080), doc: 'Gateway listen port (base_url = http://host:port/v1).' },
-  PDP_PORT: { schema: port.default(8181), doc: 'Policy decision point and admin API port (the admin API under /admin/v1).' },
+  PDP_PORT: {
+    schema: port.default(8181),
+    doc: 'Policy decision point and admin API port (the admin API under /admin/v1).',
+  },
   PDP_URL: { schema: url.optional(), doc: 'Where the gateway reaches the PDP. Unset = http://127.0.0.1:PDP_PORT.' },
   BACKEND_PORT: { schema: port.default(8090), doc: 'Backend port; internal, only the gateway may call it.' },
-  BACKEND_URL: { schema: url.optional(), doc: 'Where the gateway reaches the backend. Unset = http://127.0.0.1:BACKEND_PORT.' },
+  BACKEND_URL: {
+    schema: url.optional(),
+    doc: 'Where the gateway reaches the backend. Unset = http://127.0.0.1:BACKEND_PORT.',
+  },
   INTERNAL_SECRET: {
     schema: z.string().min(32).optional(),
     doc: 'Shared secret the gateway presents to the PDP and the backend (>= 32 chars). Required when they run as separate processes; npm start generates one.',
   },
-  LISTEN_HOST: { schema: z.string().trim().min(1).default('127.0.0.1'), doc: 'Address every service listens on. 127.0.0.1 keeps them on this machine; 0.0.0.0 in a container.' },
-  MANAGEMENT_PORT: { schema: port.optional(), doc: 'Port of the management listener (one per process): /metrics, /livez, /readyz. Unset = none, so a run that sets only the documented service ports never collides on it; containers set 9464.' },
+  LISTEN_HOST: {
+    schema: z.string().trim().min(1).default('127.0.0.1'),
+    doc: 'Address every service listens on. 127.0.0.1 keeps them on this machine; 0.0.0.0 in a container.',
+  },
+  MANAGEMENT_PORT: {
+    schema: port.optional(),
+    doc: 'Port of the management listener (one per process): /metrics, /livez, /readyz. Unset = none, so a run that sets only the documented service ports never collides on it; containers set 9464.',
+  },
   DATABASE_URL: { schema: optionalUrl, doc: 'PostgreSQL URL. Unset = embedded PostgreSQL (PGlite).' },
   DATABASE_STATEMENT_TIMEOUT_MS: {
     schema: z.coerce.number().int().min(0).default(10_000),
@@ -30,18 +42,54 @@ export const SETTINGS = {
     schema: z.coerce.number().int().min(0).default(10_000),
     doc: 'PostgreSQL idle_in_transaction_session_timeout: a transaction left idle longer is ended with its connection, releasing its locks. 0 = none. An export waiting on a slow reader is allowed 5 minutes.',
   },
-  PGLITE_DATA_DIR: { schema: optionalUrl, doc: 'Directory for the embedded database. Unset = .data/pglite (npm start) or in-memory (tests).' },
-  GATEWAY_CONFIG: { schema: optionalUrl, doc: 'Path of the gateway file (upstreams, routes, plugins). Unset = gateway/gateway.yaml.' },
-  REDIS_URL: { schema: optionalUrl, doc: 'Redis URL for rate limiting (gateway layers, flood guard, token endpoint), shared by every instance. Unset = in-process limiters (each process counts alone).' },
-  REDIS_CLUSTER: { schema: bool.default(false), doc: 'REDIS_URL names one node of a Redis Cluster; the other nodes and the slots are discovered from it.' },
-  ADMIN_TOKEN: { schema: z.string().min(16).optional(), doc: 'Operator token for the admin API. Unset = generated and printed at start.' },
-  ISSUER_JWKS: { schema: z.string().optional(), doc: 'JSON JWKS of private EC P-256 keys; the first signs, all are published.' },
-  ISSUER_JWKS_FILE: { schema: optionalUrl, doc: 'Path of a file holding ISSUER_JWKS. Unset (both) = a key generated once and kept in the database.' },
-  ISSUER_ENABLE_CLIENT_CREDENTIALS: { schema: bool.default(false), doc: 'Enable the client_credentials grant (workload tokens).' },
-  ISSUER_PURGE_INTERVAL_S: { schema: z.coerce.number().int().min(1).max(86400).default(60), doc: 'How often the issuer deletes expired codes, sessions, grants and refresh tokens (in batches of 500, at most 10,000 a round).' },
-  ACCESS_TOKEN_TTL_S: { schema: z.coerce.number().int().min(1).max(900).default(900), doc: 'Access token lifetime; for tests only, the contract value is 900.' },
-  TOKEN_RATE_LIMIT_PER_CLIENT: { schema: z.coerce.number().int().min(1).default(600), doc: 'Tokens issued per client per TOKEN_RATE_LIMIT_WINDOW_S at the token endpoint.' },
-  TOKEN_RATE_LIMIT_PER_ADDRESS: { schema: z.coerce.number().int().min(1).default(120), doc: 'Failed token requests per source address and named client per TOKEN_RATE_LIMIT_WINDOW_S.' },
+  PGLITE_DATA_DIR: {
+    schema: optionalUrl,
+    doc: 'Directory for the embedded database. Unset = .data/pglite (npm start) or in-memory (tests).',
+  },
+  GATEWAY_CONFIG: {
+    schema: optionalUrl,
+    doc: 'Path of the gateway file (upstreams, routes, plugins). Unset = gateway/gateway.yaml.',
+  },
+  REDIS_URL: {
+    schema: optionalUrl,
+    doc: 'Redis URL for rate limiting (gateway layers, flood guard, token endpoint), shared by every instance. Unset = in-process limiters (each process counts alone).',
+  },
+  REDIS_CLUSTER: {
+    schema: bool.default(false),
+    doc: 'REDIS_URL names one node of a Redis Cluster; the other nodes and the slots are discovered from it.',
+  },
+  ADMIN_TOKEN: {
+    schema: z.string().min(16).optional(),
+    doc: 'Operator token for the admin API. Unset = generated and printed at start.',
+  },
+  ISSUER_JWKS: {
+    schema: z.string().optional(),
+    doc: 'JSON JWKS of private EC P-256 keys; the first signs, all are published.',
+  },
+  ISSUER_JWKS_FILE: {
+    schema: optionalUrl,
+    doc: 'Path of a file holding ISSUER_JWKS. Unset (both) = a key generated once and kept in the database.',
+  },
+  ISSUER_ENABLE_CLIENT_CREDENTIALS: {
+    schema: bool.default(false),
+    doc: 'Enable the client_credentials grant (workload tokens).',
+  },
+  ISSUER_PURGE_INTERVAL_S: {
+    schema: z.coerce.number().int().min(1).max(86400).default(60),
+    doc: 'How often the issuer deletes expired codes, sessions, grants and refresh tokens (in batches of 500, at most 10,000 a round).',
+  },
+  ACCESS_TOKEN_TTL_S: {
+    schema: z.coerce.number().int().min(1).max(900).default(900),
+    doc: 'Access token lifetime; for tests only, the contract value is 900.',
+  },
+  TOKEN_RATE_LIMIT_PER_CLIENT: {
+    schema: z.coerce.number().int().min(1).default(600),
+    doc: 'Tokens issued per client per TOKEN_RATE_LIMIT_WINDOW_S at the token endpoint.',
+  },
+  TOKEN_RATE_LIMIT_PER_ADDRESS: {
+    schema: z.coerce.number().int().min(1).default(120),
+    doc: 'Failed token requests per source address and named client per TOKEN_RATE_LIMIT_WINDOW_S.',
+  },
   TOKEN_RATE_LIMIT_PER_ADDRESS_ALL_CLIENTS: {
     schema: z.coerce.number().int().min(1).optional(),
     doc: 'Failed token requests per source address, whatever the client named, per TOKEN_RATE_LIMIT_WINDOW_S. Unset = 10 x TOKEN_RATE_LIMIT_PER_ADDRESS.',
@@ -51,11 +99,22 @@ export const SETTINGS = {
     doc: 'Wrong admin credentials (admin API bearers, console sign-ins) per client address per 15 minutes; past it, 429 until the window ends.',
   },
   TRUST_PROXY: {
-    schema: z.string().trim().min(1).optional().transform((v) => (v === undefined ? false : /^\d+$/.test(v) ? Number(v) : v)),
+    schema: z
+      .string()
+      .trim()
+      .min(1)
+      .optional()
+      .transform((v) => (v === undefined ? false : /^\d+$/.test(v) ? Number(v) : v)),
     doc: 'Proxies in front of the issuer and the admin service whose X-Forwarded-For is believed (Express "trust proxy"): a hop count such as 1, or addresses/subnets such as 10.0.0.0/8. Unset = none: the connecting address is the client (sign-in and token endpoint limits, audit).',
   },
-  TOKEN_RATE_LIMIT_WINDOW_S: { schema: z.coerce.number().int().min(1).max(86_400).default(60), doc: 'Window of the token endpoint limits, in seconds.' },
-  LOG_LEVEL: { schema: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'), doc: 'pino log level; JSON lines on stdout, one per request at info.' },
+  TOKEN_RATE_LIMIT_WINDOW_S: {
+    schema: z.coerce.number().int().min(1).max(86_400).default(60),
+    doc: 'Window of the token endpoint limits, in seconds.',
+  },
+  LOG_LEVEL: {
+    schema: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    doc: 'pino log level; JSON lines on stdout, one per request at info.',
+  },
 } as const;
 
 type Settings = typeof SETTINGS;

@@ -13,13 +13,18 @@ export interface ThrottleLimits {
   perAddress: RateLimitWindow;
 }
 
-export const SIGN_IN_LIMITS = { perSubject: { points: 10, durationS: 900 }, perAddress: { points: 100, durationS: 900 } } satisfies ThrottleLimits;
+export const SIGN_IN_LIMITS = {
+  perSubject: { points: 10, durationS: 900 },
+  perAddress: { points: 100, durationS: 900 },
+} satisfies ThrottleLimits;
 
 /**
  * Admin credentials (operator token, tenant admin keys) are random secrets no one can guess online, so they are
  * throttled per address only: a per-key lockout would let anyone who saw a key id lock its holder out.
  */
-export const adminCredentialLimits = (failuresPerAddress: number): ThrottleLimits => ({ perAddress: { points: failuresPerAddress, durationS: 900 } });
+export const adminCredentialLimits = (failuresPerAddress: number): ThrottleLimits => ({
+  perAddress: { points: failuresPerAddress, durationS: 900 },
+});
 
 /** What a throttled sign-in is told: to wait, and for how long; never whether the username exists. */
 export const waitMessage = (retryAfterS: number) =>
@@ -32,7 +37,11 @@ export interface CredentialThrottle {
   succeeded(subject: string | undefined): Promise<void>;
 }
 
-export function credentialThrottle(store: LimiterStore, name: string, limits: ThrottleLimits = SIGN_IN_LIMITS): CredentialThrottle {
+export function credentialThrottle(
+  store: LimiterStore,
+  name: string,
+  limits: ThrottleLimits = SIGN_IN_LIMITS,
+): CredentialThrottle {
   const perSubject = limits.perSubject && store.limiter(`${name}:subject`, limits.perSubject);
   const perAddress = store.limiter(`${name}:address`, limits.perAddress);
   const subjectKey = (subject: string) => subject.trim().toLowerCase().slice(0, 200);
@@ -42,13 +51,18 @@ export function credentialThrottle(store: LimiterStore, name: string, limits: Th
   };
   return {
     async waitSeconds(subject, address) {
-      const [bySubject, byAddress] = await Promise.all([subject && perSubject ? spent(perSubject, subjectKey(subject)) : undefined, spent(perAddress, address)]);
+      const [bySubject, byAddress] = await Promise.all([
+        subject && perSubject ? spent(perSubject, subjectKey(subject)) : undefined,
+        spent(perAddress, address),
+      ]);
       const waitMs = Math.max(bySubject ?? 0, byAddress ?? 0);
       return waitMs > 0 ? retryAfterSeconds(waitMs) : undefined;
     },
     async failed(subject, address) {
       // Over the budget shows on the next attempt; a store failure must not turn a refusal into an error.
-      await Promise.all([subject && perSubject?.consume(subjectKey(subject)), perAddress.consume(address)]).catch(() => undefined);
+      await Promise.all([subject && perSubject?.consume(subjectKey(subject)), perAddress.consume(address)]).catch(
+        () => undefined,
+      );
     },
     async succeeded(subject) {
       if (subject && perSubject) await perSubject.delete(subjectKey(subject)).catch(() => undefined);

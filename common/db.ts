@@ -40,12 +40,17 @@ const SOCKET_PORT = 5432;
 
 /** The database a service opens from its settings. */
 export const databaseOptions = (config: Config): DatabaseOptions => ({
-  databaseUrl: config.DATABASE_URL, dataDir: config.PGLITE_DATA_DIR,
-  statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS, idleInTransactionTimeoutMs: config.DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS,
+  databaseUrl: config.DATABASE_URL,
+  dataDir: config.PGLITE_DATA_DIR,
+  statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
+  idleInTransactionTimeoutMs: config.DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS,
 });
 
 export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
-  const idle = opts.idleTimeoutMs === undefined ? {} : { idleTimeoutMillis: opts.idleTimeoutMs, reapIntervalMillis: Math.min(opts.idleTimeoutMs, 1000) };
+  const idle =
+    opts.idleTimeoutMs === undefined
+      ? {}
+      : { idleTimeoutMillis: opts.idleTimeoutMs, reapIntervalMillis: Math.min(opts.idleTimeoutMs, 1000) };
   if (opts.databaseUrl) {
     // pg sends both as startup parameters, so they hold from the connection's first statement.
     const connection = {
@@ -57,9 +62,16 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
     await reachable(knex, opts.databaseUrl);
     return { knex, embedded: false, close: () => knex.destroy() };
   }
-  const pglite = opts.dataDir === undefined ? await PGlite.create({ loadDataDir: opts.loadDataDir }) : await openPglite(opts.dataDir);
+  const pglite =
+    opts.dataDir === undefined
+      ? await PGlite.create({ loadDataDir: opts.loadDataDir })
+      : await openPglite(opts.dataDir);
   const socketDir = mkdtempSync(join(tmpdir(), 'tpi-db-'));
-  const server = new PGLiteSocketServer({ db: pglite, path: join(socketDir, `.s.PGSQL.${SOCKET_PORT}`), maxConnections: 4 });
+  const server = new PGLiteSocketServer({
+    db: pglite,
+    path: join(socketDir, `.s.PGSQL.${SOCKET_PORT}`),
+    maxConnections: 4,
+  });
   try {
     await server.start();
   } catch (err) {
@@ -98,7 +110,9 @@ async function reachable(knex: Knex, databaseUrl: string): Promise<void> {
     const { code, message } = err as { code?: string; message?: string };
     const shown = new URL(databaseUrl);
     if (shown.password) shown.password = '***';
-    throw new ConfigError(`DATABASE_URL=${shown}: cannot connect (${code ?? 'error'}: ${(message ?? String(err)).split('\n')[0]}); check that PostgreSQL runs there and accepts this user and database`);
+    throw new ConfigError(
+      `DATABASE_URL=${shown}: cannot connect (${code ?? 'error'}: ${(message ?? String(err)).split('\n')[0]}); check that PostgreSQL runs there and accepts this user and database`,
+    );
   }
 }
 
@@ -109,7 +123,10 @@ async function reachable(knex: Knex, databaseUrl: string): Promise<void> {
  * then fails with "already exists". DISCARD ALL makes the session as fresh as a new PostgreSQL backend.
  * (pglite-socket itself rolls back a transaction left open by a connection that went away.)
  */
-function startFreshSession(connection: { query(sql: string, cb: (err: Error | null) => void): void }, done: (err: Error | null, c: unknown) => void) {
+function startFreshSession(
+  connection: { query(sql: string, cb: (err: Error | null) => void): void },
+  done: (err: Error | null, c: unknown) => void,
+) {
   connection.query('DISCARD ALL', (err) => done(err, connection));
 }
 
@@ -197,7 +214,12 @@ export interface PreparedResult<R = Record<string, unknown>> {
  * of point lookups; the decision query needed more, see migration 004). For hot queries; knex has no prepared
  * statements of its own. Without a name, the statement is parsed afresh each time.
  */
-export async function preparedQuery<R = Record<string, unknown>>(knex: Knex, name: string | undefined, text: string, values: unknown[]): Promise<PreparedResult<R>> {
+export async function preparedQuery<R = Record<string, unknown>>(
+  knex: Knex,
+  name: string | undefined,
+  text: string,
+  values: unknown[],
+): Promise<PreparedResult<R>> {
   const client = knex.client as unknown as PooledClient;
   const connection = await client.acquireConnection();
   try {
@@ -217,13 +239,19 @@ let warnedUnprepared = false;
  * pooled connection keeps. Past MAX_PREPARED_TEXTS texts, new ones run unnamed (with a process warning, once), so a
  * misused call costs speed, never the database server's memory.
  */
-export function runPrepared<R = Record<string, unknown>>(knex: Knex, query: Knex.QueryBuilder): Promise<PreparedResult<R>> {
+export function runPrepared<R = Record<string, unknown>>(
+  knex: Knex,
+  query: Knex.QueryBuilder,
+): Promise<PreparedResult<R>> {
   const { sql, bindings } = query.toSQL().toNative();
   let name = statementNames.get(sql);
-  if (!name && statementNames.size < MAX_PREPARED_TEXTS) statementNames.set(sql, (name = `q_${createHash('sha1').update(sql).digest('hex').slice(0, 24)}`));
+  if (!name && statementNames.size < MAX_PREPARED_TEXTS)
+    statementNames.set(sql, (name = `q_${createHash('sha1').update(sql).digest('hex').slice(0, 24)}`));
   else if (!name && !warnedUnprepared) {
     warnedUnprepared = true;
-    process.emitWarning(`runPrepared: over ${MAX_PREPARED_TEXTS} distinct statements (a query whose SQL varies with its values?); new texts run unprepared, e.g. ${sql.slice(0, 200)}`);
+    process.emitWarning(
+      `runPrepared: over ${MAX_PREPARED_TEXTS} distinct statements (a query whose SQL varies with its values?); new texts run unprepared, e.g. ${sql.slice(0, 200)}`,
+    );
   }
   return preparedQuery<R>(knex, name, sql, bindings as unknown[]);
 }

@@ -25,7 +25,9 @@ function compileLinear(pattern: string) {
   try {
     return RE2JS.compile(pattern);
   } catch (err) {
-    throw new Error(`pattern ${JSON.stringify(pattern)} cannot be used (patterns are RE2 syntax, matched in linear time: no backreferences or lookaround): ${(err as Error).message}`);
+    throw new Error(
+      `pattern ${JSON.stringify(pattern)} cannot be used (patterns are RE2 syntax, matched in linear time: no backreferences or lookaround): ${(err as Error).message}`,
+    );
   }
 }
 const linearRegExp: RegExpEngine = Object.assign(compileLinear, { code: 'require("re2js").RE2JS.compile' });
@@ -36,13 +38,20 @@ const linearRegExp: RegExpEngine = Object.assign(compileLinear, { code: 'require
  * Each schema gets its own ajv instance, so schemas of different extensions can reuse an $id without clashing.
  */
 export function compileExtensionSchema(schema: unknown): CompiledSchema {
-  if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) return refused('schema_invalid', 'a schema must be a JSON Schema object');
+  if (typeof schema !== 'object' || schema === null || Array.isArray(schema))
+    return refused('schema_invalid', 'a schema must be a JSON Schema object');
   const ajv = new Ajv2020({
-    strict: true, strictTypes: false, strictTuples: false, strictRequired: false, allErrors: false, code: { regExp: linearRegExp },
+    strict: true,
+    strictTypes: false,
+    strictTuples: false,
+    strictRequired: false,
+    allErrors: false,
+    code: { regExp: linearRegExp },
   });
   addFormats(ajv);
   try {
-    if (!ajv.validateSchema(schema)) return refused('schema_invalid', `not a valid JSON Schema (2020-12): ${ajv.errorsText(ajv.errors)}`);
+    if (!ajv.validateSchema(schema))
+      return refused('schema_invalid', `not a valid JSON Schema (2020-12): ${ajv.errorsText(ajv.errors)}`);
     return done(ajv.compile(schema));
   } catch (err) {
     return refused('schema_invalid', `not a usable JSON Schema (2020-12): ${(err as Error).message}`);

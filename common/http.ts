@@ -34,7 +34,9 @@ export const markStoppingOnSignal = (): void => void (stoppingOnSignal = true);
  * still open at the deadline is cut.
  */
 async function drain(server: http.Server, deadlineMs: number): Promise<void> {
-  server.prependListener('request', (_req: http.IncomingMessage, res: http.ServerResponse) => res.setHeader('connection', 'close'));
+  server.prependListener('request', (_req: http.IncomingMessage, res: http.ServerResponse) =>
+    res.setHeader('connection', 'close'),
+  );
   // net.Server's close stops accepting without http.Server's immediate close of idle keep-alive connections.
   const closed = new Promise<void>((resolve) => net.Server.prototype.close.call(server, () => resolve()));
   let idleSweep: NodeJS.Timeout | undefined;
@@ -42,7 +44,9 @@ async function drain(server: http.Server, deadlineMs: number): Promise<void> {
     server.closeIdleConnections();
     idleSweep = setInterval(() => server.closeIdleConnections(), 25);
   };
-  const grace = stoppingOnSignal ? setTimeout(sweepIdle, Math.min(SIGNAL_IDLE_GRACE_MS, deadlineMs)) : (sweepIdle(), undefined);
+  const grace = stoppingOnSignal
+    ? setTimeout(sweepIdle, Math.min(SIGNAL_IDLE_GRACE_MS, deadlineMs))
+    : (sweepIdle(), undefined);
   const deadline = setTimeout(() => server.closeAllConnections(), deadlineMs);
   try {
     await closed;
@@ -60,15 +64,24 @@ export class ListenError extends Error {}
  * Listens on host:port (0 = any free port) and later attaches `handler`, so a service can learn its URL first.
  * `setting` names where the port came from, for the one line an operator reads when it cannot be had.
  */
-export async function listen(port: number, host = '127.0.0.1', setting = 'the port'): Promise<Listening & { server: http.Server }> {
+export async function listen(
+  port: number,
+  host = '127.0.0.1',
+  setting = 'the port',
+): Promise<Listening & { server: http.Server }> {
   const server = http.createServer();
   server.keepAliveTimeout = 65_000;
   server.on('clientError', answerClientError);
   await new Promise<void>((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) =>
-      reject(err.code === 'EADDRINUSE' || err.code === 'EACCES'
-        ? new ListenError(`${setting}=${port}: cannot listen on ${host}:${port}: ${err.code === 'EADDRINUSE' ? 'the port is already in use: stop what holds it or choose another port' : 'permission denied: choose a port above 1023 or run with the right'}`)
-        : err));
+      reject(
+        err.code === 'EADDRINUSE' || err.code === 'EACCES'
+          ? new ListenError(
+              `${setting}=${port}: cannot listen on ${host}:${port}: ${err.code === 'EADDRINUSE' ? 'the port is already in use: stop what holds it or choose another port' : 'permission denied: choose a port above 1023 or run with the right'}`,
+            )
+          : err,
+      ),
+    );
     server.listen(port, host, () => resolve());
   });
   const actual = (server.address() as AddressInfo).port;
@@ -105,21 +118,24 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
 /** PostgreSQL SQLSTATEs for text the caller sent that cannot be stored: 22021 bad byte sequence, 22P05 untranslatable. */
 const CLIENT_DATA_ERRORS = new Set(['22021', '22P05']);
 /** A database error caused by text the caller sent that PostgreSQL cannot store (a NUL character, bad encoding). */
-export const isClientDataError = (err: unknown): boolean => CLIENT_DATA_ERRORS.has((err as { code?: string } | undefined)?.code ?? '');
+export const isClientDataError = (err: unknown): boolean =>
+  CLIENT_DATA_ERRORS.has((err as { code?: string } | undefined)?.code ?? '');
 const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{8,128}$/;
 
 /**
  * Every response carries x-request-id. A well-formed id from the caller is kept (unless `trustClient` is off), because
  * it is the idempotency key for metering retries (§1 rule 6); anything else is replaced by a fresh UUID.
  */
-export const requestIdHandler = ({ trustClient }: { trustClient: boolean }): RequestHandler => (req, res, next) => {
-  const given = trustClient ? req.get(REQUEST_ID_HEADER) : undefined;
-  const id = given && CLIENT_REQUEST_ID.test(given) ? given : randomUUID();
-  res.locals.requestId = id;
-  res.locals.requestIdFromCaller = id === given;
-  res.setHeader(REQUEST_ID_HEADER, id);
-  next();
-};
+export const requestIdHandler =
+  ({ trustClient }: { trustClient: boolean }): RequestHandler =>
+  (req, res, next) => {
+    const given = trustClient ? req.get(REQUEST_ID_HEADER) : undefined;
+    const id = given && CLIENT_REQUEST_ID.test(given) ? given : randomUUID();
+    res.locals.requestId = id;
+    res.locals.requestIdFromCaller = id === given;
+    res.setHeader(REQUEST_ID_HEADER, id);
+    next();
+  };
 export const requestId = requestIdHandler({ trustClient: true });
 
 export const requestIdOf = (res: Response): string => res.locals.requestId as string;
@@ -137,7 +153,8 @@ export function noteCaller(res: http.ServerResponse, caller: Caller): void {
   locals.caller = { ...(locals.caller as Caller | undefined), ...caller };
 }
 
-export const callerOf = (res: http.ServerResponse): Caller => ((res as { locals?: { caller?: Caller } }).locals?.caller ?? {});
+export const callerOf = (res: http.ServerResponse): Caller =>
+  (res as { locals?: { caller?: Caller } }).locals?.caller ?? {};
 
 export interface ProblemOptions {
   message?: string;
@@ -150,7 +167,8 @@ export function sendProblem(res: Response, error: ApiErrorCode, opts: ProblemOpt
   const status = opts.status ?? STATUS_OF[error];
   for (const [k, v] of Object.entries(opts.headers ?? {})) res.setHeader(k, v);
   // A caller that sent no credentials at all is challenged without an error parameter (RFC 6750 §3.1); it sets its own.
-  if (status === 401 && !res.hasHeader('www-authenticate')) res.setHeader('www-authenticate', `Bearer error="invalid_token"`);
+  if (status === 401 && !res.hasHeader('www-authenticate'))
+    res.setHeader('www-authenticate', `Bearer error="invalid_token"`);
   if (status === 503 && !res.hasHeader('retry-after')) res.setHeader('retry-after', '1');
   const body: Record<string, unknown> = { error };
   if (opts.message) body.message = opts.message;
@@ -182,7 +200,8 @@ export function errorHandler(log: Logger, unexpected: ApiErrorCode = 'authorizat
     // A path segment that is not valid percent-encoding names nothing that can exist.
     if (err instanceof URIError || (e?.status === 400 && e?.type === undefined)) return sendProblem(res, 'not_found');
     // Input PostgreSQL cannot store as text (a NUL character, bad encoding): the caller's fault, never worth a retry.
-    if (isClientDataError(err)) return sendProblem(res, 'schema_invalid', { message: 'input contains characters that cannot be stored' });
+    if (isClientDataError(err))
+      return sendProblem(res, 'schema_invalid', { message: 'input contains characters that cannot be stored' });
     log.error({ err, requestId: res.locals.requestId, path: req.path }, 'unhandled error');
     sendProblem(res, unexpected, { status: 503, message: 'temporarily unavailable' });
   };

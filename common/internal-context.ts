@@ -36,7 +36,8 @@ interface SignedContext extends CallContext {
 }
 
 /** A key of its own for context MACs, so the secret itself never travels to the backend. */
-const contextKey = (secret: string) => Buffer.from(hkdfSync('sha256', secret, '', 'gateway-to-backend call context', 32));
+const contextKey = (secret: string) =>
+  Buffer.from(hkdfSync('sha256', secret, '', 'gateway-to-backend call context', 32));
 const mac = (key: Buffer, payload: string) => createHmac('sha256', key).update(payload).digest();
 
 export function contextSigner(secret: string) {
@@ -51,7 +52,11 @@ export function contextSigner(secret: string) {
 /** The context of a call whose MAC is right, unexpired, and bound to this very request; otherwise null. */
 export function contextVerifier(secret: string) {
   const key = contextKey(secret);
-  return (headers: { context?: string | undefined; mac?: string | undefined }, request: BoundRequest, now = Date.now()): CallContext | null => {
+  return (
+    headers: { context?: string | undefined; mac?: string | undefined },
+    request: BoundRequest,
+    now = Date.now(),
+  ): CallContext | null => {
     if (!headers.context || !headers.mac) return null;
     const given = Buffer.from(headers.mac, 'base64url');
     const expected = mac(key, headers.context);
@@ -63,7 +68,8 @@ export function contextVerifier(secret: string) {
       return null;
     }
     const fresh = typeof signed.exp === 'number' && signed.exp > now && signed.exp <= now + CONTEXT_TTL_MS;
-    const bound = signed.requestId === request.requestId && signed.method === request.method && signed.path === request.path;
+    const bound =
+      signed.requestId === request.requestId && signed.method === request.method && signed.path === request.path;
     if (!fresh || !bound) return null;
     const { method: _m, path: _p, exp: _e, ...context } = signed;
     return context;

@@ -25,7 +25,9 @@ export function jsonInputProblem(value: unknown, maxDepth: number): string | und
 }
 
 /** After express.json: a body `jsonInputProblem` refuses is 422 schema_invalid. */
-export const jsonInputGuard = (maxDepth: number): RequestHandler => (req, res, next) => {
-  const problem = jsonInputProblem(req.body, maxDepth);
-  return problem ? sendProblem(res, 'schema_invalid', { message: `the body ${problem}` }) : next();
-};
+export const jsonInputGuard =
+  (maxDepth: number): RequestHandler =>
+  (req, res, next) => {
+    const problem = jsonInputProblem(req.body, maxDepth);
+    return problem ? sendProblem(res, 'schema_invalid', { message: `the body ${problem}` }) : next();
+  };

@@ -21,5 +21,8 @@ function bufferedStdout(): DestinationStream {
 }
 
 /** JSON lines on stdout, or on `destination` (tests capture them). */
-export const createLogger = (service: string, level = process.env.LOG_LEVEL ?? 'info', destination?: DestinationStream): Logger =>
-  pino({ name: service, level, base: { service } }, destination ?? bufferedStdout());
+export const createLogger = (
+  service: string,
+  level = process.env.LOG_LEVEL ?? 'info',
+  destination?: DestinationStream,
+): Logger => pino({ name: service, level, base: { service } }, destination ?? bufferedStdout());

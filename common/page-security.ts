@@ -18,7 +18,10 @@ const hashSource = (text: string) => `'sha256-${createHash('sha256').update(text
  * The headers of a page whose only style is `style` and only script (if any) is `script`, both inline and allowed by
  * their hashes; `formActions` are origins a form post may go to besides 'self'.
  */
-export function pageSecurityHeaders(style: string, script?: string): (formActions?: readonly string[]) => Record<string, string> {
+export function pageSecurityHeaders(
+  style: string,
+  script?: string,
+): (formActions?: readonly string[]) => Record<string, string> {
   const scriptSrc = script ? `; script-src ${hashSource(script)}` : '';
   return (formActions = []) => ({
     'cache-control': 'no-store',

@@ -25,11 +25,20 @@ export type RedisClient = Redis | Cluster;
  * the connection, so a healthy Redis counts from the first request. With `cluster`, `url` names one node of a Redis Cluster and the client finds the
  * others and follows the slots. The caller disconnects it.
  */
-export async function connectRedis(url: string | undefined, log: Logger, telemetry?: Pick<Telemetry, 'redisErrors'>, cluster = false): Promise<RedisClient | undefined> {
+export async function connectRedis(
+  url: string | undefined,
+  log: Logger,
+  telemetry?: Pick<Telemetry, 'redisErrors'>,
+  cluster = false,
+): Promise<RedisClient | undefined> {
   if (!url) return undefined;
   const node = { maxRetriesPerRequest: 1, commandTimeout: 200 };
   const redis: RedisClient = cluster
-    ? new Cluster([url], { enableOfflineQueue: false, enableAutoPipelining: true, redisOptions: { ...node, ...credentialsOf(url) } })
+    ? new Cluster([url], {
+        enableOfflineQueue: false,
+        enableAutoPipelining: true,
+        redisOptions: { ...node, ...credentialsOf(url) },
+      })
     : new Redis(url, { enableOfflineQueue: false, enableAutoPipelining: true, ...node });
   redis.on('error', (err) => {
     telemetry?.redisErrors.inc();
@@ -46,7 +55,10 @@ export async function connectRedis(url: string | undefined, log: Logger, telemet
 /** A cluster's nodes take the seed URL's user and password (ioredis reads them from the URL only for a single node). */
 function credentialsOf(url: string): { username?: string; password?: string } {
   const { username, password } = new URL(url);
-  return { ...(username && { username: decodeURIComponent(username) }), ...(password && { password: decodeURIComponent(password) }) };
+  return {
+    ...(username && { username: decodeURIComponent(username) }),
+    ...(password && { password: decodeURIComponent(password) }),
+  };
 }
 
 /** Limiters on `redis` (from connectRedis), or in-process only when it is undefined. */
@@ -59,7 +71,14 @@ export function limiterStore(redis: RedisClient | undefined): LimiterStore {
       if (!l) {
         const memory = new RateLimiterMemory({ keyPrefix, points: w.points, duration: w.durationS });
         l = redis
-          ? new RateLimiterRedis({ storeClient: redis, keyPrefix, points: w.points, duration: w.durationS, rejectIfRedisNotReady: true, insuranceLimiter: memory })
+          ? new RateLimiterRedis({
+              storeClient: redis,
+              keyPrefix,
+              points: w.points,
+              duration: w.durationS,
+              rejectIfRedisNotReady: true,
+              insuranceLimiter: memory,
+            })
           : memory;
         limiters.set(keyPrefix, l);
       }

@@ -53,11 +53,17 @@ export const SIGN_IN_HASHING = hashLane('sign-in', 2, 16);
 /** Client secrets and tenant admin keys: callers holding a credential, which sign-in floods cannot starve. */
 const CREDENTIAL_HASHING = hashLane('credential', 2, 64);
 
-export async function verifySecret(secret: string, stored: string, lane: HashLane = CREDENTIAL_HASHING): Promise<boolean> {
+export async function verifySecret(
+  secret: string,
+  stored: string,
+  lane: HashLane = CREDENTIAL_HASHING,
+): Promise<boolean> {
   const [scheme, n, r, p, salt, hash] = stored.split('$');
   if (scheme !== 'scrypt' || !salt || !hash) return false;
   const expected = Buffer.from(hash, 'base64url');
-  const key = await lane.run(() => scryptAsync(secret, Buffer.from(salt, 'base64url'), expected.length, { N: Number(n), r: Number(r), p: Number(p) }));
+  const key = await lane.run(() =>
+    scryptAsync(secret, Buffer.from(salt, 'base64url'), expected.length, { N: Number(n), r: Number(r), p: Number(p) }),
+  );
   return timingSafeEqual(key, expected);
 }
 

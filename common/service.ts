@@ -22,7 +22,12 @@ export interface Running {
 }
 
 /** The setting each service's port comes from. */
-const PORT_SETTINGS = { issuer: 'ISSUER_PORT', gateway: 'GATEWAY_PORT', policies: 'PDP_PORT', backend: 'BACKEND_PORT' } as const satisfies Record<ServiceName, keyof Config>;
+const PORT_SETTINGS = {
+  issuer: 'ISSUER_PORT',
+  gateway: 'GATEWAY_PORT',
+  policies: 'PDP_PORT',
+  backend: 'BACKEND_PORT',
+} as const satisfies Record<ServiceName, keyof Config>;
 
 /**
  * npm start runs every service in one process: two of its port settings on the same port would fail at the second
@@ -35,13 +40,23 @@ export function checkDistinctPorts(config: Config): void {
     const port = config[setting];
     if (port === undefined || port === 0) continue;
     const other = taken.get(port);
-    if (other) throw new ConfigError(`${other} and ${setting} are both ${port}: npm start runs every service, each needs its own port`);
+    if (other)
+      throw new ConfigError(
+        `${other} and ${setting} are both ${port}: npm start runs every service, each needs its own port`,
+      );
     taken.set(port, setting);
   }
 }
 
 /** Listens for one service on LISTEN_HOST: every request counted, timed and logged (telemetry), then answered by `app`. */
-export async function serve(name: ServiceName, port: number, config: Config, telemetry: Telemetry, log: Logger, app: RequestListener): Promise<Listening> {
+export async function serve(
+  name: ServiceName,
+  port: number,
+  config: Config,
+  telemetry: Telemetry,
+  log: Logger,
+  app: RequestListener,
+): Promise<Listening> {
   const http = await listen(port, config.LISTEN_HOST, PORT_SETTINGS[name]);
   http.server.on('request', telemetry.observe(name, log));
   http.server.on('request', app);
@@ -65,7 +80,10 @@ export function closeOnSignal(telemetry: Telemetry, log: Logger, close: () => Pr
     });
 }
 
-export async function runService(name: ServiceName, start: (config: Config, log: Logger, telemetry: Telemetry) => Promise<Running>): Promise<void> {
+export async function runService(
+  name: ServiceName,
+  start: (config: Config, log: Logger, telemetry: Telemetry) => Promise<Running>,
+): Promise<void> {
   let config: Config;
   try {
     config = loadConfig();
@@ -76,7 +94,10 @@ export async function runService(name: ServiceName, start: (config: Config, log:
   }
   const log = createLogger(name, config.LOG_LEVEL);
   const telemetry = createTelemetry();
-  const management = config.MANAGEMENT_PORT === undefined ? undefined : await startManagement(config.MANAGEMENT_PORT, config.LISTEN_HOST, telemetry).catch(exitOnStartError(name));
+  const management =
+    config.MANAGEMENT_PORT === undefined
+      ? undefined
+      : await startManagement(config.MANAGEMENT_PORT, config.LISTEN_HOST, telemetry).catch(exitOnStartError(name));
   const running = await start(config, log, telemetry).catch(exitOnStartError(name));
   telemetry.started();
   log.info({ url: running.url, management: management?.url }, `${name} listening`);
@@ -88,11 +109,13 @@ export async function runService(name: ServiceName, start: (config: Config, log:
  * Ends the process with one clear line when a port cannot be had or a setting cannot be used (the embedded data
  * directory); other errors propagate.
  */
-export const exitOnStartError = (name: string) => (err: unknown): never => {
-  if (!(err instanceof ListenError || err instanceof ConfigError)) throw err;
-  console.error(`${name}: ${err.message}`);
-  process.exit(err instanceof ConfigError ? 2 : 1);
-};
+export const exitOnStartError =
+  (name: string) =>
+  (err: unknown): never => {
+    if (!(err instanceof ListenError || err instanceof ConfigError)) throw err;
+    console.error(`${name}: ${err.message}`);
+    process.exit(err instanceof ConfigError ? 2 : 1);
+  };
 
 /** A service's own database handle, migrated (knex's migration lock makes concurrent starts safe). */
 export async function openServiceDatabase(config: Config, telemetry: Telemetry): Promise<Database> {
@@ -105,7 +128,9 @@ export async function openServiceDatabase(config: Config, telemetry: Telemetry):
 /** A secret every process of a deployment must share; a lone process cannot make one up. */
 export function requireInternalSecret(config: Config): string {
   if (!config.INTERNAL_SECRET) {
-    console.error('INTERNAL_SECRET must be set (>= 32 chars): the gateway, the PDP and the backend share it when they run as separate processes');
+    console.error(
+      'INTERNAL_SECRET must be set (>= 32 chars): the gateway, the PDP and the backend share it when they run as separate processes',
+    );
     process.exit(2);
   }
   return config.INTERNAL_SECRET;

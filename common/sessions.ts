@@ -30,6 +30,9 @@ export async function revokeAccountSessions(knex: Knex, accountId: string): Prom
     await trx('sessions').where('account_id', accountId).whereNull('revoked_at').update({ revoked_at: trx.fn.now() });
     const account = await trx('accounts').where('id', accountId).first('person_id');
     if (account?.person_id)
-      await trx('oidc_payloads').where('model', 'Session').whereRaw(`payload->>'accountId' = ?`, [account.person_id]).delete();
+      await trx('oidc_payloads')
+        .where('model', 'Session')
+        .whereRaw(`payload->>'accountId' = ?`, [account.person_id])
+        .delete();
   });
 }

@@ -66,13 +66,20 @@ export function noteRoute(res: ServerResponse, template: string): void {
  * value is also a param, so it is put back as `:name`.
  */
 function routeTemplateOf(req: IncomingMessage, res: ServerResponse): string {
-  const routed = req as IncomingMessage & { route?: { path?: unknown }; baseUrl?: string; params?: Record<string, string> };
-  if (!routed.route?.path) return ((res as { locals?: { routeTemplate?: string } }).locals?.routeTemplate) ?? 'unmatched';
+  const routed = req as IncomingMessage & {
+    route?: { path?: unknown };
+    baseUrl?: string;
+    params?: Record<string, string>;
+  };
+  if (!routed.route?.path) return (res as { locals?: { routeTemplate?: string } }).locals?.routeTemplate ?? 'unmatched';
   const params = Object.entries(routed.params ?? {});
-  const base = (routed.baseUrl ?? '').split('/').map((segment) => {
-    const param = params.find(([, value]) => value !== '' && encodeURIComponent(value) === segment);
-    return param ? `:${param[0]}` : segment;
-  }).join('/');
+  const base = (routed.baseUrl ?? '')
+    .split('/')
+    .map((segment) => {
+      const param = params.find(([, value]) => value !== '' && encodeURIComponent(value) === segment);
+      return param ? `:${param[0]}` : segment;
+    })
+    .join('/');
   return `${base}${String(routed.route.path)}`;
 }
 
@@ -80,16 +87,32 @@ export function createTelemetry(): Telemetry {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const registers = [registry];
-  const requests = new Counter({ name: 'http_requests_total', help: 'HTTP requests answered, by service, method, route template and status.', labelNames: ['service', 'method', 'route', 'status'], registers });
+  const requests = new Counter({
+    name: 'http_requests_total',
+    help: 'HTTP requests answered, by service, method, route template and status.',
+    labelNames: ['service', 'method', 'route', 'status'],
+    registers,
+  });
   const duration = new Histogram({
-    name: 'http_request_duration_seconds', help: 'Time to answer an HTTP request, by service, method, route template and status.',
-    labelNames: ['service', 'method', 'route', 'status'], buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5], registers,
+    name: 'http_request_duration_seconds',
+    help: 'Time to answer an HTTP request, by service, method, route template and status.',
+    labelNames: ['service', 'method', 'route', 'status'],
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers,
   });
   const checks = new Map<string, Check>();
-  const databasePoolErrors = new Counter({ name: 'database_pool_errors_total', help: 'Database connections that could not be created or acquired, by pool event (create, acquire).', labelNames: ['event'], registers });
+  const databasePoolErrors = new Counter({
+    name: 'database_pool_errors_total',
+    help: 'Database connections that could not be created or acquired, by pool event (create, acquire).',
+    labelNames: ['event'],
+    registers,
+  });
   const backlogs = new Map<string, () => number>();
   new Gauge({
-    name: 'batch_backlog', help: 'Rows recorded but not yet written, by batch (metering, decision_log).', labelNames: ['batch'], registers,
+    name: 'batch_backlog',
+    help: 'Rows recorded but not yet written, by batch (metering, decision_log).',
+    labelNames: ['batch'],
+    registers,
     collect() {
       for (const [batch, pending] of backlogs) this.set({ batch }, pending());
     },
@@ -108,17 +131,58 @@ export function createTelemetry(): Telemetry {
         const seconds = end(labels);
         const { tenant = null, client = null } = callerOf(res);
         const requestId = res.getHeader(REQUEST_ID_HEADER) ?? null;
-        log.info({ requestId, tenant, client, method: labels.method, route, status: res.statusCode, durationMs: Math.round(seconds * 1e4) / 10 }, 'request');
+        log.info(
+          {
+            requestId,
+            tenant,
+            client,
+            method: labels.method,
+            route,
+            status: res.statusCode,
+            durationMs: Math.round(seconds * 1e4) / 10,
+          },
+          'request',
+        );
       });
     },
-    decisions: new Counter({ name: 'pdp_decisions_total', help: 'PDP decisions by outcome (allow, deny) and deny code.', labelNames: ['outcome', 'code'], registers }),
-    decisionsPerPdpCall: new Histogram({ name: 'gateway_pdp_decisions_per_call', help: 'Decisions carried by each gateway call to the PDP.', buckets: [1, 2, 4, 8, 16, 32, 64], registers }),
-    rateLimited: new Counter({ name: 'rate_limit_rejections_total', help: 'Requests refused with 429, by limit layer (tenant, account, flood_guard, token_endpoint).', labelNames: ['layer'], registers }),
-    tokensIssued: new Counter({ name: 'tokens_issued_total', help: 'Tokens issued by the token endpoint, by grant type.', labelNames: ['grant_type'], registers }),
-    familyKills: new Counter({ name: 'token_family_kills_total', help: 'Token families ended on reuse detection, by what was reused (refresh_token, authorization_code).', labelNames: ['reused'], registers }),
+    decisions: new Counter({
+      name: 'pdp_decisions_total',
+      help: 'PDP decisions by outcome (allow, deny) and deny code.',
+      labelNames: ['outcome', 'code'],
+      registers,
+    }),
+    decisionsPerPdpCall: new Histogram({
+      name: 'gateway_pdp_decisions_per_call',
+      help: 'Decisions carried by each gateway call to the PDP.',
+      buckets: [1, 2, 4, 8, 16, 32, 64],
+      registers,
+    }),
+    rateLimited: new Counter({
+      name: 'rate_limit_rejections_total',
+      help: 'Requests refused with 429, by limit layer (tenant, account, flood_guard, token_endpoint).',
+      labelNames: ['layer'],
+      registers,
+    }),
+    tokensIssued: new Counter({
+      name: 'tokens_issued_total',
+      help: 'Tokens issued by the token endpoint, by grant type.',
+      labelNames: ['grant_type'],
+      registers,
+    }),
+    familyKills: new Counter({
+      name: 'token_family_kills_total',
+      help: 'Token families ended on reuse detection, by what was reused (refresh_token, authorization_code).',
+      labelNames: ['reused'],
+      registers,
+    }),
     databasePoolErrors,
     redisErrors: new Counter({ name: 'redis_errors_total', help: 'Errors reported by Redis clients.', registers }),
-    adminChanges: new Counter({ name: 'admin_changes_total', help: 'Administrative changes committed with their audit entry, by action (<resource>.<verb>).', labelNames: ['action'], registers }),
+    adminChanges: new Counter({
+      name: 'admin_changes_total',
+      help: 'Administrative changes committed with their audit entry, by action (<resource>.<verb>).',
+      labelNames: ['action'],
+      registers,
+    }),
     addBacklog: (batch, pending) => void backlogs.set(batch, pending),
     watchDatabase(knex) {
       const pool = (knex.client as { pool?: { on(event: string, listener: () => void): void } }).pool;
@@ -129,14 +193,24 @@ export function createTelemetry(): Telemetry {
     started: () => void (started = true),
     drain: () => void (draining = true),
     async readiness() {
-      const results = await Promise.all([...checks].map(async ([name, check]) => {
-        try {
-          await Promise.race([check(), new Promise((_, reject) => setTimeout(() => reject(new Error(`no answer within ${CHECK_TIMEOUT_MS} ms`)), CHECK_TIMEOUT_MS).unref())]);
-          return [name, 'ok'] as const;
-        } catch (err) {
-          return [name, (err as Error).message || 'failed'] as const;
-        }
-      }));
+      const results = await Promise.all(
+        [...checks].map(async ([name, check]) => {
+          try {
+            await Promise.race([
+              check(),
+              new Promise((_, reject) =>
+                setTimeout(
+                  () => reject(new Error(`no answer within ${CHECK_TIMEOUT_MS} ms`)),
+                  CHECK_TIMEOUT_MS,
+                ).unref(),
+              ),
+            ]);
+            return [name, 'ok'] as const;
+          } catch (err) {
+            return [name, (err as Error).message || 'failed'] as const;
+          }
+        }),
+      );
       const outcome: Record<string, string> = Object.fromEntries(results);
       if (!started) outcome.startup = 'starting';
       if (draining) outcome.shutdown = 'draining';

@@ -18,19 +18,35 @@ export interface StartedPlugin {
 
 /** Starts every plugin of the file once, in order; each keeps its own state (key cache, limiter, meter). */
 export const startPlugins = (def: GatewayDefinition, env: GatewayEnv): StartedPlugin[] =>
-  def.plugins.map(({ plugin, settings }) => ({ name: plugin.name, instance: plugin.start(settings, env), settings, screenBefore: plugin.screenBefore }));
+  def.plugins.map(({ plugin, settings }) => ({
+    name: plugin.name,
+    instance: plugin.start(settings, env),
+    settings,
+    screenBefore: plugin.screenBefore,
+  }));
 
 /** Each plugin's handler, preceded by the screens that run ahead of it (plugin.ts `screenBefore`). */
-function routeChain(plugins: StartedPlugin[], route: RouteDefinition, settingsOf: (p: StartedPlugin) => unknown): RequestHandler[] {
+function routeChain(
+  plugins: StartedPlugin[],
+  route: RouteDefinition,
+  settingsOf: (p: StartedPlugin) => unknown,
+): RequestHandler[] {
   const listed = new Set(plugins.map((p) => p.name));
   const screenPlace = (p: StartedPlugin) => (p.screenBefore && listed.has(p.screenBefore) ? p.screenBefore : p.name);
   return plugins.flatMap((p) => [
-    ...plugins.filter((s) => s.instance.screen && screenPlace(s) === p.name).map((s) => s.instance.screen!(route, settingsOf(s))),
+    ...plugins
+      .filter((s) => s.instance.screen && screenPlace(s) === p.name)
+      .map((s) => s.instance.screen!(route, settingsOf(s))),
     ...(p.instance.handler ? [p.instance.handler(route, settingsOf(p))] : []),
   ]);
 }
 
-export function createGatewayApp(def: GatewayDefinition, plugins: StartedPlugin[], upstreams: Record<string, Pool>, env: GatewayEnv): express.Express {
+export function createGatewayApp(
+  def: GatewayDefinition,
+  plugins: StartedPlugin[],
+  upstreams: Record<string, Pool>,
+  env: GatewayEnv,
+): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -47,7 +63,11 @@ export function createGatewayApp(def: GatewayDefinition, plugins: StartedPlugin[
     const settingsOf = (p: StartedPlugin) => settings[p.name] ?? p.settings;
     const chain = routeChain(plugins, route, settingsOf);
     const upstream = def.upstreams[route.upstream]!;
-    const forward = upstreamProxy(upstreams[route.upstream]!, { internalSecret: env.internalSecret, timeoutMs: upstream.timeoutMs, log: env.log });
+    const forward = upstreamProxy(upstreams[route.upstream]!, {
+      internalSecret: env.internalSecret,
+      timeoutMs: upstream.timeoutMs,
+      log: env.log,
+    });
     // Express answers HEAD with the GET route (decisions.md: HEAD is GET without a body).
     api[route.method.toLowerCase() as 'get' | 'put' | 'delete'](route.path, ...chain, forward);
     for (const p of plugins) {
@@ -57,7 +77,9 @@ export function createGatewayApp(def: GatewayDefinition, plugins: StartedPlugin[
   }
   const preflight = express.Router({ caseSensitive: true, strict: true });
   for (const [path, byMethod] of preflights)
-    preflight.options(path, (req, res, next) => (byMethod.get(req.get('access-control-request-method') ?? '') ?? notFound)(req, res, next));
+    preflight.options(path, (req, res, next) =>
+      (byMethod.get(req.get('access-control-request-method') ?? '') ?? notFound)(req, res, next),
+    );
   // Only the file's methods exist; any other OPTIONS gets the same 404 as an unknown route, not a method list.
   const options = express.Router().use('/v1', preflight).use(notFound);
   // Other methods skip the preflight routes (matching a path against each costs on every API call).

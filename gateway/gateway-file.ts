@@ -61,7 +61,9 @@ type Path = (string | number)[];
 
 /** The contract's operations: every operation of the public document that needs a token. */
 function contractOperations() {
-  const doc = loadPublicApiDocument() as { paths: Record<string, Record<string, { operationId: string; security?: { oauth2?: string[] }[] }>> };
+  const doc = loadPublicApiDocument() as {
+    paths: Record<string, Record<string, { operationId: string; security?: { oauth2?: string[] }[] }>>;
+  };
   return Object.entries(doc.paths).flatMap(([path, ops]) =>
     Object.entries(ops)
       .filter(([, op]) => op.security?.length)
@@ -79,7 +81,9 @@ export function loadGatewayFile(file: string): GatewayDefinition {
   try {
     text = readFileSync(file, 'utf8');
   } catch (err) {
-    throw new GatewayFileError(`${file}: cannot read the gateway file (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+    throw new GatewayFileError(
+      `${file}: cannot read the gateway file (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
+    );
   }
   return parseGatewayFile(text, file);
 }
@@ -92,7 +96,8 @@ export function parseGatewayFile(text: string, file: string): GatewayDefinition 
   for (const e of doc.errors) problems.push(`${file}:${lines.linePos(e.pos[0]).line}: ${e.message.split('\n')[0]}`);
   if (problems.length) throw fail();
 
-  const at = (path: Path, problem: string) => problems.push(`${file}:${lineOf(doc, lines, path)}: ${settingName(path)}: ${problem}`);
+  const at = (path: Path, problem: string) =>
+    problems.push(`${file}:${lineOf(doc, lines, path)}: ${settingName(path)}: ${problem}`);
   const check = <T>(schema: z.ZodType<T>, value: unknown, base: Path): T | undefined => {
     const parsed = schema.safeParse(value);
     if (parsed.success) return parsed.data;
@@ -111,16 +116,21 @@ export function parseGatewayFile(text: string, file: string): GatewayDefinition 
   const plugins: PluginUse[] = [];
   parsed.plugins.forEach(({ name, config }, i) => {
     const plugin = PLUGINS.get(name);
-    if (!plugin) return at(['plugins', i, 'name'], `unknown plugin "${name}" (known: ${[...PLUGINS.keys()].join(', ')})`);
-    if (plugins.some((u) => u.plugin.name === name)) return at(['plugins', i, 'name'], `plugin "${name}" is listed twice`);
+    if (!plugin)
+      return at(['plugins', i, 'name'], `unknown plugin "${name}" (known: ${[...PLUGINS.keys()].join(', ')})`);
+    if (plugins.some((u) => u.plugin.name === name))
+      return at(['plugins', i, 'name'], `plugin "${name}" is listed twice`);
     for (const earlier of plugin.after)
-      if (!plugins.some((u) => u.plugin.name === earlier)) at(['plugins', i, 'name'], `"${name}" must come after "${earlier}"`);
+      if (!plugins.some((u) => u.plugin.name === earlier))
+        at(['plugins', i, 'name'], `"${name}" must come after "${earlier}"`);
     const settings = check(plugin.settings, config ?? {}, ['plugins', i, 'config']);
     if (settings !== undefined) plugins.push({ plugin, settings });
   });
-  if (parsed.plugins[0]?.name !== FIRST_PLUGIN) at(['plugins', 0], `the first plugin must be "${FIRST_PLUGIN}", so every answer carries x-request-id`);
+  if (parsed.plugins[0]?.name !== FIRST_PLUGIN)
+    at(['plugins', 0], `the first plugin must be "${FIRST_PLUGIN}", so every answer carries x-request-id`);
   for (const name of REQUIRED_PLUGINS)
-    if (!parsed.plugins.some((p) => p.name === name)) at(['plugins'], `"${name}" is missing: every route needs token verification and PDP authorization`);
+    if (!parsed.plugins.some((p) => p.name === name))
+      at(['plugins'], `"${name}" is missing: every route needs token verification and PDP authorization`);
 
   // Routes: each on a declared upstream, each plugin override valid for that plugin.
   const routes: GatewayDefinition['routes'] = [];
@@ -130,9 +140,14 @@ export function parseGatewayFile(text: string, file: string): GatewayDefinition 
     for (const [name, override] of Object.entries(overrides)) {
       const use = plugins.find((u) => u.plugin.name === name);
       const path = ['routes', i, 'plugins', name];
-      if (!use) at(path, PLUGINS.has(name) ? `"${name}" is not in the plugins list, which sets the order` : `unknown plugin "${name}"`);
-      else if (!use.plugin.perRoute) at(path, `"${name}" has one setting for the whole gateway; set it in the plugins list`);
-      else if (override === null || typeof override !== 'object') at(path, 'expected the plugin\'s settings (a map)');
+      if (!use)
+        at(
+          path,
+          PLUGINS.has(name) ? `"${name}" is not in the plugins list, which sets the order` : `unknown plugin "${name}"`,
+        );
+      else if (!use.plugin.perRoute)
+        at(path, `"${name}" has one setting for the whole gateway; set it in the plugins list`);
+      else if (override === null || typeof override !== 'object') at(path, "expected the plugin's settings (a map)");
       else settings[name] = check(use.plugin.settings, { ...(use.settings as object), ...override }, path);
     }
     routes.push({ route: r, settings });
@@ -147,12 +162,14 @@ export function parseGatewayFile(text: string, file: string): GatewayDefinition 
   });
   for (const op of contractOperations()) {
     const found = parsed.routes.flatMap((r, i) => (r.operationId === op.operationId ? [i] : []));
-    if (found.length === 0) at(['routes'], `contract operation ${op.operationId} (${op.method} ${op.path}) is not routed`);
+    if (found.length === 0)
+      at(['routes'], `contract operation ${op.operationId} (${op.method} ${op.path}) is not routed`);
     for (const i of found.slice(1)) at(['routes', i, 'operationId'], `${op.operationId} is routed more than once`);
     const r = parsed.routes[found[0]!];
     if (!r) continue;
     for (const field of ['method', 'path', 'capability'] as const)
-      if (r[field] !== op[field]) at(['routes', found[0]!, field], `the contract has ${op.operationId} with ${field} ${op[field]}`);
+      if (r[field] !== op[field])
+        at(['routes', found[0]!, field], `the contract has ${op.operationId} with ${field} ${op[field]}`);
   }
 
   if (problems.length) throw fail();
@@ -172,7 +189,8 @@ function lineOf(doc: Document, lines: LineCounter, path: Path): number {
 
 /** For a map entry, the line of its key (a nested map's own first line would be the line after it). */
 function keyNodeLine(doc: Document, lines: LineCounter, path: Path): number | undefined {
-  const parent = doc.getIn(path.slice(0, -1), true) as { items?: { key?: { value?: unknown; range?: [number, number, number] } }[] } | undefined;
+  const parent = doc.getIn(path.slice(0, -1), true) as
+    { items?: { key?: { value?: unknown; range?: [number, number, number] } }[] } | undefined;
   const key = parent?.items?.find((p) => p.key?.value === path[path.length - 1])?.key;
   return key?.range ? lines.linePos(key.range[0]).line : undefined;
 }

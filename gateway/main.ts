@@ -19,7 +19,9 @@ if (command === '--help' || command === '-h' || command === 'help') {
   const path = file ?? gatewayFileOf({ GATEWAY_CONFIG: process.env.GATEWAY_CONFIG?.trim() || undefined });
   try {
     const def = loadGatewayFile(path);
-    console.log(`${path}: valid (${def.routes.length} routes; plugins in order: ${def.plugins.map((p) => p.plugin.name).join(' → ')})`);
+    console.log(
+      `${path}: valid (${def.routes.length} routes; plugins in order: ${def.plugins.map((p) => p.plugin.name).join(' → ')})`,
+    );
   } catch (err) {
     if (!(err instanceof GatewayFileError)) throw err;
     console.error(err.message);
@@ -31,7 +33,13 @@ if (command === '--help' || command === '-h' || command === 'help') {
 } else {
   await runService('gateway', async (config, log, telemetry) => {
     const db = await openServiceDatabase(config, telemetry);
-    const running = await startGateway({ config, log, knex: db.knex, telemetry, targets: gatewayTargetsFrom(config, requireInternalSecret(config)) });
+    const running = await startGateway({
+      config,
+      log,
+      knex: db.knex,
+      telemetry,
+      targets: gatewayTargetsFrom(config, requireInternalSecret(config)),
+    });
     return { url: running.url, close: async () => (await running.close(), await db.close()) };
   });
 }

@@ -7,7 +7,8 @@ import { parse } from 'yaml';
 const PUBLIC_API_DOCUMENT_PATH = new URL('../docs/openapi/public-api.yaml', import.meta.url);
 
 /** Parsed once at start; the document is self-contained, so it is served as is. */
-export const loadPublicApiDocument = (): Record<string, unknown> => parse(readFileSync(PUBLIC_API_DOCUMENT_PATH, 'utf8'));
+export const loadPublicApiDocument = (): Record<string, unknown> =>
+  parse(readFileSync(PUBLIC_API_DOCUMENT_PATH, 'utf8'));
 
 const API_GUIDE_PATH = new URL('../docs/api-guide.md', import.meta.url);
 

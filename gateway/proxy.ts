@@ -11,10 +11,16 @@ import { stateOf } from './plugins/plugin.js';
  * Request headers the upstream reads, by method: a write's body type and preconditions (§4.7, §4.8). Reads get none,
  * so a conditional read is never answered 304, a status no read declares.
  */
-const FORWARDED_REQUEST_HEADERS: Readonly<Record<string, readonly string[]>> = { PUT: ['content-type', 'if-match', 'if-none-match'], DELETE: ['if-match'] };
+const FORWARDED_REQUEST_HEADERS: Readonly<Record<string, readonly string[]>> = {
+  PUT: ['content-type', 'if-match', 'if-none-match'],
+  DELETE: ['if-match'],
+};
 const RELAYED_RESPONSE_HEADERS = ['content-type', 'etag', 'location', 'retry-after'];
 
-export function upstreamProxy(upstream: Pool, opts: { internalSecret: string; timeoutMs: number; log: Logger }): RequestHandler {
+export function upstreamProxy(
+  upstream: Pool,
+  opts: { internalSecret: string; timeoutMs: number; log: Logger },
+): RequestHandler {
   const sign = contextSigner(opts.internalSecret);
   return async (req, res) => {
     const { requestId, claims, allow, remaining } = stateOf(res);
@@ -27,7 +33,10 @@ export function upstreamProxy(upstream: Pool, opts: { internalSecret: string; ti
       actorAccountId: claims!.actor_account_id!,
       scopes: allow!.effectiveScopes,
     };
-    const headers: Record<string, string> = { ...sign(context, { method: req.method, path: req.originalUrl }), 'x-request-id': requestId };
+    const headers: Record<string, string> = {
+      ...sign(context, { method: req.method, path: req.originalUrl }),
+      'x-request-id': requestId,
+    };
     for (const h of FORWARDED_REQUEST_HEADERS[req.method] ?? []) {
       const v = req.get(h);
       if (v !== undefined) headers[h] = v;

@@ -16,7 +16,13 @@ export interface GatewayTargets {
 
 export const gatewayFileOf = (config: Pick<Config, 'GATEWAY_CONFIG'>) => config.GATEWAY_CONFIG ?? DEFAULT_GATEWAY_FILE;
 
-export async function startGateway({ config, log, knex, telemetry, targets }: ServiceDeps & { targets: GatewayTargets }): Promise<Running> {
+export async function startGateway({
+  config,
+  log,
+  knex,
+  telemetry,
+  targets,
+}: ServiceDeps & { targets: GatewayTargets }): Promise<Running> {
   const def = loadGatewayFile(gatewayFileOf(config));
   const redis = await connectRedis(config.REDIS_URL, log, telemetry, config.REDIS_CLUSTER);
   const pdp = upstreamPool(targets.pdpUrl);

@@ -35,14 +35,18 @@ export interface Command {
 
 const DOCS = new URL('../docs/openapi/', import.meta.url);
 const documents = new Map<string, Schema>();
-const load = (file: string) => documents.get(file) ?? documents.set(file, parseYaml(readFileSync(new URL(file, DOCS), 'utf8'))).get(file)!;
+const load = (file: string) =>
+  documents.get(file) ?? documents.set(file, parseYaml(readFileSync(new URL(file, DOCS), 'utf8'))).get(file)!;
 
 /** Follows `$ref`s (within a document and to its sibling documents) until a schema or parameter object remains. */
 function deref(node: Schema, file: string): [Schema, string] {
   while (typeof node?.$ref === 'string') {
     const [target, pointer = ''] = node.$ref.split('#');
     if (target) file = target.replace(/^\.\//, '');
-    node = pointer.split('/').filter(Boolean).reduce((at: Schema, key: string) => at[key.replace(/~1/g, '/').replace(/~0/g, '~')], load(file));
+    node = pointer
+      .split('/')
+      .filter(Boolean)
+      .reduce((at: Schema, key: string) => at[key.replace(/~1/g, '/').replace(/~0/g, '~')], load(file));
   }
   return [node, file];
 }
@@ -65,7 +69,10 @@ export function loadCommands(): Command[] {
         path,
         summary: op.summary ?? '',
         description: op.description ?? '',
-        positional: [...path.matchAll(/\{(\w+)\}/g)].map(([, name]) => ({ name: name!, description: parameters.find((p) => p.name === name)?.description ?? '' })),
+        positional: [...path.matchAll(/\{(\w+)\}/g)].map(([, name]) => ({
+          name: name!,
+          description: parameters.find((p) => p.name === name)?.description ?? '',
+        })),
         query: new Map(parameters.filter((p) => p.in === 'query').map((p) => [p.name, deref(p.schema, file)[0]])),
         body: bodySchema && deref(bodySchema, file)[0],
         bodyRequired: op.requestBody?.required === true,
@@ -84,7 +91,8 @@ function bodyFields(command: Command): Map<string, Schema> {
 
 function describeType(schema: Schema): string {
   if (schema.enum) return schema.enum.join('|');
-  if (schema.type === 'array') return `${describeType(deref(schema.items ?? {}, 'admin-api.yaml')[0])} (repeat the flag)`;
+  if (schema.type === 'array')
+    return `${describeType(deref(schema.items ?? {}, 'admin-api.yaml')[0])} (repeat the flag)`;
   if (schema.type === 'object') return 'JSON object';
   return schema.type ?? 'value';
 }
@@ -99,11 +107,20 @@ function commandHelp(command: Command): string {
     '',
   ];
   for (const p of command.positional) lines.push(`  <${p.name}>  ${p.description.split('\n')[0]}`);
-  for (const [name, schema] of command.query) lines.push(`  --${kebab(name)} <${describeType(schema)}>  ${(schema.description ?? '').split('\n')[0]}`);
+  for (const [name, schema] of command.query)
+    lines.push(`  --${kebab(name)} <${describeType(schema)}>  ${(schema.description ?? '').split('\n')[0]}`);
   for (const [name, schema] of bodyFields(command))
-    lines.push(`  --${kebab(name)} <${describeType(schema)}>${required.has(name) ? '  (required)' : ''}  ${(schema.description ?? '').split('\n')[0]}`.trimEnd());
-  if (command.body) lines.push(`  --body <JSON | @file>  the whole request body instead of${bodyFields(command).size ? ' (or merged under) the field flags' : ' flags'}`);
-  lines.push('', 'Common flags: --url <admin URL> (ADMIN_URL), --token <token> (ADMIN_TOKEN), --output json|table, --help');
+    lines.push(
+      `  --${kebab(name)} <${describeType(schema)}>${required.has(name) ? '  (required)' : ''}  ${(schema.description ?? '').split('\n')[0]}`.trimEnd(),
+    );
+  if (command.body)
+    lines.push(
+      `  --body <JSON | @file>  the whole request body instead of${bodyFields(command).size ? ' (or merged under) the field flags' : ' flags'}`,
+    );
+  lines.push(
+    '',
+    'Common flags: --url <admin URL> (ADMIN_URL), --token <token> (ADMIN_TOKEN), --output json|table, --help',
+  );
   return lines.join('\n');
 }
 
@@ -129,11 +146,13 @@ function coerce(flag: string, raw: string, schema: Schema): unknown {
     case 'integer':
     case 'number': {
       const n = Number(raw);
-      if (raw.trim() === '' || !Number.isFinite(n)) throw new UsageError(`--${flag} takes a number, not ${JSON.stringify(raw)}`);
+      if (raw.trim() === '' || !Number.isFinite(n))
+        throw new UsageError(`--${flag} takes a number, not ${JSON.stringify(raw)}`);
       return n;
     }
     case 'boolean':
-      if (raw !== 'true' && raw !== 'false') throw new UsageError(`--${flag} takes true or false, not ${JSON.stringify(raw)}`);
+      if (raw !== 'true' && raw !== 'false')
+        throw new UsageError(`--${flag} takes true or false, not ${JSON.stringify(raw)}`);
       return raw === 'true';
     case 'object':
       return parseJson(flag, raw);
@@ -158,7 +177,10 @@ function buildRequest(command: Command, args: string[]) {
   for (const [key, schema] of command.query) flags.set(kebab(key), { key, where: 'query', schema });
   for (const [key, schema] of fields) flags.set(kebab(key), { key, where: 'body', schema });
   const options: Record<string, { type: 'string' | 'boolean'; multiple?: boolean }> = {
-    url: { type: 'string' }, token: { type: 'string' }, output: { type: 'string' }, help: { type: 'boolean' },
+    url: { type: 'string' },
+    token: { type: 'string' },
+    output: { type: 'string' },
+    help: { type: 'boolean' },
     ...(command.body && { body: { type: 'string' } }),
   };
   for (const [flag, { schema }] of flags) options[flag] = { type: 'string', multiple: schema.type === 'array' };
@@ -172,9 +194,14 @@ function buildRequest(command: Command, args: string[]) {
   const { values, positionals } = parsed;
   if (values.help) return { help: true as const };
   if (positionals.length !== command.positional.length)
-    throw new UsageError(`${command.name} takes ${command.positional.length} argument(s): ${command.positional.map((p) => `<${p.name}>`).join(' ') || 'none'}`);
+    throw new UsageError(
+      `${command.name} takes ${command.positional.length} argument(s): ${command.positional.map((p) => `<${p.name}>`).join(' ') || 'none'}`,
+    );
 
-  const path = command.positional.reduce((p, { name }, i) => p.replace(`{${name}}`, encodeURIComponent(positionals[i]!)), command.path);
+  const path = command.positional.reduce(
+    (p, { name }, i) => p.replace(`{${name}}`, encodeURIComponent(positionals[i]!)),
+    command.path,
+  );
   const query = new URLSearchParams();
   let body: unknown = values.body === undefined ? undefined : parseJson('body', values.body as string);
   for (const [flag, { key, where, schema }] of flags) {
@@ -184,11 +211,13 @@ function buildRequest(command: Command, args: string[]) {
     else {
       const itemSchema = schema.type === 'array' ? deref(schema.items ?? {}, 'admin-api.yaml')[0] : schema;
       const value = Array.isArray(raw) ? raw.map((r) => coerce(flag, r, itemSchema)) : coerce(flag, raw, schema);
-      if (body !== undefined && (typeof body !== 'object' || body === null || Array.isArray(body))) throw new UsageError('--body must be a JSON object to combine with field flags');
+      if (body !== undefined && (typeof body !== 'object' || body === null || Array.isArray(body)))
+        throw new UsageError('--body must be a JSON object to combine with field flags');
       body = { ...(body as object | undefined), [key]: value };
     }
   }
-  if (command.bodyRequired && body === undefined) throw new UsageError(`${command.name} needs a body: see npm run admin -- ${command.name} --help`);
+  if (command.bodyRequired && body === undefined)
+    throw new UsageError(`${command.name} needs a body: see npm run admin -- ${command.name} --help`);
   const output = (values.output as string | undefined) ?? 'json';
   if (output !== 'json' && output !== 'table') throw new UsageError('--output is json or table');
   return {
@@ -204,16 +233,25 @@ function buildRequest(command: Command, args: string[]) {
 
 /** An answer as rows and columns: a list (`items`) as one row per item, anything else as field/value pairs. */
 function renderTable(body: unknown): string {
-  const cell = (v: unknown) => (v === null || v === undefined ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v));
+  const cell = (v: unknown) =>
+    v === null || v === undefined ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v);
   const items = (body as { items?: unknown })?.items;
   let rows: string[][];
   if (Array.isArray(items)) {
     const columns = [...new Set(items.flatMap((i) => Object.keys(i as object)))];
     rows = [columns, ...items.map((i) => columns.map((c) => cell((i as Record<string, unknown>)[c])))];
-  } else if (body && typeof body === 'object') rows = [['field', 'value'], ...Object.entries(body).map(([k, v]) => [k, cell(v)])];
+  } else if (body && typeof body === 'object')
+    rows = [['field', 'value'], ...Object.entries(body).map(([k, v]) => [k, cell(v)])];
   else return cell(body);
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
-  return rows.map((r) => r.map((v, c) => v.padEnd(widths[c]!)).join('  ').trimEnd()).join('\n');
+  return rows
+    .map((r) =>
+      r
+        .map((v, c) => v.padEnd(widths[c]!))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
 }
 
 /**
@@ -260,19 +298,26 @@ export async function main(argv: string[], env: Record<string, string | undefine
   const base = (request.url ?? env.ADMIN_URL ?? 'http://127.0.0.1:8181/admin/v1').replace(/\/+$/, '');
   const token = request.token ?? env.ADMIN_TOKEN;
   if (!token) {
-    io.err('no admin token: set ADMIN_TOKEN or pass --token (the operator token npm start prints, or a tenant admin key)');
+    io.err(
+      'no admin token: set ADMIN_TOKEN or pass --token (the operator token npm start prints, or a tenant admin key)',
+    );
     return 2;
   }
   let res: Response;
   try {
     res = await fetch(`${base}${request.path}`, {
       method: request.method,
-      headers: { authorization: `Bearer ${token}`, ...(request.body !== undefined && { 'content-type': 'application/json' }) },
+      headers: {
+        authorization: `Bearer ${token}`,
+        ...(request.body !== undefined && { 'content-type': 'application/json' }),
+      },
       body: request.body === undefined ? undefined : JSON.stringify(request.body),
       signal: AbortSignal.timeout(30_000),
     });
   } catch (err) {
-    io.err(`cannot reach the admin API at ${base}: ${(err as Error).cause instanceof Error ? ((err as Error).cause as Error).message : (err as Error).message}`);
+    io.err(
+      `cannot reach the admin API at ${base}: ${(err as Error).cause instanceof Error ? ((err as Error).cause as Error).message : (err as Error).message}`,
+    );
     return 3;
   }
   const text = await res.text();
@@ -283,7 +328,9 @@ export async function main(argv: string[], env: Record<string, string | undefine
     // not JSON: shown as text
   }
   if (!res.ok) {
-    io.err(`${request.method} ${request.path} -> ${res.status}\n${typeof answer === 'string' ? answer : JSON.stringify(answer, null, 2)}`);
+    io.err(
+      `${request.method} ${request.path} -> ${res.status}\n${typeof answer === 'string' ? answer : JSON.stringify(answer, null, 2)}`,
+    );
     return res.status >= 500 ? 3 : 1;
   }
   if (answer === undefined) io.out(`${request.method} ${request.path} -> ${res.status}`);
@@ -292,5 +339,8 @@ export async function main(argv: string[], env: Record<string, string | undefine
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  process.exitCode = await main(process.argv.slice(2), process.env, { out: (t) => console.log(t), err: (t) => console.error(t) });
+  process.exitCode = await main(process.argv.slice(2), process.env, {
+    out: (t) => console.log(t),
+    err: (t) => console.error(t),
+  });
 }

@@ -8,7 +8,7 @@ import type { ReadableStream as WebStream } from 'node:stream/web';
 const EXPORT_HELP = [
   'npm run admin -- export --tenant <tenantId> [--extension <extensionId>] [--client <clientId>] > records.ndjson',
   '',
-  "Every extension record of the tenant, one JSON object a line, from one consistent snapshot (GET /admin/v1/tenants/{tenantId}/export).",
+  'Every extension record of the tenant, one JSON object a line, from one consistent snapshot (GET /admin/v1/tenants/{tenantId}/export).',
   'Progress goes to stderr. An export cut short exits 3 and its file ends with an unfinished line.',
   '',
   'Common flags: --url <admin URL> (ADMIN_URL), --token <token> (ADMIN_TOKEN), --help',
@@ -22,12 +22,23 @@ export interface ExportIo {
 const PROGRESS_EVERY_MS = 2000;
 
 /** Runs the export command line; returns the exit code (0 done, 1 refused, 2 usage, 3 unreachable, failing or cut). */
-export async function runExport(args: string[], env: Record<string, string | undefined>, io: ExportIo): Promise<number> {
+export async function runExport(
+  args: string[],
+  env: Record<string, string | undefined>,
+  io: ExportIo,
+): Promise<number> {
   let values;
   try {
     ({ values } = parseArgs({
       args,
-      options: { tenant: { type: 'string' }, extension: { type: 'string' }, client: { type: 'string' }, url: { type: 'string' }, token: { type: 'string' }, help: { type: 'boolean' } },
+      options: {
+        tenant: { type: 'string' },
+        extension: { type: 'string' },
+        client: { type: 'string' },
+        url: { type: 'string' },
+        token: { type: 'string' },
+        help: { type: 'boolean' },
+      },
       strict: true,
     }));
   } catch (err) {
@@ -44,7 +55,9 @@ export async function runExport(args: string[], env: Record<string, string | und
   }
   const token = values.token ?? env.ADMIN_TOKEN;
   if (!token) {
-    io.err('no admin token: set ADMIN_TOKEN or pass --token (the operator token npm start prints, or a tenant admin key)');
+    io.err(
+      'no admin token: set ADMIN_TOKEN or pass --token (the operator token npm start prints, or a tenant admin key)',
+    );
     return 2;
   }
   const base = (values.url ?? env.ADMIN_URL ?? 'http://127.0.0.1:8181/admin/v1').replace(/\/+$/, '');
@@ -58,7 +71,9 @@ export async function runExport(args: string[], env: Record<string, string | und
     // fetch asks for gzip and inflates it as it reads.
     res = await fetch(`${base}${path}`, { headers: { authorization: `Bearer ${token}` } });
   } catch (err) {
-    io.err(`cannot reach the admin API at ${base}: ${((err as Error).cause as Error | undefined)?.message ?? (err as Error).message}`);
+    io.err(
+      `cannot reach the admin API at ${base}: ${((err as Error).cause as Error | undefined)?.message ?? (err as Error).message}`,
+    );
     return 3;
   }
   if (!res.ok || !res.body) {
@@ -77,7 +92,9 @@ export async function runExport(args: string[], env: Record<string, string | und
       }
     }
   } catch (err) {
-    io.err(`export cut short after ${records.toLocaleString('en')} records (${(err as Error).message}): the output is incomplete`);
+    io.err(
+      `export cut short after ${records.toLocaleString('en')} records (${(err as Error).message}): the output is incomplete`,
+    );
     return 3;
   }
   io.err(`export: ${records.toLocaleString('en')} records`);

@@ -24,7 +24,8 @@ interface KeysIo {
 async function currentSet(file: string | undefined, env: Record<string, string | undefined>): Promise<JWK[]> {
   if (file) return parseJwks(readFileSync(file, 'utf8'), file);
   if (env.ISSUER_JWKS) return parseJwks(env.ISSUER_JWKS, 'ISSUER_JWKS');
-  if (env.ISSUER_JWKS_FILE) return parseJwks(readFileSync(env.ISSUER_JWKS_FILE, 'utf8'), `ISSUER_JWKS_FILE=${env.ISSUER_JWKS_FILE}`);
+  if (env.ISSUER_JWKS_FILE)
+    return parseJwks(readFileSync(env.ISSUER_JWKS_FILE, 'utf8'), `ISSUER_JWKS_FILE=${env.ISSUER_JWKS_FILE}`);
   throw new ConfigError('no current key set: pass --file <jwks.json> or set ISSUER_JWKS');
 }
 
@@ -32,12 +33,19 @@ async function currentSet(file: string | undefined, env: Record<string, string |
 export async function runKeys(argv: string[], env: Record<string, string | undefined>, io: KeysIo): Promise<number> {
   let parsed;
   try {
-    parsed = parseArgs({ args: argv, allowPositionals: true, options: { file: { type: 'string' }, kid: { type: 'string' }, help: { type: 'boolean' } } });
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: { file: { type: 'string' }, kid: { type: 'string' }, help: { type: 'boolean' } },
+    });
   } catch (err) {
     io.err(`${(err as Error).message}\n\n${KEYS_USAGE}`);
     return 2;
   }
-  const { positionals: [command], values } = parsed;
+  const {
+    positionals: [command],
+    values,
+  } = parsed;
   if (values.help || !command) {
     (values.help ? io.out : io.err)(KEYS_USAGE);
     return values.help ? 0 : 2;
@@ -49,8 +57,12 @@ export async function runKeys(argv: string[], env: Record<string, string | undef
     else if (command === 'retire') {
       const current = await currentSet(values.file, env);
       const at = current.findIndex((k) => k.kid === values.kid);
-      if (!values.kid || at < 0) throw new ConfigError(`--kid must name a key of the set (${current.map((k) => k.kid).join(', ')})`);
-      if (at === 0) throw new ConfigError(`${values.kid} is the signing key: rotate first, then retire it once its tokens have expired`);
+      if (!values.kid || at < 0)
+        throw new ConfigError(`--kid must name a key of the set (${current.map((k) => k.kid).join(', ')})`);
+      if (at === 0)
+        throw new ConfigError(
+          `${values.kid} is the signing key: rotate first, then retire it once its tokens have expired`,
+        );
       keys = current.filter((_, i) => i !== at);
     } else {
       io.err(`unknown keys command "${command}"\n\n${KEYS_USAGE}`);

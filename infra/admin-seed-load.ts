@@ -44,7 +44,10 @@ const MAX_PERSONS = 100_000;
 
 /** A refusal or failure of the admin API, with the exit code the CLI gives it (1 refused, 3 unreachable or 5xx). */
 class AdminCallFailed extends Error {
-  constructor(message: string, readonly exitCode: 1 | 3) {
+  constructor(
+    message: string,
+    readonly exitCode: 1 | 3,
+  ) {
     super(message);
   }
 }
@@ -55,7 +58,10 @@ function adminApi(base: string, token: string) {
     try {
       res = await fetch(`${base}${path}`, {
         method,
-        headers: { authorization: `Bearer ${token}`, ...(body !== undefined && { 'content-type': 'application/json' }) },
+        headers: {
+          authorization: `Bearer ${token}`,
+          ...(body !== undefined && { 'content-type': 'application/json' }),
+        },
         body: body === undefined ? undefined : JSON.stringify(body),
         signal: AbortSignal.timeout(30_000),
       });
@@ -77,7 +83,10 @@ interface Page<T> {
 async function* pages<T>(call: AdminApi, path: string): AsyncGenerator<T> {
   let cursor: string | null = null;
   do {
-    const page: Page<T> = await call('GET', `${path}${path.includes('?') ? '&' : '?'}limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+    const page: Page<T> = await call(
+      'GET',
+      `${path}${path.includes('?') ? '&' : '?'}limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+    );
     yield* page.items;
     cursor = page.nextCursor;
   } while (cursor);
@@ -91,15 +100,26 @@ function previousRun(path: string, tenantId: string): LoadUsers | undefined {
 }
 
 /** Runs the seed-load command line; returns the exit code (0 done, 1 refused, 2 usage, 3 unreachable or failing). */
-export async function runSeedLoad(args: string[], env: Record<string, string | undefined>, io: SeedLoadIo): Promise<number> {
+export async function runSeedLoad(
+  args: string[],
+  env: Record<string, string | undefined>,
+  io: SeedLoadIo,
+): Promise<number> {
   let values;
   try {
     ({ values } = parseArgs({
       args,
       options: {
-        tenant: { type: 'string' }, client: { type: 'string' }, persons: { type: 'string' }, extension: { type: 'string' },
-        out: { type: 'string', default: 'load-users.json' }, password: { type: 'string' }, 'rate-limit-points': { type: 'string', default: '1000000' },
-        url: { type: 'string' }, token: { type: 'string' }, help: { type: 'boolean' },
+        tenant: { type: 'string' },
+        client: { type: 'string' },
+        persons: { type: 'string' },
+        extension: { type: 'string' },
+        out: { type: 'string', default: 'load-users.json' },
+        password: { type: 'string' },
+        'rate-limit-points': { type: 'string', default: '1000000' },
+        url: { type: 'string' },
+        token: { type: 'string' },
+        help: { type: 'boolean' },
       },
       strict: true,
     }));
@@ -114,12 +134,17 @@ export async function runSeedLoad(args: string[], env: Record<string, string | u
   const persons = Number(values.persons);
   const points = Number(values['rate-limit-points']);
   const token = values.token ?? env.ADMIN_TOKEN;
-  const problem = !values.tenant ? 'seed-load needs --tenant <tenantId>'
-    : !values.client ? 'seed-load needs --client <clientId>'
-    : !Number.isInteger(persons) || persons < 1 || persons > MAX_PERSONS ? `--persons must be a whole number from 1 to ${MAX_PERSONS}`
-    : !RateLimitWindowSchema.safeParse({ points, durationS: 60 }).success ? '--rate-limit-points must be a whole number from 1 to 1,000,000'
-    : !token ? 'no admin token: set ADMIN_TOKEN or pass --token (the operator token npm start prints)'
-    : undefined;
+  const problem = !values.tenant
+    ? 'seed-load needs --tenant <tenantId>'
+    : !values.client
+      ? 'seed-load needs --client <clientId>'
+      : !Number.isInteger(persons) || persons < 1 || persons > MAX_PERSONS
+        ? `--persons must be a whole number from 1 to ${MAX_PERSONS}`
+        : !RateLimitWindowSchema.safeParse({ points, durationS: 60 }).success
+          ? '--rate-limit-points must be a whole number from 1 to 1,000,000'
+          : !token
+            ? 'no admin token: set ADMIN_TOKEN or pass --token (the operator token npm start prints)'
+            : undefined;
   if (problem) {
     io.err(`${problem}\n\n${SEED_LOAD_HELP}`);
     return 2;
@@ -129,37 +154,54 @@ export async function runSeedLoad(args: string[], env: Record<string, string | u
   const call = adminApi((values.url ?? env.ADMIN_URL ?? 'http://127.0.0.1:8181/admin/v1').replace(/\/+$/, ''), token!);
   try {
     const client = await appToSignInWith(call, tenantId, values.client!);
-    const grant = await call<{ capabilities: string[] }>('GET', `/tenants/${tenantId}/grants/${encodeURIComponent(client.clientId)}`);
+    const grant = await call<{ capabilities: string[] }>(
+      'GET',
+      `/tenants/${tenantId}/grants/${encodeURIComponent(client.clientId)}`,
+    );
     const previous = previousRun(out, tenantId);
     const password = values.password ?? previous?.users[0]?.password ?? randomBytes(18).toString('base64url');
     const fromFile = new Set(previous?.users.map((u) => u.username));
     const existing = new Map<string, string>();
-    for await (const person of pages<{ personId: string; username?: string }>(call, `/tenants/${tenantId}/persons?q=${PREFIX}`)) {
+    for await (const person of pages<{ personId: string; username?: string }>(
+      call,
+      `/tenants/${tenantId}/persons?q=${PREFIX}`,
+    )) {
       if (person.username) existing.set(person.username, person.personId);
     }
     const wanted = Array.from({ length: persons }, (_, i) => usernameOf(i + 1));
     const unknown = values.password === undefined ? wanted.filter((u) => existing.has(u) && !fromFile.has(u)) : [];
     if (unknown.length) {
-      io.err(`${unknown[0]} (and ${unknown.length - 1} more) already exist in the tenant but not in ${out}: pass the --password they were created with`);
+      io.err(
+        `${unknown[0]} (and ${unknown.length - 1} more) already exist in the tenant but not in ${out}: pass the --password they were created with`,
+      );
       return 2;
     }
     const missing = wanted.filter((u) => !existing.has(u));
     // Written after every batch of creations, so a run that stops half-way leaves the password of the persons it made.
     const save = () => {
       const file: LoadUsers = {
-        tenantId, clientId: client.clientId, redirectUri: client.redirectUris[0]!, scope: grant.capabilities.join(' '),
+        tenantId,
+        clientId: client.clientId,
+        redirectUri: client.redirectUris[0]!,
+        scope: grant.capabilities.join(' '),
         ...(values.extension && { extensionId: values.extension }),
-        users: wanted.filter((u) => existing.has(u)).map((username) => ({ username, password, personId: existing.get(username)! })),
+        users: wanted
+          .filter((u) => existing.has(u))
+          .map((username) => ({ username, password, personId: existing.get(username)! })),
       };
       writeFileSync(out, `${JSON.stringify(file, null, 2)}\n`, { mode: 0o600 });
     };
     for (let i = 0; i < missing.length; i += PARALLEL_CREATES) {
-      const batch = await Promise.allSettled(missing.slice(i, i + PARALLEL_CREATES).map(async (username) => {
-        const created = await call<{ personId: string }>('POST', `/tenants/${tenantId}/persons`, {
-          displayName: `Load user ${username.slice(PREFIX.length)}`, username, password,
-        });
-        existing.set(username, created.personId);
-      }));
+      const batch = await Promise.allSettled(
+        missing.slice(i, i + PARALLEL_CREATES).map(async (username) => {
+          const created = await call<{ personId: string }>('POST', `/tenants/${tenantId}/persons`, {
+            displayName: `Load user ${username.slice(PREFIX.length)}`,
+            username,
+            password,
+          });
+          existing.set(username, created.personId);
+        }),
+      );
       save();
       const failed = batch.find((r) => r.status === 'rejected');
       if (failed) throw failed.reason;
@@ -167,10 +209,12 @@ export async function runSeedLoad(args: string[], env: Record<string, string | u
     save();
     const window = { points, durationS: 60 };
     await call('PATCH', `/tenants/${tenantId}`, { rateLimit: { tenant: window, account: window } });
-    io.out([
-      `${persons} persons ready (${missing.length} created), rate limits ${points} per 60 s; users written to ${out}`,
-      `k6 run -e USERS_FILE=${out} infra/k6/api-read.k6.ts   (or: npm run k6 -- infra/k6/api-read.k6.ts -e USERS_FILE=${out})`,
-    ].join('\n'));
+    io.out(
+      [
+        `${persons} persons ready (${missing.length} created), rate limits ${points} per 60 s; users written to ${out}`,
+        `k6 run -e USERS_FILE=${out} infra/k6/api-read.k6.ts   (or: npm run k6 -- infra/k6/api-read.k6.ts -e USERS_FILE=${out})`,
+      ].join('\n'),
+    );
     return 0;
   } catch (err) {
     if (!(err instanceof AdminCallFailed)) throw err;
@@ -191,8 +235,16 @@ interface ClientItem {
 async function appToSignInWith(call: AdminApi, tenantId: string, clientId: string): Promise<ClientItem> {
   for await (const client of pages<ClientItem>(call, `/tenants/${tenantId}/clients`)) {
     if (client.clientId !== clientId) continue;
-    if (client.kind !== 'third_party' || client.type !== 'public' || client.status !== 'active' || !client.redirectUris.length) {
-      throw new AdminCallFailed(`${clientId} is not an active public third-party app with a redirect URI (kind ${client.kind}, type ${client.type}, status ${client.status})`, 1);
+    if (
+      client.kind !== 'third_party' ||
+      client.type !== 'public' ||
+      client.status !== 'active' ||
+      !client.redirectUris.length
+    ) {
+      throw new AdminCallFailed(
+        `${clientId} is not an active public third-party app with a redirect URI (kind ${client.kind}, type ${client.type}, status ${client.status})`,
+        1,
+      );
     }
     return client;
   }

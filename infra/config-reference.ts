@@ -14,8 +14,10 @@ const cell = (text: string) => text.replace(/\|/g, '\\|');
 /** The table: one row per setting, in SETTINGS order; "unset" where the code has no default. */
 function configurationTable(): string {
   const defaults: Record<string, unknown> = loadConfig({});
-  const rows = Object.entries(SETTINGS).map(([name, { doc }]) =>
-    `| \`${name}\` | ${defaults[name] === undefined ? 'unset' : `\`${String(defaults[name])}\``} | ${cell(doc)} |`);
+  const rows = Object.entries(SETTINGS).map(
+    ([name, { doc }]) =>
+      `| \`${name}\` | ${defaults[name] === undefined ? 'unset' : `\`${String(defaults[name])}\``} | ${cell(doc)} |`,
+  );
   return ['| variable | default | meaning |', '|---|---|---|', ...rows].join('\n');
 }
 
@@ -24,15 +26,25 @@ function pluginTable(): string {
   const rows = [...PLUGINS.values()].flatMap((plugin) => {
     const schema = plugin.settings as z.ZodObject;
     const defaults = schema.parse({}) as Record<string, unknown>;
-    return Object.entries(schema.shape).map(([name, setting]) =>
-      `| \`${plugin.name}\` | \`${name}\` | ${defaults[name] === undefined ? 'unset' : `\`${JSON.stringify(defaults[name])}\``} | ${cell(setting.description ?? '')} |`);
+    return Object.entries(schema.shape).map(
+      ([name, setting]) =>
+        `| \`${plugin.name}\` | \`${name}\` | ${defaults[name] === undefined ? 'unset' : `\`${JSON.stringify(defaults[name])}\``} | ${cell(setting.description ?? '')} |`,
+    );
   });
   return ['| plugin | setting | default | meaning |', '|---|---|---|---|', ...rows].join('\n');
 }
 
 const TABLES = [
-  { begin: '<!-- configuration:begin (generated from common/config.ts by `npm run docs:config`; do not edit) -->', end: '<!-- configuration:end -->', table: configurationTable },
-  { begin: '<!-- plugins:begin (generated from gateway/plugins/*/schema.ts by `npm run docs:config`; do not edit) -->', end: '<!-- plugins:end -->', table: pluginTable },
+  {
+    begin: '<!-- configuration:begin (generated from common/config.ts by `npm run docs:config`; do not edit) -->',
+    end: '<!-- configuration:end -->',
+    table: configurationTable,
+  },
+  {
+    begin: '<!-- plugins:begin (generated from gateway/plugins/*/schema.ts by `npm run docs:config`; do not edit) -->',
+    end: '<!-- plugins:end -->',
+    table: pluginTable,
+  },
 ];
 
 /** `readme` with the text between each pair of markers replaced by its generated table. */
@@ -47,5 +59,7 @@ export function withGeneratedTables(readme: string): string {
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   writeFileSync(README, withGeneratedTables(readFileSync(README, 'utf8')));
-  console.log('README.md: configuration and gateway plugin references regenerated from common/config.ts and the plugin schemas');
+  console.log(
+    'README.md: configuration and gateway plugin references regenerated from common/config.ts and the plugin schemas',
+  );
 }

@@ -23,14 +23,17 @@ export function k6Problem(env: NodeJS.ProcessEnv = process.env): string | undefi
   if (probe.error) return `k6 is not on the PATH: install k6 ${MIN_K6.join('.')} or later (${INSTALL})`;
   const version = parseK6Version(probe.stdout);
   if (!version) return `cannot read the version of the k6 on the PATH from "${probe.stdout.trim()}"`;
-  if (!atLeast(version, MIN_K6)) return `k6 ${version.join('.')} is older than ${MIN_K6.join('.')}, the first that runs TypeScript scripts as they are: upgrade it (${INSTALL})`;
+  if (!atLeast(version, MIN_K6))
+    return `k6 ${version.join('.')} is older than ${MIN_K6.join('.')}, the first that runs TypeScript scripts as they are: upgrade it (${INSTALL})`;
   return undefined;
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const args = process.argv.slice(2);
   if (!args.length || args[0] === '--help') {
-    console.log('npm run k6 -- infra/k6/<script>.k6.ts [-e NAME=value …]   (infra/k6/README.md lists the scripts and settings)');
+    console.log(
+      'npm run k6 -- infra/k6/<script>.k6.ts [-e NAME=value …]   (infra/k6/README.md lists the scripts and settings)',
+    );
     process.exit(args.length ? 0 : 2);
   }
   const problem = k6Problem();
@@ -38,5 +41,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     console.error(problem);
     process.exit(2);
   }
-  spawn('k6', ['run', ...args], { stdio: 'inherit' }).on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
+  spawn('k6', ['run', ...args], { stdio: 'inherit' }).on('exit', (code, signal) =>
+    process.exit(code ?? (signal ? 1 : 0)),
+  );
 }

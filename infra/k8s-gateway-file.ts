@@ -12,12 +12,21 @@ export const GATEWAY_FILE_KEY = 'gateway.yaml';
 
 export function gatewayFileConfigMap(): string {
   const header = '# Generated from gateway/gateway.yaml by `npm run k8s:gateway-file`; edit that file, not this one.\n';
-  return header + stringify({
-    apiVersion: 'v1',
-    kind: 'ConfigMap',
-    metadata: { name: 'tpi-gateway-file', labels: { 'app.kubernetes.io/part-of': 'third-party-integration-platform' } },
-    data: { [GATEWAY_FILE_KEY]: readFileSync(DEFAULT_GATEWAY_FILE, 'utf8') },
-  }, { lineWidth: 0 });
+  return (
+    header +
+    stringify(
+      {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: {
+          name: 'tpi-gateway-file',
+          labels: { 'app.kubernetes.io/part-of': 'third-party-integration-platform' },
+        },
+        data: { [GATEWAY_FILE_KEY]: readFileSync(DEFAULT_GATEWAY_FILE, 'utf8') },
+      },
+      { lineWidth: 0 },
+    )
+  );
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {

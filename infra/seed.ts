@@ -7,12 +7,21 @@ export const DEMO = {
   password: 'alice-demo-password',
   clientSlug: 'sample-app',
   redirectUri: 'http://127.0.0.1:8400/callback',
-  capabilities: ['svc.profile.self.read', 'svc.tenant.info.read', 'svc.person.read', 'svc.person.metadata.read', 'svc.person.metadata.write'],
+  capabilities: [
+    'svc.profile.self.read',
+    'svc.tenant.info.read',
+    'svc.person.read',
+    'svc.person.metadata.read',
+    'svc.person.metadata.write',
+  ],
   extensionName: 'Demo notes',
   /** Schema version 1 of the demo extension: a note and a list of tags. */
   extensionSchema: {
     type: 'object',
-    properties: { note: { type: 'string', maxLength: 1000 }, tags: { type: 'array', items: { type: 'string', maxLength: 40 }, maxItems: 20 } },
+    properties: {
+      note: { type: 'string', maxLength: 1000 },
+      tags: { type: 'array', items: { type: 'string', maxLength: 40 }, maxItems: 20 },
+    },
     additionalProperties: false,
   },
 };
@@ -41,19 +50,45 @@ async function call(pdpUrl: string, adminToken: string, method: string, path: st
  */
 export async function seedDemo(knex: Knex, pdpUrl: string, adminToken: string): Promise<DemoData> {
   let created = false;
-  const create = (method: string, path: string, body: unknown) => ((created = true), call(pdpUrl, adminToken, method, path, body));
+  const create = (method: string, path: string, body: unknown) => (
+    (created = true),
+    call(pdpUrl, adminToken, method, path, body)
+  );
 
-  const tenantId = ((await knex('tenants').where({ label: DEMO.tenantLabel }).first())?.id as string | undefined)
-    ?? (await create('POST', '/tenants', { label: DEMO.tenantLabel, displayName: 'Demo Tenant', plan: 'L2' })).tenantId!;
-  const personId = ((await knex('accounts').where({ tenant_id: tenantId, username: DEMO.username }).first())?.person_id as string | undefined)
-    ?? (await create('POST', `/tenants/${tenantId}/persons`, { displayName: 'Alice Example', username: DEMO.username, password: DEMO.password })).personId!;
-  const clientId = ((await knex('clients').where({ tenant_id: tenantId, slug: DEMO.clientSlug }).first())?.id as string | undefined)
-    ?? (await create('POST', `/tenants/${tenantId}/clients`, {
-      slug: DEMO.clientSlug, name: 'Sample App', kind: 'third_party', type: 'public', redirectUris: [DEMO.redirectUri],
-    })).clientId!;
+  const tenantId =
+    ((await knex('tenants').where({ label: DEMO.tenantLabel }).first())?.id as string | undefined) ??
+    (await create('POST', '/tenants', { label: DEMO.tenantLabel, displayName: 'Demo Tenant', plan: 'L2' })).tenantId!;
+  const personId =
+    ((await knex('accounts').where({ tenant_id: tenantId, username: DEMO.username }).first())?.person_id as
+      string | undefined) ??
+    (
+      await create('POST', `/tenants/${tenantId}/persons`, {
+        displayName: 'Alice Example',
+        username: DEMO.username,
+        password: DEMO.password,
+      })
+    ).personId!;
+  const clientId =
+    ((await knex('clients').where({ tenant_id: tenantId, slug: DEMO.clientSlug }).first())?.id as string | undefined) ??
+    (
+      await create('POST', `/tenants/${tenantId}/clients`, {
+        slug: DEMO.clientSlug,
+        name: 'Sample App',
+        kind: 'third_party',
+        type: 'public',
+        redirectUris: [DEMO.redirectUri],
+      })
+    ).clientId!;
   if (!(await knex('tenant_grants').where({ tenant_id: tenantId, client_id: clientId }).first()))
     await create('PUT', `/tenants/${tenantId}/grants/${clientId}`, { capabilities: DEMO.capabilities });
-  const extensionId = ((await knex('extensions').where({ client_id: clientId, name: DEMO.extensionName }).first())?.id as string | undefined)
-    ?? (await create('POST', `/clients/${clientId}/extensions`, { name: DEMO.extensionName, schemas: { 1: DEMO.extensionSchema } })).extensionId!;
+  const extensionId =
+    ((await knex('extensions').where({ client_id: clientId, name: DEMO.extensionName }).first())?.id as
+      string | undefined) ??
+    (
+      await create('POST', `/clients/${clientId}/extensions`, {
+        name: DEMO.extensionName,
+        schemas: { 1: DEMO.extensionSchema },
+      })
+    ).extensionId!;
   return { tenantId, clientId, personId, extensionId, created };
 }

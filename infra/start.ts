@@ -14,7 +14,10 @@ try {
   console.error(err.message);
   process.exit(2);
 }
-const system = await Promise.resolve().then(() => checkDistinctPorts(config)).then(() => startSystem(config)).catch(exitOnStartError('npm start'));
+const system = await Promise.resolve()
+  .then(() => checkDistinctPorts(config))
+  .then(() => startSystem(config))
+  .catch(exitOnStartError('npm start'));
 const demo = await seedDemo(system.db.knex, system.pdpUrl, system.adminToken);
 
 console.log(`

@@ -54,12 +54,17 @@ export async function startSystem(config: Config = loadConfig(), opts: SystemOpt
   const policies = await startPolicies({ ...shared, config: ports, log: log('policies'), adminToken, internalSecret });
   const backend = await startBackend({ ...shared, config: ports, log: log('backend'), internalSecret });
   const gateway = await startGateway({
-    ...shared, config: ports, log: log('gateway'),
+    ...shared,
+    config: ports,
+    log: log('gateway'),
     targets: { authUrl: issuer.url, pdpUrl: policies.url, backendUrl: backend.url, internalSecret },
   });
   telemetry.started();
   // One management listener for the process when MANAGEMENT_PORT asks for it (never for tests, which run many systems).
-  const management = opts.ephemeralPorts || config.MANAGEMENT_PORT === undefined ? undefined : await startManagement(config.MANAGEMENT_PORT, config.LISTEN_HOST, telemetry);
+  const management =
+    opts.ephemeralPorts || config.MANAGEMENT_PORT === undefined
+      ? undefined
+      : await startManagement(config.MANAGEMENT_PORT, config.LISTEN_HOST, telemetry);
 
   return {
     authUrl: issuer.url,

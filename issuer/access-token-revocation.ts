@@ -18,7 +18,12 @@ export function accessTokenRevocation(knex: Knex, issuer: string, privateKeys: J
   /** The family (grant id) of an access token this issuer signed for `clientId`, if it has one and is unexpired. */
   async function familyOf(token: string, clientId: string): Promise<string | undefined> {
     try {
-      const { payload } = await jwtVerify(token, keySet, { issuer, audience: API_AUDIENCE, typ: 'at+jwt', algorithms: ['ES256'] });
+      const { payload } = await jwtVerify(token, keySet, {
+        issuer,
+        audience: API_AUDIENCE,
+        typ: 'at+jwt',
+        algorithms: ['ES256'],
+      });
       return payload.client_id === clientId && typeof payload.sid === 'string' ? payload.sid : undefined;
     } catch {
       return undefined;

@@ -52,7 +52,14 @@ const sameToken = (given: unknown, expected: string) => typeof given === 'string
 
 /** The apps `personId` allowed, one row per app: its live consents (sessions whose Grant is still stored). */
 async function connectedApps(knex: Knex, personId: string): Promise<ConnectedApp[]> {
-  const rows: { client_id: string; app: string; tenant: string; scope: string | null; allowed_at: Date; last_token_at: number | null }[] = await knex('sessions as s')
+  const rows: {
+    client_id: string;
+    app: string;
+    tenant: string;
+    scope: string | null;
+    allowed_at: Date;
+    last_token_at: number | null;
+  }[] = await knex('sessions as s')
     .join('accounts as a', 'a.id', 's.account_id')
     .join('clients as c', 'c.id', 's.client_id')
     .join('tenants as t', 't.id', 'c.tenant_id')
@@ -63,23 +70,43 @@ async function connectedApps(knex: Knex, personId: string): Promise<ConnectedApp
     .whereNull('s.revoked_at')
     .andWhere((q) => void q.whereNull('g.expires_at').orWhere('g.expires_at', '>', knex.fn.now()))
     .select(
-      's.client_id', 'c.name as app', 't.display_name as tenant', 's.created_at as allowed_at',
+      's.client_id',
+      'c.name as app',
+      't.display_name as tenant',
+      's.created_at as allowed_at',
       knex.raw(`g.payload->'resources'->>? as scope`, [API_RESOURCE]),
-      knex.raw(`(select max((r.payload->>'iat')::bigint) from oidc_payloads r where r.grant_id = s.id and r.model = 'RefreshToken') as last_token_at`),
+      knex.raw(
+        `(select max((r.payload->>'iat')::bigint) from oidc_payloads r where r.grant_id = s.id and r.model = 'RefreshToken') as last_token_at`,
+      ),
     )
     .orderBy('s.created_at', 'desc');
-  const byApp = new Map<string, { app: string; tenant: string; scopes: Set<string>; allowedAt: Date; lastTokenAt: number | null }>();
+  const byApp = new Map<
+    string,
+    { app: string; tenant: string; scopes: Set<string>; allowedAt: Date; lastTokenAt: number | null }
+  >();
   for (const r of rows) {
-    const entry = byApp.get(r.client_id) ?? { app: r.app, tenant: r.tenant, scopes: new Set<string>(), allowedAt: r.allowed_at, lastTokenAt: null };
+    const entry = byApp.get(r.client_id) ?? {
+      app: r.app,
+      tenant: r.tenant,
+      scopes: new Set<string>(),
+      allowedAt: r.allowed_at,
+      lastTokenAt: null,
+    };
     for (const s of splitScope(r.scope)) entry.scopes.add(s);
-    if (r.last_token_at !== null && (entry.lastTokenAt === null || Number(r.last_token_at) > entry.lastTokenAt)) entry.lastTokenAt = Number(r.last_token_at);
+    if (r.last_token_at !== null && (entry.lastTokenAt === null || Number(r.last_token_at) > entry.lastTokenAt))
+      entry.lastTokenAt = Number(r.last_token_at);
     byApp.set(r.client_id, entry);
   }
-  return Promise.all([...byApp].map(async ([clientId, e]) => ({
-    clientId, name: e.app, tenant: e.tenant, allowedAt: e.allowedAt.toISOString(),
-    lastTokenAt: e.lastTokenAt === null ? undefined : new Date(e.lastTokenAt * 1000).toISOString(),
-    capabilities: await describeCapabilities(knex, [...e.scopes]),
-  })));
+  return Promise.all(
+    [...byApp].map(async ([clientId, e]) => ({
+      clientId,
+      name: e.app,
+      tenant: e.tenant,
+      allowedAt: e.allowedAt.toISOString(),
+      lastTokenAt: e.lastTokenAt === null ? undefined : new Date(e.lastTokenAt * 1000).toISOString(),
+      capabilities: await describeCapabilities(knex, [...e.scopes]),
+    })),
+  );
 }
 
 /** Ends every consent of `personId` for `clientId`: each family killed, so tokens and refresh tokens stop working. */
@@ -108,7 +135,11 @@ export function accountAppsRoutes({ knex, log, cookieKey, throttle }: AccountApp
   const form = express.urlencoded({ extended: false, limit: '8kb', parameterLimit: 10 });
   const setSession = (req: Request, res: Response, session: AccountSession | undefined) =>
     res.cookie(COOKIE, session ? codec.seal(session) : '', {
-      httpOnly: true, sameSite: 'strict', secure: overHttps(req), path: '/account', ...(session ? { maxAge: SESSION_MS } : { maxAge: 0 }),
+      httpOnly: true,
+      sameSite: 'strict',
+      secure: overHttps(req),
+      path: '/account',
+      ...(session ? { maxAge: SESSION_MS } : { maxAge: 0 }),
     });
   const sessionOf = (req: Request) => codec.open(req.cookies?.[COOKIE]);
 
@@ -121,45 +152,74 @@ export function accountAppsRoutes({ knex, log, cookieKey, throttle }: AccountApp
     }
   };
   const showApps = async (res: Response, session: AccountSession, notice?: string) =>
-    sendPage(res, 'Connected apps', connectedAppsPage({ apps: await connectedApps(knex, session.personId), csrf: session.csrf, notice }));
+    sendPage(
+      res,
+      'Connected apps',
+      connectedAppsPage({ apps: await connectedApps(knex, session.personId), csrf: session.csrf, notice }),
+    );
 
   router.use('/account', cookieParser());
 
-  router.get(ACCOUNT_APPS_PATH, handle(async (req, res) => {
-    const session = sessionOf(req);
-    if (!session) return sendPage(res, 'Sign in - connected apps', accountSignInPage({}));
-    const notice = req.query.revoked === '1' ? 'Access revoked. The app must ask you again before it can act for you.' : undefined;
-    await showApps(res, session, notice);
-  }));
+  router.get(
+    ACCOUNT_APPS_PATH,
+    handle(async (req, res) => {
+      const session = sessionOf(req);
+      if (!session) return sendPage(res, 'Sign in - connected apps', accountSignInPage({}));
+      const notice =
+        req.query.revoked === '1' ? 'Access revoked. The app must ask you again before it can act for you.' : undefined;
+      await showApps(res, session, notice);
+    }),
+  );
 
-  router.post(ACCOUNT_APPS_PATH, form, handle(async (req, res) => {
-    const username = typeof req.body?.username === 'string' ? req.body.username : '';
-    const password = typeof req.body?.password === 'string' ? req.body.password : '';
-    const result = await signIn(knex, throttle, { username, password, address: req.ip ?? 'unknown' });
-    if (!result.ok) {
-      const { status, message, headers } = signInRefusal(result);
-      return sendPage(res, 'Sign in - connected apps', accountSignInPage({ error: message, username }), { status, ...(headers && { headers }) });
-    }
-    const personId = result.value;
-    setSession(req, res, { personId, csrf: randomBytes(24).toString('base64url'), exp: Date.now() + SESSION_MS });
-    res.redirect(303, ACCOUNT_APPS_PATH);
-  }));
+  router.post(
+    ACCOUNT_APPS_PATH,
+    form,
+    handle(async (req, res) => {
+      const username = typeof req.body?.username === 'string' ? req.body.username : '';
+      const password = typeof req.body?.password === 'string' ? req.body.password : '';
+      const result = await signIn(knex, throttle, { username, password, address: req.ip ?? 'unknown' });
+      if (!result.ok) {
+        const { status, message, headers } = signInRefusal(result);
+        return sendPage(res, 'Sign in - connected apps', accountSignInPage({ error: message, username }), {
+          status,
+          ...(headers && { headers }),
+        });
+      }
+      const personId = result.value;
+      setSession(req, res, { personId, csrf: randomBytes(24).toString('base64url'), exp: Date.now() + SESSION_MS });
+      res.redirect(303, ACCOUNT_APPS_PATH);
+    }),
+  );
 
-  router.post(`${ACCOUNT_APPS_PATH}/revoke`, form, handle(async (req, res) => {
-    const session = sessionOf(req);
-    if (!session || !sameToken(req.body?._csrf, session.csrf)) {
-      return sendPage(res, 'Not accepted', errorPage('That form has expired. Open the connected apps page and try again.'), { status: 403 });
-    }
-    const clientId = typeof req.body?.clientId === 'string' && storableText(req.body.clientId) ? req.body.clientId : '';
-    await revokeApp(knex, session.personId, clientId);
-    res.redirect(303, `${ACCOUNT_APPS_PATH}?revoked=1`);
-  }));
+  router.post(
+    `${ACCOUNT_APPS_PATH}/revoke`,
+    form,
+    handle(async (req, res) => {
+      const session = sessionOf(req);
+      if (!session || !sameToken(req.body?._csrf, session.csrf)) {
+        return sendPage(
+          res,
+          'Not accepted',
+          errorPage('That form has expired. Open the connected apps page and try again.'),
+          { status: 403 },
+        );
+      }
+      const clientId =
+        typeof req.body?.clientId === 'string' && storableText(req.body.clientId) ? req.body.clientId : '';
+      await revokeApp(knex, session.personId, clientId);
+      res.redirect(303, `${ACCOUNT_APPS_PATH}?revoked=1`);
+    }),
+  );
 
-  router.post('/account/sign-out', form, handle(async (req, res) => {
-    const session = sessionOf(req);
-    if (session && sameToken(req.body?._csrf, session.csrf)) setSession(req, res, undefined);
-    res.redirect(303, ACCOUNT_APPS_PATH);
-  }));
+  router.post(
+    '/account/sign-out',
+    form,
+    handle(async (req, res) => {
+      const session = sessionOf(req);
+      if (session && sameToken(req.body?._csrf, session.csrf)) setSession(req, res, undefined);
+      res.redirect(303, ACCOUNT_APPS_PATH);
+    }),
+  );
 
   // Form bodies the parser refuses get a page, never Express's stack-trace page.
   router.use('/account', ((_err, _req, res, _next) => {

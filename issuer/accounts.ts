@@ -19,11 +19,19 @@ const MAX_TENANTS_PER_USERNAME = 5;
  * account is tried; without it (connected apps) each tenant's account by that name, and the sign-in succeeds only
  * when exactly one person's password matches.
  */
-async function checkPersonLogin(knex: Knex, username: string, password: string, tenantId: string | undefined): Promise<string | undefined> {
+async function checkPersonLogin(
+  knex: Knex,
+  username: string,
+  password: string,
+  tenantId: string | undefined,
+): Promise<string | undefined> {
   type Row = { person_id: string | null; status: string; password_hash: string };
   const accounts: Row[] = storableText(username)
-    ? await knex('accounts').where({ username, kind: 'person', ...(tenantId !== undefined && { tenant_id: tenantId }) })
-      .orderBy('created_at').limit(MAX_TENANTS_PER_USERNAME).select('person_id', 'status', 'password_hash')
+    ? await knex('accounts')
+        .where({ username, kind: 'person', ...(tenantId !== undefined && { tenant_id: tenantId }) })
+        .orderBy('created_at')
+        .limit(MAX_TENANTS_PER_USERNAME)
+        .select('person_id', 'status', 'password_hash')
     : [];
   if (!accounts.length) {
     await verifySecret(password, await timingDummy(), SIGN_IN_HASHING);
@@ -81,7 +89,8 @@ export async function signIn(knex: Knex, throttle: CredentialThrottle, attempt: 
   try {
     personId = username && password ? await checkPersonLogin(knex, username, password, tenantId) : undefined;
   } catch (err) {
-    if (err instanceof HashingBusy) return refused('authorization_unavailable', 'the sign-in hashing lane is full', err.retryAfterS);
+    if (err instanceof HashingBusy)
+      return refused('authorization_unavailable', 'the sign-in hashing lane is full', err.retryAfterS);
     throw err;
   }
   if (!personId || (tenantId !== undefined && !(await hasRelationship(knex, tenantId, personId)))) {
@@ -93,10 +102,13 @@ export async function signIn(knex: Knex, throttle: CredentialThrottle, attempt: 
 }
 
 export async function hasRelationship(knex: Knex, tenantId: string, personId: string): Promise<boolean> {
-  const { rows } = await runPrepared(knex, knex('tenant_person_relationships')
-    .where({ tenant_id: tenantId, person_id: personId })
-    .whereNull('ended_at')
-    .first('person_id'));
+  const { rows } = await runPrepared(
+    knex,
+    knex('tenant_person_relationships')
+      .where({ tenant_id: tenantId, person_id: personId })
+      .whereNull('ended_at')
+      .first('person_id'),
+  );
   return rows.length > 0;
 }
 
@@ -107,7 +119,11 @@ export interface LoginAccount {
 }
 
 /** The person's login account; should a person ever have several, the one created in this tenant wins, then the oldest. */
-export async function loginAccountOf(knex: Knex, personId: string, tenantId: string | undefined): Promise<LoginAccount | undefined> {
+export async function loginAccountOf(
+  knex: Knex,
+  personId: string,
+  tenantId: string | undefined,
+): Promise<LoginAccount | undefined> {
   const q = knex('accounts').where({ person_id: personId, kind: 'person' });
   if (tenantId) q.orderByRaw('(tenant_id = ?) desc', [tenantId]);
   return q.orderBy('created_at').first('id', 'epoch', 'status');
@@ -128,10 +144,21 @@ export interface SessionActor {
 
 /** The account behind a consented authorization (sessions.id = grant id), as it is now. */
 export async function actorOfGrant(knex: Knex, grantId: string): Promise<SessionActor | undefined> {
-  const { rows: [row] } = await runPrepared<{ id: string; person_id: string; epoch: number | string; status: string; revoked_at: Date | null }>(knex, knex('sessions as s')
-    .join('accounts as a', 'a.id', 's.account_id')
-    .where('s.id', grantId)
-    .first('a.id', 'a.person_id', 'a.epoch', 'a.status', 's.revoked_at'));
+  const {
+    rows: [row],
+  } = await runPrepared<{
+    id: string;
+    person_id: string;
+    epoch: number | string;
+    status: string;
+    revoked_at: Date | null;
+  }>(
+    knex,
+    knex('sessions as s')
+      .join('accounts as a', 'a.id', 's.account_id')
+      .where('s.id', grantId)
+      .first('a.id', 'a.person_id', 'a.epoch', 'a.status', 's.revoked_at'),
+  );
   if (!row) return undefined;
   return {
     accountId: row.id,

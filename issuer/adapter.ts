@@ -8,7 +8,10 @@ import { runPrepared, storableText } from '../common/db.js';
 import { killFamily, revokeSession } from '../common/sessions.js';
 
 /** Models whose second use is a replay (contract §3 "Token lifecycle"), named as operators know them. */
-const SINGLE_USE = new Map<string, Reused>([['AuthorizationCode', 'authorization_code'], ['RefreshToken', 'refresh_token']]);
+const SINGLE_USE = new Map<string, Reused>([
+  ['AuthorizationCode', 'authorization_code'],
+  ['RefreshToken', 'refresh_token'],
+]);
 type Reused = 'authorization_code' | 'refresh_token';
 
 /** Told of each family killed because a single-use token was used again (the metric token_family_kills_total). */
@@ -49,17 +52,20 @@ class PayloadAdapter implements Adapter {
   async upsert(id: string, payload: AdapterPayload, expiresIn?: number): Promise<void> {
     // A Grant is its own family, so one `grant_id` match finds every row of a family, the Grant included.
     const grantId = payload.grantId ?? (this.model === 'Grant' ? id : null);
-    await runPrepared(this.knex, this.knex('oidc_payloads')
-      .insert({
-        model: this.model,
-        id,
-        payload: JSON.stringify(payload),
-        grant_id: grantId,
-        uid: payload.uid ?? null,
-        expires_at: expiresIn ? new Date(Date.now() + expiresIn * 1000) : null,
-      })
-      .onConflict(['model', 'id'])
-      .merge(['payload', 'grant_id', 'uid', 'expires_at']));
+    await runPrepared(
+      this.knex,
+      this.knex('oidc_payloads')
+        .insert({
+          model: this.model,
+          id,
+          payload: JSON.stringify(payload),
+          grant_id: grantId,
+          uid: payload.uid ?? null,
+          expires_at: expiresIn ? new Date(Date.now() + expiresIn * 1000) : null,
+        })
+        .onConflict(['model', 'id'])
+        .merge(['payload', 'grant_id', 'uid', 'expires_at']),
+    );
   }
 
   async find(id: string): Promise<AdapterPayload | undefined> {
@@ -86,13 +92,18 @@ class PayloadAdapter implements Adapter {
   }
 
   async consume(id: string): Promise<void> {
-    const { rowCount } = await runPrepared(this.knex, this.rows().where('id', id).whereNull('consumed_at').update({ consumed_at: this.knex.fn.now() }));
+    const { rowCount } = await runPrepared(
+      this.knex,
+      this.rows().where('id', id).whereNull('consumed_at').update({ consumed_at: this.knex.fn.now() }),
+    );
     if (rowCount! > 0 || !SINGLE_USE.has(this.model)) return;
     // Lost the race against a concurrent redemption (or the row is gone): both requests used the same token, so
     // the family dies and this request fails, instead of two live chains.
     const row = await this.rows().where('id', id).first('grant_id');
     await this.killFamilyOf(row?.grant_id);
-    throw new errors.InvalidGrant(`${this.model === 'RefreshToken' ? 'refresh token' : 'authorization code'} already used`);
+    throw new errors.InvalidGrant(
+      `${this.model === 'RefreshToken' ? 'refresh token' : 'authorization code'} already used`,
+    );
   }
 
   async destroy(id: string): Promise<void> {
@@ -137,6 +148,11 @@ class ClientAdapter implements Adapter {
 }
 
 /** The `adapter` option: one adapter per model name. */
-export function createAdapterFactory(knex: Knex, clientOpts: ClientOptions, onReplay: OnReplay = () => undefined): (model: string) => Adapter {
-  return (model) => (model === 'Client' ? new ClientAdapter(knex, clientOpts) : new PayloadAdapter(knex, model, onReplay));
+export function createAdapterFactory(
+  knex: Knex,
+  clientOpts: ClientOptions,
+  onReplay: OnReplay = () => undefined,
+): (model: string) => Adapter {
+  return (model) =>
+    model === 'Client' ? new ClientAdapter(knex, clientOpts) : new PayloadAdapter(knex, model, onReplay);
 }

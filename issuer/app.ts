@@ -30,7 +30,9 @@ export async function createIssuerApp(deps: IssuerDeps): Promise<{ app: express.
   const { knex, config, log, telemetry } = deps;
   const keys = await loadSigningKeys(knex, config);
   const provider = createProvider({
-    knex, config, keys,
+    knex,
+    config,
+    keys,
     onReplay: (reused) => telemetry.familyKills.inc({ reused }),
     onTokenRouteFailure: (err) => log.error({ err }, 'token or revocation request failed after oidc-provider'),
   });
@@ -48,7 +50,9 @@ export async function createIssuerApp(deps: IssuerDeps): Promise<{ app: express.
     const route = ctx.oidc?.route;
     if (route) noteRoute(ctx.res, ROUTES[route] ?? `oidc:${route}`);
   });
-  provider.on('grant.success', (ctx) => telemetry.tokensIssued.inc({ grant_type: String(ctx.oidc.params?.grant_type) }));
+  provider.on('grant.success', (ctx) =>
+    telemetry.tokensIssued.inc({ grant_type: String(ctx.oidc.params?.grant_type) }),
+  );
 
   const app = express();
   app.disable('x-powered-by');

@@ -19,11 +19,20 @@ export interface ClientOptions {
  * Metadata of an active third-party client whose tenant is active; anything else is unknown to the issuer
  * (→ invalid_client). A suspended tenant is refused at issuance too (contract §3 "denied at issuance").
  */
-export async function findClientMetadata(knex: Knex, clientId: string, opts: ClientOptions): Promise<ClientMetadata | undefined> {
-  const { rows: [row] } = await runPrepared<{ id: string; name: string; type: string; redirect_uris: string[] }>(knex, knex('clients as c')
-    .join('tenants as t', 't.id', 'c.tenant_id')
-    .where({ 'c.id': clientId, 'c.kind': 'third_party', 'c.status': 'active', 't.status': 'active' })
-    .first('c.id', 'c.name', 'c.type', 'c.redirect_uris'));
+export async function findClientMetadata(
+  knex: Knex,
+  clientId: string,
+  opts: ClientOptions,
+): Promise<ClientMetadata | undefined> {
+  const {
+    rows: [row],
+  } = await runPrepared<{ id: string; name: string; type: string; redirect_uris: string[] }>(
+    knex,
+    knex('clients as c')
+      .join('tenants as t', 't.id', 'c.tenant_id')
+      .where({ 'c.id': clientId, 'c.kind': 'third_party', 'c.status': 'active', 't.status': 'active' })
+      .first('c.id', 'c.name', 'c.type', 'c.redirect_uris'),
+  );
   if (!row) return undefined;
   const confidential = row.type === 'confidential';
   const grantTypes = ['authorization_code', 'refresh_token'];
@@ -46,7 +55,12 @@ export async function findClientMetadata(knex: Knex, clientId: string, opts: Cli
  * next one; a secret past its expires_at (the old one after the overlap) no longer counts. `now` is injectable so
  * tests can check the 7-day window without waiting.
  */
-export async function clientSecretMatches(knex: Knex, clientId: string, presented: string, now = new Date()): Promise<boolean> {
+export async function clientSecretMatches(
+  knex: Knex,
+  clientId: string,
+  presented: string,
+  now = new Date(),
+): Promise<boolean> {
   const rows: { secret_hash: string }[] = await knex('client_secrets')
     .where('client_id', clientId)
     .whereIn('state', ['current', 'next'])

@@ -21,7 +21,6 @@ interface Deps {
   throttle: CredentialThrottle;
 }
 
-
 export function interactionRoutes({ provider, knex, log, throttle }: Deps): Router {
   const router = express.Router();
   const form = express.urlencoded({ extended: false, limit: '8kb', parameterLimit: 10 });
@@ -36,12 +35,20 @@ export function interactionRoutes({ provider, knex, log, throttle }: Deps): Rout
     const tenantId = await tenantOfClient(knex, clientId);
     if (!tenantId) throw new errors.SessionNotFound('client no longer available');
     noteCaller(res, { tenant: tenantId, client: clientId });
-    return { details, client, clientId, tenantId, appName: client.clientName ?? clientId, redirectOrigin: originOf(details) };
+    return {
+      details,
+      client,
+      clientId,
+      tenantId,
+      appName: client.clientName ?? clientId,
+      redirectOrigin: originOf(details),
+    };
   }
 
   /** Capabilities the consent is about: those requested that the client may still receive. */
   async function consentCapabilities(details: Details, clientId: string): Promise<string[]> {
-    const missing = (details.prompt.details.missingResourceScopes as Record<string, string[]> | undefined)?.[API_RESOURCE] ?? [];
+    const missing =
+      (details.prompt.details.missingResourceScopes as Record<string, string[]> | undefined)?.[API_RESOURCE] ?? [];
     const allowed = new Set<string>(await allowedCapabilities(knex, clientId));
     return missing.filter((s) => allowed.has(s));
   }
@@ -51,7 +58,9 @@ export function interactionRoutes({ provider, knex, log, throttle }: Deps): Rout
       await fn(req, res);
     } catch (err) {
       if (err instanceof errors.SessionNotFound) {
-        sendPage(res, 'Request expired', errorPage('This sign-in request has expired or is no longer valid.'), { status: 400 });
+        sendPage(res, 'Request expired', errorPage('This sign-in request has expired or is no longer valid.'), {
+          status: 400,
+        });
       } else {
         log.error({ err }, 'interaction failed');
         sendPage(res, 'Error', errorPage('The request could not be completed.'), { status: 500 });
@@ -91,12 +100,21 @@ export function interactionRoutes({ provider, knex, log, throttle }: Deps): Rout
       const result = await signIn(knex, throttle, { username, password, address: req.ip ?? 'unknown', tenantId });
       if (!result.ok) {
         const { status, message, headers } = signInRefusal(result);
-        sendPage(res, `Sign in - ${appName}`, loginPage({ uid: details.uid, appName, error: message, username }), { status, redirectOrigin, ...(headers && { headers }) });
+        sendPage(res, `Sign in - ${appName}`, loginPage({ uid: details.uid, appName, error: message, username }), {
+          status,
+          redirectOrigin,
+          ...(headers && { headers }),
+        });
         return;
       }
       const personId = result.value;
       // The token's `sub` is the login result's accountId, so that is the personId, not the login account id.
-      await provider.interactionFinished(req, res, { login: { accountId: personId } }, { mergeWithLastSubmission: false });
+      await provider.interactionFinished(
+        req,
+        res,
+        { login: { accountId: personId } },
+        { mergeWithLastSubmission: false },
+      );
     }),
   );
 
@@ -122,7 +140,10 @@ export function interactionRoutes({ provider, knex, log, throttle }: Deps): Rout
         await provider.interactionFinished(
           req,
           res,
-          { error: scopes.length === 0 ? 'invalid_scope' : 'access_denied', error_description: 'the request can no longer be granted' },
+          {
+            error: scopes.length === 0 ? 'invalid_scope' : 'access_denied',
+            error_description: 'the request can no longer be granted',
+          },
           { mergeWithLastSubmission: false },
         );
         return;

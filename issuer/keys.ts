@@ -16,9 +16,12 @@ export interface SigningKeys {
 const MAKE_ONE = 'create one with `npm run admin -- keys generate`';
 
 export async function loadSigningKeys(knex: Knex, config: Config): Promise<SigningKeys> {
-  const keys = config.ISSUER_JWKS !== undefined ? await parseJwks(config.ISSUER_JWKS, 'ISSUER_JWKS')
-    : config.ISSUER_JWKS_FILE ? await parseJwks(await readKeyFile(config.ISSUER_JWKS_FILE), `ISSUER_JWKS_FILE=${config.ISSUER_JWKS_FILE}`)
-    : await storedKeys(knex);
+  const keys =
+    config.ISSUER_JWKS !== undefined
+      ? await parseJwks(config.ISSUER_JWKS, 'ISSUER_JWKS')
+      : config.ISSUER_JWKS_FILE
+        ? await parseJwks(await readKeyFile(config.ISSUER_JWKS_FILE), `ISSUER_JWKS_FILE=${config.ISSUER_JWKS_FILE}`)
+        : await storedKeys(knex);
   return { keys, signingKid: keys[0]!.kid! };
 }
 
@@ -26,7 +29,9 @@ async function readKeyFile(path: string): Promise<string> {
   try {
     return await readFile(path, 'utf8');
   } catch (err) {
-    throw new ConfigError(`ISSUER_JWKS_FILE=${path}: cannot be read (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+    throw new ConfigError(
+      `ISSUER_JWKS_FILE=${path}: cannot be read (${(err as NodeJS.ErrnoException).code ?? String(err)})`,
+    );
   }
 }
 
@@ -43,7 +48,8 @@ export async function parseJwks(raw: string, source: string): Promise<JWK[]> {
     throw refuse(`not valid JSON; ${MAKE_ONE}`);
   }
   const list = (parsed as { keys?: unknown } | null)?.keys;
-  if (!Array.isArray(list) || list.length === 0) throw refuse(`must be a JWKS, {"keys":[...]}, with at least one key; ${MAKE_ONE}`);
+  if (!Array.isArray(list) || list.length === 0)
+    throw refuse(`must be a JWKS, {"keys":[...]}, with at least one key; ${MAKE_ONE}`);
   const keys: JWK[] = [];
   for (const [i, k] of list.entries()) {
     const jwk = k as JWK;
@@ -70,14 +76,19 @@ export async function newSigningKey(): Promise<JWK> {
  */
 async function storedKeys(knex: Knex): Promise<JWK[]> {
   const read = async () =>
-    (await knex('issuer_keys').select('kid', 'private_jwk').orderBy([{ column: 'created_at' }, { column: 'kid' }])) as {
+    (await knex('issuer_keys')
+      .select('kid', 'private_jwk')
+      .orderBy([{ column: 'created_at' }, { column: 'kid' }])) as {
       kid: string;
       private_jwk: JWK;
     }[];
   let rows = await read();
   if (rows.length === 0) {
     const jwk = await newSigningKey();
-    await knex('issuer_keys').insert({ kid: jwk.kid, private_jwk: JSON.stringify(jwk) }).onConflict('kid').ignore();
+    await knex('issuer_keys')
+      .insert({ kid: jwk.kid, private_jwk: JSON.stringify(jwk) })
+      .onConflict('kid')
+      .ignore();
     rows = await read();
   }
   return rows.map((r) => normalise(r.private_jwk, r.kid));
@@ -100,4 +111,6 @@ const normalise = (jwk: JWK, kid: string): JWK => ({
  * shares the key set, and rotating the signing keys rotates these too. The first key signs cookies, all verify.
  */
 export const cookieKeysFrom = (keys: JWK[]): string[] =>
-  keys.map((k) => createHmac('sha256', Buffer.from(k.d!, 'base64url')).update('issuer cookie keys v1').digest('base64url'));
+  keys.map((k) =>
+    createHmac('sha256', Buffer.from(k.d!, 'base64url')).update('issuer cookie keys v1').digest('base64url'),
+  );

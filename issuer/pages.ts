@@ -42,7 +42,10 @@ export const pageHtml = (title: string, body: string): string =>
   `<title>${escapeHtml(title)}</title><style>${STYLE}</style></head><body><main>${body}</main></body></html>`;
 
 export function sendPage(res: Response, title: string, body: string, opts: PageOptions = {}): void {
-  res.status(opts.status ?? 200).set({ ...pageHeaders(opts.redirectOrigin), ...opts.headers }).send(pageHtml(title, body));
+  res
+    .status(opts.status ?? 200)
+    .set({ ...pageHeaders(opts.redirectOrigin), ...opts.headers })
+    .send(pageHtml(title, body));
 }
 
 export interface LoginView {
@@ -79,7 +82,9 @@ export interface ConsentView {
 
 /** Names the app, the tenant and each capability; the person acts only as themselves, so there is no "act for" choice. */
 export function consentPage(v: ConsentView): string {
-  const items = v.capabilities.map((c) => `<li><code>${escapeHtml(c.id)}</code>: ${escapeHtml(c.description)}</li>`).join('\n');
+  const items = v.capabilities
+    .map((c) => `<li><code>${escapeHtml(c.id)}</code>: ${escapeHtml(c.description)}</li>`)
+    .join('\n');
   return `<h1>Allow access?</h1>
 <p><strong>${escapeHtml(v.appName)}</strong> asks to access your data at <strong>${escapeHtml(v.tenantName)}</strong>, as you, with these permissions:</p>
 <ul>
@@ -109,18 +114,23 @@ export interface ConnectedApp {
   lastTokenAt?: string | undefined;
 }
 
-const when = (iso: string) => `<time datetime="${escapeHtml(iso)}">${escapeHtml(iso.replace('T', ' ').replace(/\.\d+Z$/, ' UTC'))}</time>`;
+const when = (iso: string) =>
+  `<time datetime="${escapeHtml(iso)}">${escapeHtml(iso.replace('T', ' ').replace(/\.\d+Z$/, ' UTC'))}</time>`;
 
 /** Each app in its own labelled section with its own revoke form; the button names the app for screen readers. */
 export function connectedAppsPage(v: { apps: ConnectedApp[]; csrf: string; notice?: string | undefined }): string {
   const csrf = `<input type="hidden" name="_csrf" value="${escapeHtml(v.csrf)}">`;
-  const apps = v.apps.map((a, i) => `<section aria-labelledby="app-${i}">
+  const apps = v.apps
+    .map(
+      (a, i) => `<section aria-labelledby="app-${i}">
 <h2 id="app-${i}">${escapeHtml(a.name)}</h2>
 <p>At <strong>${escapeHtml(a.tenant)}</strong>. Allowed ${when(a.allowedAt)}; ${a.lastTokenAt ? `last token issued ${when(a.lastTokenAt)}` : 'no token issued yet'}.</p>
 <ul>${a.capabilities.map((c) => `<li><code>${escapeHtml(c.id)}</code>: ${escapeHtml(c.description)}</li>`).join('')}</ul>
 <form method="post" action="/account/apps/revoke">${csrf}<input type="hidden" name="clientId" value="${escapeHtml(a.clientId)}">
 <button type="submit" aria-describedby="app-${i}">Revoke access</button></form>
-</section>`).join('\n');
+</section>`,
+    )
+    .join('\n');
   return `<h1>Connected apps</h1>
 ${v.notice ? `<p role="status">${escapeHtml(v.notice)}</p>` : ''}
 ${v.apps.length ? apps : '<p>You have not allowed any app to act for you.</p>'}

@@ -22,7 +22,10 @@ import { accessTokenRevocation } from './access-token-revocation.js';
 const HOUR = 60 * 60;
 /** oidc-provider's routes by its route names (platform-interfaces.md); discovery's path is fixed by the library. */
 export const ROUTES: Readonly<Record<string, string>> = {
-  authorization: '/oauth2/authorize', token: '/oauth2/token', revocation: '/oauth2/revoke', jwks: '/.well-known/jwks.json',
+  authorization: '/oauth2/authorize',
+  token: '/oauth2/token',
+  revocation: '/oauth2/revoke',
+  jwks: '/.well-known/jwks.json',
   discovery: '/.well-known/openid-configuration',
 };
 const REFRESH_TOKEN_TTL = 14 * 24 * HOUR;
@@ -57,8 +60,11 @@ export function createProvider({ knex, config, keys, onReplay, onTokenRouteFailu
    */
   async function grantableScopes(ctx: KoaContextWithOIDC, clientId: string): Promise<string[]> {
     const requested = requestedScopes(ctx);
-    if (requested.includes('openid')) throw new errors.InvalidScope('openid is not supported: request API capabilities only', 'openid');
-    const allowed = isClientCredentials(ctx) ? await workloadCapabilities(clientId) : await reads.allowedCapabilities(ctx, clientId);
+    if (requested.includes('openid'))
+      throw new errors.InvalidScope('openid is not supported: request API capabilities only', 'openid');
+    const allowed = isClientCredentials(ctx)
+      ? await workloadCapabilities(clientId)
+      : await reads.allowedCapabilities(ctx, clientId);
     if (!requested.some((s) => (allowed as string[]).includes(s)))
       throw new errors.InvalidScope('requested scope is not allowed for this client', requested.join(' '));
     return allowed;
@@ -75,7 +81,12 @@ export function createProvider({ knex, config, keys, onReplay, onTokenRouteFailu
     adapter: createAdapterFactory(knex, { clientCredentials }, onReplay),
     jwks: { keys: keys.keys as NonNullable<Configuration['jwks']>['keys'] },
     cookies: { keys: cookieKeysFrom(keys.keys) },
-    routes: { authorization: ROUTES.authorization, token: ROUTES.token, revocation: ROUTES.revocation, jwks: ROUTES.jwks },
+    routes: {
+      authorization: ROUTES.authorization,
+      token: ROUTES.token,
+      revocation: ROUTES.revocation,
+      jwks: ROUTES.jwks,
+    },
     responseTypes: ['code'],
     // No OpenID scopes of our own; the capabilities are resource-server scopes (getResourceServerInfo below).
     scopes: [],
@@ -169,5 +180,8 @@ async function renderError(ctx: KoaContextWithOIDC, out: ErrorOut): Promise<void
     return;
   }
   ctx.set(pageHeaders());
-  ctx.body = pageHtml('Error', errorPage('The authorization request could not be completed.', out.error_description ?? out.error));
+  ctx.body = pageHtml(
+    'Error',
+    errorPage('The authorization request could not be completed.', out.error_description ?? out.error),
+  );
 }

@@ -17,7 +17,15 @@ export async function purgeExpired(knex: Knex, { batchSize, maxBatches }: PurgeO
   let purged = 0;
   for (let batch = 0; batch < maxBatches; batch++) {
     const deleted = await knex('oidc_payloads')
-      .whereIn(['model', 'id'], knex('oidc_payloads').select('model', 'id').where('expires_at', '<', knex.fn.now()).limit(batchSize).forUpdate().skipLocked())
+      .whereIn(
+        ['model', 'id'],
+        knex('oidc_payloads')
+          .select('model', 'id')
+          .where('expires_at', '<', knex.fn.now())
+          .limit(batchSize)
+          .forUpdate()
+          .skipLocked(),
+      )
       .delete();
     purged += deleted;
     if (deleted < batchSize) break;
@@ -26,12 +34,19 @@ export async function purgeExpired(knex: Knex, { batchSize, maxBatches }: PurgeO
 }
 
 /** Runs a purge round every `intervalS` seconds until stopped; a failed round is logged and retried next time. */
-export function startPurging(knex: Knex, log: Logger, intervalS: number, options: PurgeOptions = { batchSize: 500, maxBatches: 20 }) {
+export function startPurging(
+  knex: Knex,
+  log: Logger,
+  intervalS: number,
+  options: PurgeOptions = { batchSize: 500, maxBatches: 20 },
+) {
   let running: Promise<void> = Promise.resolve();
   const timer = setInterval(() => {
     running = purgeExpired(knex, options)
       .then((purged) => void (purged > 0 && log.info({ purged }, 'expired issuer records purged')))
-      .catch((err: Error) => log.warn({ err: err.message }, 'purging expired issuer records failed; next round retries'));
+      .catch((err: Error) =>
+        log.warn({ err: err.message }, 'purging expired issuer records failed; next round retries'),
+      );
   }, intervalS * 1000);
   timer.unref();
   return async () => {

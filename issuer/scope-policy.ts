@@ -14,19 +14,25 @@ const ORDER = new Map<string, number>(CAPABILITIES.map((c, i) => [c, i]));
 const byCatalogueOrder = (a: string, b: string) => (ORDER.get(a) ?? 99) - (ORDER.get(b) ?? 99);
 
 export async function allowedCapabilities(knex: Knex, clientId: string): Promise<Capability[]> {
-  const { rows } = await runPrepared(knex, knex('tenant_grants as g')
-    .join('clients as cl', function () {
-      this.on('cl.id', '=', 'g.client_id').andOn('cl.tenant_id', '=', 'g.tenant_id');
-    })
-    .join('tenants as t', 't.id', 'g.tenant_id')
-    .join('plans as tp', 'tp.id', 't.plan')
-    .join('capabilities as c', 'c.id', 'g.capability_id')
-    .join('plans as cp', 'cp.id', 'c.min_plan')
-    .where('g.client_id', clientId)
-    .andWhere('c.enabled', true)
-    .andWhere((q) => void q.whereRaw('cp.level <= tp.level').orWhereIn('c.id', [...RETAINED_DATA_CAPABILITIES]))
-    .select('c.id'));
-  return rows.map((r) => r.id as string).filter((id): id is Capability => ORDER.has(id)).sort(byCatalogueOrder);
+  const { rows } = await runPrepared(
+    knex,
+    knex('tenant_grants as g')
+      .join('clients as cl', function () {
+        this.on('cl.id', '=', 'g.client_id').andOn('cl.tenant_id', '=', 'g.tenant_id');
+      })
+      .join('tenants as t', 't.id', 'g.tenant_id')
+      .join('plans as tp', 'tp.id', 't.plan')
+      .join('capabilities as c', 'c.id', 'g.capability_id')
+      .join('plans as cp', 'cp.id', 'c.min_plan')
+      .where('g.client_id', clientId)
+      .andWhere('c.enabled', true)
+      .andWhere((q) => void q.whereRaw('cp.level <= tp.level').orWhereIn('c.id', [...RETAINED_DATA_CAPABILITIES]))
+      .select('c.id'),
+  );
+  return rows
+    .map((r) => r.id as string)
+    .filter((id): id is Capability => ORDER.has(id))
+    .sort(byCatalogueOrder);
 }
 
 export interface CapabilityInfo {
@@ -37,7 +43,9 @@ export interface CapabilityInfo {
 /** Catalogue descriptions for the consent page, in catalogue order. */
 export async function describeCapabilities(knex: Knex, ids: readonly string[]): Promise<CapabilityInfo[]> {
   if (ids.length === 0) return [];
-  const rows: CapabilityInfo[] = await knex('capabilities').whereIn('id', [...ids]).select('id', 'description');
+  const rows: CapabilityInfo[] = await knex('capabilities')
+    .whereIn('id', [...ids])
+    .select('id', 'description');
   return rows.sort((a, b) => byCatalogueOrder(a.id, b.id));
 }
 

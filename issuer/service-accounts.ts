@@ -12,7 +12,9 @@ export interface ServiceAccount {
 
 /** The client's active service account, read fresh at every issuance; undefined when it has none or it is disabled. */
 export async function activeServiceAccountOf(knex: Knex, clientId: string): Promise<ServiceAccount | undefined> {
-  const row = await knex('accounts').where({ client_id: clientId, kind: 'service', status: 'active' }).first('id', 'tenant_id', 'epoch');
+  const row = await knex('accounts')
+    .where({ client_id: clientId, kind: 'service', status: 'active' })
+    .first('id', 'tenant_id', 'epoch');
   if (!row) return undefined;
   const caps = await knex('service_account_capabilities').where('account_id', row.id).pluck('capability_id');
   return { id: row.id, tenantId: row.tenant_id, epoch: Number(row.epoch), capabilities: caps as Capability[] };

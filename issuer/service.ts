@@ -8,10 +8,18 @@ import { connectRedis, limiterStore } from '../common/rate-limit-store.js';
  * Starts the issuer. With `ephemeralPort` it listens on any free port and takes that URL as its issuer (AUTH_URL),
  * which is how tests run several systems side by side.
  */
-export async function startIssuer({ config, log, knex, telemetry, ephemeralPort = false }: ServiceDeps & { ephemeralPort?: boolean }): Promise<Running> {
+export async function startIssuer({
+  config,
+  log,
+  knex,
+  telemetry,
+  ephemeralPort = false,
+}: ServiceDeps & { ephemeralPort?: boolean }): Promise<Running> {
   // The app needs the issuer's own URL, which an ephemeral port decides: it is attached once listening.
   let app: RequestListener | undefined;
-  const http = await serve('issuer', ephemeralPort ? 0 : config.ISSUER_PORT, config, telemetry, log, (req, res) => app!(req, res));
+  const http = await serve('issuer', ephemeralPort ? 0 : config.ISSUER_PORT, config, telemetry, log, (req, res) =>
+    app!(req, res),
+  );
   const effective = ephemeralPort ? { ...config, AUTH_URL: http.url } : config;
   const redis = await connectRedis(config.REDIS_URL, log, telemetry, config.REDIS_CLUSTER);
   ({ app } = await createIssuerApp({ knex, config: effective, log, limiters: limiterStore(redis), telemetry }));

@@ -1,7 +1,13 @@
 // The access token's platform claims (platform-interfaces.md "Access token"), read from the database at each
 // issuance so a token carries the account's current epoch and nothing is issued for a disabled account.
 import type { Knex } from 'knex';
-import { errors, type AccessToken, type ClientCredentials, type JWTStructured, type KoaContextWithOIDC } from 'oidc-provider';
+import {
+  errors,
+  type AccessToken,
+  type ClientCredentials,
+  type JWTStructured,
+  type KoaContextWithOIDC,
+} from 'oidc-provider';
 import type { RequestReads } from './request-reads.js';
 import { activeServiceAccountOf } from './service-accounts.js';
 import { noteCaller } from '../common/http.js';
@@ -26,10 +32,19 @@ export function platformClaims(knex: Knex, reads: RequestReads) {
       const account = await activeServiceAccountOf(knex, token.clientId);
       if (!account) throw new errors.InvalidGrant('this client has no active service account');
       noteCaller(ctx.res, { tenant: account.tenantId });
-      return { profile: 'workload', tenant_id: account.tenantId, actor_account_id: account.id, actor_epoch: account.epoch };
+      return {
+        profile: 'workload',
+        tenant_id: account.tenantId,
+        actor_account_id: account.id,
+        actor_epoch: account.epoch,
+      };
     }
-    if (token.kind !== 'AccessToken' || !token.grantId || !token.clientId) throw new errors.InvalidGrant('cannot issue this token');
-    const [actor, tenantId] = await Promise.all([reads.actorOfGrant(ctx, token.grantId), reads.tenantOfClient(ctx, token.clientId)]);
+    if (token.kind !== 'AccessToken' || !token.grantId || !token.clientId)
+      throw new errors.InvalidGrant('cannot issue this token');
+    const [actor, tenantId] = await Promise.all([
+      reads.actorOfGrant(ctx, token.grantId),
+      reads.tenantOfClient(ctx, token.clientId),
+    ]);
     if (!actor || !tenantId) throw new errors.InvalidGrant('authorization no longer valid');
     noteCaller(ctx.res, { tenant: tenantId });
     return { profile: 'self', tenant_id: tenantId, actor_account_id: actor.accountId, actor_epoch: actor.epoch };
@@ -40,7 +55,11 @@ export function platformClaims(knex: Knex, reads: RequestReads) {
  * formats.customizers.jwt. Self tokens: `sid` is the grant id (the sessions row the PDP checks for revocation), not
  * the browser session id. Workload tokens: `sub` is the service account, not the client oidc-provider would put.
  */
-export async function setSubjectClaims(_ctx: KoaContextWithOIDC, token: AccessToken | ClientCredentials, jwt: JWTStructured): Promise<void> {
+export async function setSubjectClaims(
+  _ctx: KoaContextWithOIDC,
+  token: AccessToken | ClientCredentials,
+  jwt: JWTStructured,
+): Promise<void> {
   if ('grantId' in token && token.grantId) jwt.payload.sid = token.grantId;
   if (token.kind === 'ClientCredentials') jwt.payload.sub = jwt.payload.actor_account_id;
 }

@@ -46,7 +46,16 @@ export interface PoliciesDeps {
   adminThrottle: CredentialThrottle;
 }
 
-export function createPoliciesApp({ knex, adminToken, internalSecret, log, decisionLog, telemetry, trustProxy = false, adminThrottle }: PoliciesDeps): express.Express {
+export function createPoliciesApp({
+  knex,
+  adminToken,
+  internalSecret,
+  log,
+  decisionLog,
+  telemetry,
+  trustProxy = false,
+  adminThrottle,
+}: PoliciesDeps): express.Express {
   const isInternalSecret = secretChecker(internalSecret);
   const app = express();
   app.disable('x-powered-by');
@@ -62,7 +71,12 @@ export function createPoliciesApp({ knex, adminToken, internalSecret, log, decis
   };
   const decisions = decisionEndpoints({ store: knexPolicyStore(knex), log, decisionLog, telemetry });
   app.post(DECISION_PATH, fromGateway, express.json({ limit: '16kb' }), decisions.single);
-  app.post(DECISION_BATCH_PATH, fromGateway, express.json({ limit: `${16 * MAX_DECISIONS_PER_CALL}kb` }), decisions.batch);
+  app.post(
+    DECISION_BATCH_PATH,
+    fromGateway,
+    express.json({ limit: `${16 * MAX_DECISIONS_PER_CALL}kb` }),
+    decisions.batch,
+  );
 
   // Every admin change runs in one transaction with its audit entry (policies/admin/audit.ts); the operations query
   // through `db`, which joins that transaction.
@@ -70,13 +84,25 @@ export function createPoliciesApp({ knex, adminToken, internalSecret, log, decis
   const countChange = (action: string) => telemetry.adminChanges.inc({ action });
   const admin = express.Router();
   admin.use(
-    authenticateAdmin(knex, adminToken, adminThrottle), express.json({ limit: '64kb' }), authorizeAdmin(knex), jsonInputGuard(MAX_BODY_DEPTH),
+    authenticateAdmin(knex, adminToken, adminThrottle),
+    express.json({ limit: '64kb' }),
+    authorizeAdmin(knex),
+    jsonInputGuard(MAX_BODY_DEPTH),
     auditedChanges(knex, log, (res) => res.locals.adminCaller as AdminCaller, countChange),
   );
   admin.use(
-    tenantsRouter(db), adminKeysRouter(db), personsRouter(db), clientsRouter(db), clientSecretsRouter(db),
-    grantsRouter(db), accountsRouter(db), capabilitiesRouter(db), observabilityRouter(db), extensionsRouter(db),
-    exportRouter(knex, log), auditTrailRouter(knex),
+    tenantsRouter(db),
+    adminKeysRouter(db),
+    personsRouter(db),
+    clientsRouter(db),
+    clientSecretsRouter(db),
+    grantsRouter(db),
+    accountsRouter(db),
+    capabilitiesRouter(db),
+    observabilityRouter(db),
+    extensionsRouter(db),
+    exportRouter(knex, log),
+    auditTrailRouter(knex),
   );
   app.use('/admin/v1', admin);
   app.use(CONSOLE_PATH, consoleRouter({ knex, adminToken, log, countChange, throttle: adminThrottle }));

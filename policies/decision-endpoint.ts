@@ -28,24 +28,41 @@ export function decisionEndpoints({ store, log, decisionLog, telemetry }: Decisi
   async function decide(input: DecisionInput): Promise<Decision> {
     const decision = evaluate(input, await store.facts(input));
     const logged = {
-      request_id: input.requestId, tenant_id: input.token.tenant_id, client_id: input.token.client_id,
-      subject: input.token.sub, capability: input.capability, allow: decision.allow,
-      code: decision.allow ? null : decision.code, check_name: decision.allow ? 'allow' : decision.check,
+      request_id: input.requestId,
+      tenant_id: input.token.tenant_id,
+      client_id: input.token.client_id,
+      subject: input.token.sub,
+      capability: input.capability,
+      allow: decision.allow,
+      code: decision.allow ? null : decision.code,
+      check_name: decision.allow ? 'allow' : decision.check,
     };
     decisionLog.record(logged);
     telemetry.decisions.inc({ outcome: decision.allow ? 'allow' : 'deny', code: logged.code ?? '' });
     // The log line speaks the request lines' vocabulary (requestId, tenant, client), not the table's columns.
-    log.debug({
-      requestId: input.requestId, tenant: input.token.tenant_id, client: input.token.client_id, subject: input.token.sub,
-      capability: input.capability, allow: decision.allow, code: logged.code, check: logged.check_name,
-    }, 'decision');
+    log.debug(
+      {
+        requestId: input.requestId,
+        tenant: input.token.tenant_id,
+        client: input.token.client_id,
+        subject: input.token.sub,
+        capability: input.capability,
+        allow: decision.allow,
+        code: logged.code,
+        check: logged.check_name,
+      },
+      'decision',
+    );
     return decision;
   }
 
   /** The call's request line names the tenant and client when every decision in it is for the same one. */
   function noteCallers(res: express.Response, inputs: DecisionInput[]): void {
     const [first] = inputs;
-    if (first && inputs.every((i) => i.token.tenant_id === first.token.tenant_id && i.token.client_id === first.token.client_id))
+    if (
+      first &&
+      inputs.every((i) => i.token.tenant_id === first.token.tenant_id && i.token.client_id === first.token.client_id)
+    )
       noteCaller(res, { tenant: first.token.tenant_id, client: first.token.client_id });
   }
 
@@ -59,12 +76,18 @@ export function decisionEndpoints({ store, log, decisionLog, telemetry }: Decisi
 
   const batch: express.RequestHandler = async (req, res) => {
     const parsed = BatchRequest.safeParse(req.body);
-    if (!parsed.success) return sendProblem(res, 'schema_invalid', { message: 'a batch is {"items": [decision request, ...]}' });
+    if (!parsed.success)
+      return sendProblem(res, 'schema_invalid', { message: 'a batch is {"items": [decision request, ...]}' });
     const { items } = parsed.data;
     if (items.length > MAX_DECISIONS_PER_CALL)
-      return sendProblem(res, 'schema_invalid', { message: `a batch carries at most ${MAX_DECISIONS_PER_CALL} decisions; this one has ${items.length}` });
+      return sendProblem(res, 'schema_invalid', {
+        message: `a batch carries at most ${MAX_DECISIONS_PER_CALL} decisions; this one has ${items.length}`,
+      });
     const inputs = items.map((item) => DecisionRequestSchema.safeParse(item));
-    noteCallers(res, inputs.flatMap((i) => (i.success ? [i.data] : [])));
+    noteCallers(
+      res,
+      inputs.flatMap((i) => (i.success ? [i.data] : [])),
+    );
     // Asked in one turn, so the store reads all their facts in one statement; answered in the order asked.
     res.json({ items: await Promise.all(inputs.map((i) => (i.success ? decide(i.data) : MALFORMED_ITEM))) });
   };

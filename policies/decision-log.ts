@@ -18,12 +18,15 @@ export interface DecisionLogRow {
 export type DecisionLog = BatchWriter<DecisionLogRow>;
 
 export function batchedDecisionLog(knex: Knex, log: Logger): DecisionLog {
-  return batchWriter<DecisionLogRow>({
-    name: 'decision_log',
-    write: (rows) => knex('decision_logs').insert(rows),
-    batchSize: 500,
-    flushIntervalMs: 200,
-    onFailure: 'drop',
-    maxPending: 20_000,
-  }, log);
+  return batchWriter<DecisionLogRow>(
+    {
+      name: 'decision_log',
+      write: (rows) => knex('decision_logs').insert(rows),
+      batchSize: 500,
+      flushIntervalMs: 200,
+      onFailure: 'drop',
+      maxPending: 20_000,
+    },
+    log,
+  );
 }

@@ -1,6 +1,13 @@
 // The decision itself: a fixed sequence of checks, each naming the deny code it produces. Pure: facts in, decision out.
 import type { DenyCode } from '../wire/codes.js';
-import { PERSON_RESOURCES, RETAINED_DATA_CAPABILITIES, type Capability, type Decision, type DecisionInput, type RateLimitPolicy } from '../wire/decision.js';
+import {
+  PERSON_RESOURCES,
+  RETAINED_DATA_CAPABILITIES,
+  type Capability,
+  type Decision,
+  type DecisionInput,
+  type RateLimitPolicy,
+} from '../wire/decision.js';
 import type { CatalogueEntry, DecisionFacts } from './store.js';
 
 /** Defaults for the contract's "numeric rate limit values: not shown"; see docs/decisions.md. */
@@ -30,10 +37,17 @@ export function evaluate(input: DecisionInput, f: DecisionFacts): Decision {
 
   const account = f.account;
   if (!account || account.tenant_id !== token.tenant_id) return deny('actor_unknown', 'actor.exists');
-  if (selfProfile ? account.kind !== 'person' || account.person_id !== token.sub : account.kind !== 'service' || account.client_id !== token.client_id)
+  if (
+    selfProfile
+      ? account.kind !== 'person' || account.person_id !== token.sub
+      : account.kind !== 'service' || account.client_id !== token.client_id
+  )
     return deny('actor_unknown', 'actor.matches_subject');
   if (account.status !== 'active') return deny('subject_revoked', 'subject.status');
-  if (selfProfile && (!f.session || f.session.revoked || f.session.account_id !== account.id || f.session.client_id !== token.client_id))
+  if (
+    selfProfile &&
+    (!f.session || f.session.revoked || f.session.account_id !== account.id || f.session.client_id !== token.client_id)
+  )
     return deny('subject_revoked', 'subject.session');
   // A person the tenant no longer has a relationship with has lost access through it, in-flight tokens included.
   if (selfProfile && !f.subjectRelationship) return deny('subject_revoked', 'subject.relationship');
@@ -55,7 +69,10 @@ export function evaluate(input: DecisionInput, f: DecisionFacts): Decision {
   if (PERSON_RESOURCES.has(resource.type)) {
     // A person resource always names its person; without one the relationship cannot be checked, so no allow.
     if (!resource.personId) return deny('forbidden', 'resource.person_named');
-    if (!f.relationship) return f.personOfOtherTenant ? deny('tenant_mismatch', 'resource.tenant') : deny('no_relationship', 'resource.relationship');
+    if (!f.relationship)
+      return f.personOfOtherTenant
+        ? deny('tenant_mismatch', 'resource.tenant')
+        : deny('no_relationship', 'resource.relationship');
   }
 
   const effectiveScopes = f.catalogue

@@ -14,7 +14,15 @@ export interface CatalogueEntry {
 export interface DecisionFacts {
   client: { tenant_id: string; kind: string; status: string } | null;
   tenant: { id: string; status: string; plan_level: number; rate_limit: RateLimitPolicy | null } | null;
-  account: { id: string; tenant_id: string; kind: string; status: string; epoch: number; person_id: string | null; client_id: string | null } | null;
+  account: {
+    id: string;
+    tenant_id: string;
+    kind: string;
+    status: string;
+    epoch: number;
+    person_id: string | null;
+    client_id: string | null;
+  } | null;
   session: { account_id: string; client_id: string; revoked: boolean } | null;
   granted: Capability[];
   accountCapabilities: Capability[];
@@ -50,26 +58,36 @@ interface Pending {
 /** The statement's parameters: one array per input column. */
 function columnsOf(batch: Pending[]): (string | null)[][] {
   const columns: (string | null)[][] = [[], [], [], [], [], []];
-  for (const { input: { token, resource } } of batch) {
+  for (const {
+    input: { token, resource },
+  } of batch) {
     // A personId that is not one cannot name a person: looked up as none (and never sent to SQL as odd text).
-    const row = [token.client_id, token.tenant_id, token.actor_account_id ?? null, token.sid ?? null, isId('psn', resource.personId) ? resource.personId : null, token.sub];
+    const row = [
+      token.client_id,
+      token.tenant_id,
+      token.actor_account_id ?? null,
+      token.sid ?? null,
+      isId('psn', resource.personId) ? resource.personId : null,
+      token.sub,
+    ];
     row.forEach((v, i) => columns[i]!.push(v));
   }
   return columns;
 }
 
-const factsOf = (r: Record<string, unknown>): DecisionFacts => ({
-  client: r.client,
-  tenant: r.tenant,
-  account: r.account,
-  session: r.session,
-  granted: r.granted,
-  accountCapabilities: r.account_capabilities,
-  catalogue: r.catalogue ?? [],
-  relationship: r.relationship,
-  subjectRelationship: r.subject_relationship,
-  personOfOtherTenant: r.person_of_other_tenant,
-}) as DecisionFacts;
+const factsOf = (r: Record<string, unknown>): DecisionFacts =>
+  ({
+    client: r.client,
+    tenant: r.tenant,
+    account: r.account,
+    session: r.session,
+    granted: r.granted,
+    accountCapabilities: r.account_capabilities,
+    catalogue: r.catalogue ?? [],
+    relationship: r.relationship,
+    subjectRelationship: r.subject_relationship,
+    personOfOtherTenant: r.person_of_other_tenant,
+  }) as DecisionFacts;
 
 /**
  * Decisions asked for in the same event-loop turn are read together, in one statement per MAX_BATCH, when the turn

@@ -24,13 +24,18 @@ afterAll(async () => {
 });
 
 const SCOPE = 'svc.profile.self.read svc.tenant.info.read';
-const signIn = (tenant: TenantSetup): Promise<Tokens> => obtainTokens(browser, { authUrl: system.authUrl, ...tenant }, tenant, SCOPE);
+const signIn = (tenant: TenantSetup): Promise<Tokens> =>
+  obtainTokens(browser, { authUrl: system.authUrl, ...tenant }, tenant, SCOPE);
 const me = (token: string) => callApi(system.baseUrl, 'getMe', '/me', token);
 const tenantInfo = (token: string) => callApi(system.baseUrl, 'getTenant', '/tenant', token);
 
 /** A refresh with the public client; the answer is held to token-api.yaml. */
 async function refresh(tenant: TenantSetup, refreshToken: string) {
-  const { status, body } = await postTokenForm(system.authUrl, { grant_type: 'refresh_token', client_id: tenant.clientId, refresh_token: refreshToken });
+  const { status, body } = await postTokenForm(system.authUrl, {
+    grant_type: 'refresh_token',
+    client_id: tenant.clientId,
+    refresh_token: refreshToken,
+  });
   return { status, body: body as Record<string, string> };
 }
 
@@ -46,7 +51,14 @@ describe('disabling a person login account', () => {
     expect((await me(tokens.access_token)).status).toBe(200);
 
     const off = await admin.checked('updateAccount', 'PATCH', `/accounts/${tenant.accountId}`, { status: 'disabled' });
-    expect(off.body).toEqual({ accountId: tenant.accountId, kind: 'person', status: 'disabled', epoch: 1, tenantId: tenant.tenantId, personId: tenant.personId });
+    expect(off.body).toEqual({
+      accountId: tenant.accountId,
+      kind: 'person',
+      status: 'disabled',
+      epoch: 1,
+      tenantId: tenant.tenantId,
+      personId: tenant.personId,
+    });
     expect(await denial(me(tokens.access_token))).toEqual({ status: 403, error: 'subject_revoked' });
     expect(await denial(refresh(tenant, tokens.refresh_token!))).toEqual({ status: 400, error: 'invalid_grant' });
 
@@ -74,7 +86,11 @@ describe('revoking every session of an account', () => {
   it('ends every session and refresh-token family: 403 subject_revoked, invalid_grant; a new sign-in works', async () => {
     const tenant = await setupTenant(admin);
     const [first, second] = [await signIn(tenant), await signIn(tenant)];
-    const browserLogins = () => system.db.knex('oidc_payloads').where('model', 'Session').whereRaw(`payload->>'accountId' = ?`, [tenant.personId]);
+    const browserLogins = () =>
+      system.db
+        .knex('oidc_payloads')
+        .where('model', 'Session')
+        .whereRaw(`payload->>'accountId' = ?`, [tenant.personId]);
     expect((await browserLogins()).length).toBeGreaterThan(0);
     const res = await admin.checked('revokeAccountSessions', 'POST', `/accounts/${tenant.accountId}/sessions/revoke`);
     expect(res.status).toBe(204);
@@ -90,9 +106,13 @@ describe('revoking every session of an account', () => {
 
   it('answers 404 for an unknown or malformed account id', async () => {
     for (const id of ['acc_00000000000000000000000000', 'not-an-account', 'acc_%00', '%E0%A4%A']) {
-      expect((await admin.checked('revokeAccountSessions', 'POST', `/accounts/${id}/sessions/revoke`)).status).toBe(404);
+      expect((await admin.checked('revokeAccountSessions', 'POST', `/accounts/${id}/sessions/revoke`)).status).toBe(
+        404,
+      );
       expect((await admin.checked('advanceAccountEpoch', 'POST', `/accounts/${id}/epoch`)).status).toBe(404);
-      expect((await admin.checked('updateAccount', 'PATCH', `/accounts/${id}`, { status: 'disabled' })).status).toBe(404);
+      expect((await admin.checked('updateAccount', 'PATCH', `/accounts/${id}`, { status: 'disabled' })).status).toBe(
+        404,
+      );
     }
   });
 });
@@ -101,7 +121,9 @@ describe('closing a capability on the deployment', () => {
   it('answers 403 capability_unavailable and drops it from refreshed tokens; reopening restores access', async () => {
     const tenant = await setupTenant(admin);
     const tokens = await signIn(tenant);
-    const closed = await admin.checked('updateCapability', 'PATCH', '/capabilities/svc.tenant.info.read', { enabled: false });
+    const closed = await admin.checked('updateCapability', 'PATCH', '/capabilities/svc.tenant.info.read', {
+      enabled: false,
+    });
     try {
       expect(closed.body).toEqual({ capability: 'svc.tenant.info.read', enabled: false });
       expect(await denial(tenantInfo(tokens.access_token))).toEqual({ status: 403, error: 'capability_unavailable' });
@@ -115,8 +137,12 @@ describe('closing a capability on the deployment', () => {
   });
 
   it('refuses an unknown capability (404) and a non-boolean switch (422)', async () => {
-    expect((await admin.checked('updateCapability', 'PATCH', '/capabilities/svc.admin', { enabled: false })).status).toBe(404);
-    expect((await admin.checked('updateCapability', 'PATCH', '/capabilities/svc.person.read', { enabled: 'no' })).status).toBe(422);
+    expect(
+      (await admin.checked('updateCapability', 'PATCH', '/capabilities/svc.admin', { enabled: false })).status,
+    ).toBe(404);
+    expect(
+      (await admin.checked('updateCapability', 'PATCH', '/capabilities/svc.person.read', { enabled: 'no' })).status,
+    ).toBe(422);
   });
 });
 
@@ -124,18 +150,28 @@ describe('bad input', () => {
   it('answers bad input to the new admin endpoints with 4xx, never a 5xx', async () => {
     const tenant = await setupTenant(admin);
     const path = `/tenants/${tenant.tenantId}/service-accounts`;
-    for (const body of [{ clientId: 'tp_x\u0000', name: 'a', capabilities: [] }, { clientId: tenant.clientId, name: 'a', capabilities: ['svc.admin'] }, { clientId: tenant.clientId, name: 'a' }]) {
+    for (const body of [
+      { clientId: 'tp_x\u0000', name: 'a', capabilities: [] },
+      { clientId: tenant.clientId, name: 'a', capabilities: ['svc.admin'] },
+      { clientId: tenant.clientId, name: 'a' },
+    ]) {
       const res = await admin.checked('createServiceAccount', 'POST', path, body);
       expect([404, 422]).toContain(res.status);
     }
-    expect((await admin.checked('updateCapability', 'PATCH', '/capabilities/svc.x%00', { enabled: true })).status).toBeLessThan(500);
-    expect((await admin.checked('listDecisions', 'GET', `/tenants/${tenant.tenantId}/decisions?limit=1&limit=2`)).status).toBe(422);
-    expect((await admin.checked('revokeTenantAdminKey', 'DELETE', `/tenants/${tenant.tenantId}/admin-keys/key_%00`)).status).toBe(404);
+    expect(
+      (await admin.checked('updateCapability', 'PATCH', '/capabilities/svc.x%00', { enabled: true })).status,
+    ).toBeLessThan(500);
+    expect(
+      (await admin.checked('listDecisions', 'GET', `/tenants/${tenant.tenantId}/decisions?limit=1&limit=2`)).status,
+    ).toBe(422);
+    expect(
+      (await admin.checked('revokeTenantAdminKey', 'DELETE', `/tenants/${tenant.tenantId}/admin-keys/key_%00`)).status,
+    ).toBe(404);
   });
 });
 
 describe('decisions and usage', () => {
-  it('lists the tenant\'s recent decisions newest first, with the deny code and the check that decided', async () => {
+  it("lists the tenant's recent decisions newest first, with the deny code and the check that decided", async () => {
     const tenant = await setupTenant(admin);
     const tokens = await signIn(tenant);
     const allowed = await me(tokens.access_token);
@@ -148,38 +184,87 @@ describe('decisions and usage', () => {
       if (items.length < 2) await new Promise((r) => setTimeout(r, 100));
     }
     expect(items).toMatchObject([
-      { requestId: denied.headers.get('x-request-id'), allow: false, code: 'subject_revoked', checkName: 'subject.status', clientId: tenant.clientId, subject: tenant.personId },
-      { requestId: allowed.headers.get('x-request-id'), allow: true, code: null, checkName: 'allow', capability: 'svc.profile.self.read' },
+      {
+        requestId: denied.headers.get('x-request-id'),
+        allow: false,
+        code: 'subject_revoked',
+        checkName: 'subject.status',
+        clientId: tenant.clientId,
+        subject: tenant.personId,
+      },
+      {
+        requestId: allowed.headers.get('x-request-id'),
+        allow: true,
+        code: null,
+        checkName: 'allow',
+        capability: 'svc.profile.self.read',
+      },
     ]);
-    expect((await admin.checked('listDecisions', 'GET', `/tenants/${tenant.tenantId}/decisions?limit=0`)).status).toBe(422);
-    expect((await admin.checked('listDecisions', 'GET', '/tenants/ten_00000000000000000000000000/decisions')).status).toBe(404);
+    expect((await admin.checked('listDecisions', 'GET', `/tenants/${tenant.tenantId}/decisions?limit=0`)).status).toBe(
+      422,
+    );
+    expect(
+      (await admin.checked('listDecisions', 'GET', '/tenants/ten_00000000000000000000000000/decisions')).status,
+    ).toBe(404);
 
     // Searched by request id: only that request's decision, or none for an id this tenant never sent.
-    const byId = await admin.checked('listDecisions', 'GET', `/tenants/${tenant.tenantId}/decisions?requestId=${encodeURIComponent(allowed.headers.get('x-request-id')!)}`);
+    const byId = await admin.checked(
+      'listDecisions',
+      'GET',
+      `/tenants/${tenant.tenantId}/decisions?requestId=${encodeURIComponent(allowed.headers.get('x-request-id')!)}`,
+    );
     expect(byId.body.items).toMatchObject([{ requestId: allowed.headers.get('x-request-id'), allow: true }]);
     expect(byId.body.items).toHaveLength(1);
-    expect((await admin.checked('listDecisions', 'GET', `/tenants/${tenant.tenantId}/decisions?requestId=not-sent-by-anyone`)).body.items).toEqual([]);
+    expect(
+      (
+        await admin.checked(
+          'listDecisions',
+          'GET',
+          `/tenants/${tenant.tenantId}/decisions?requestId=not-sent-by-anyone`,
+        )
+      ).body.items,
+    ).toEqual([]);
     for (const bad of ['requestId=', `requestId=${'x'.repeat(129)}`, 'requestId=a&requestId=b'])
-      expect((await admin.checked('listDecisions', 'GET', `/tenants/${tenant.tenantId}/decisions?${bad}`)).status).toBe(422);
+      expect((await admin.checked('listDecisions', 'GET', `/tenants/${tenant.tenantId}/decisions?${bad}`)).status).toBe(
+        422,
+      );
 
     // Filtered and paged: the denial alone, then the allow alone on the page after a page of one.
-    const list = async (query: string) => (await admin.checked('listDecisions', 'GET', `/tenants/${tenant.tenantId}/decisions?${query}`)).body;
-    expect((await list(`outcome=deny&code=subject_revoked&clientId=${tenant.clientId}&capability=svc.profile.self.read`)).items.map((d: { requestId: string }) => d.requestId))
-      .toEqual([denied.headers.get('x-request-id')]);
+    const list = async (query: string) =>
+      (await admin.checked('listDecisions', 'GET', `/tenants/${tenant.tenantId}/decisions?${query}`)).body;
+    expect(
+      (
+        await list(`outcome=deny&code=subject_revoked&clientId=${tenant.clientId}&capability=svc.profile.self.read`)
+      ).items.map((d: { requestId: string }) => d.requestId),
+    ).toEqual([denied.headers.get('x-request-id')]);
     expect((await list('code=tenant_suspended')).items).toEqual([]);
     const firstPage = await list('limit=1');
     expect(firstPage.items.map((d: { allow: boolean }) => d.allow)).toEqual([false]);
     const secondPage = await list(`limit=1&cursor=${firstPage.nextCursor}`);
     expect(secondPage).toMatchObject({ items: [{ requestId: allowed.headers.get('x-request-id') }], nextCursor: null });
-    for (const bad of ['outcome=maybe', 'code=no_such_code', 'capability=svc.admin', 'cursor=not-a-cursor', `cursor=${Buffer.from('decision:x1').toString('base64url')}`, `cursor=${Buffer.from('person:1').toString('base64url')}`])
-      expect([bad, (await admin.checked('listDecisions', 'GET', `/tenants/${tenant.tenantId}/decisions?${bad}`)).status]).toEqual([bad, 422]);
+    for (const bad of [
+      'outcome=maybe',
+      'code=no_such_code',
+      'capability=svc.admin',
+      'cursor=not-a-cursor',
+      `cursor=${Buffer.from('decision:x1').toString('base64url')}`,
+      `cursor=${Buffer.from('person:1').toString('base64url')}`,
+    ])
+      expect([
+        bad,
+        (await admin.checked('listDecisions', 'GET', `/tenants/${tenant.tenantId}/decisions?${bad}`)).status,
+      ]).toEqual([bad, 422]);
   });
 
-  it('reports the tenant\'s metered calls, counting each request id once (a retry with the same x-request-id is one call)', async () => {
+  it("reports the tenant's metered calls, counting each request id once (a retry with the same x-request-id is one call)", async () => {
     const tenant = await setupTenant(admin);
     const tokens = await signIn(tenant);
     const ids = ['usage-call-0001', 'usage-call-0001', 'usage-call-0002'];
-    for (const id of ids) expect((await callApi(system.baseUrl, 'getMe', '/me', tokens.access_token, { headers: { 'x-request-id': id } })).status).toBe(200);
+    for (const id of ids)
+      expect(
+        (await callApi(system.baseUrl, 'getMe', '/me', tokens.access_token, { headers: { 'x-request-id': id } }))
+          .status,
+      ).toBe(200);
     // The gateway meters in batches (every second); poll until both calls are stored.
     let res = await admin.checked('getUsage', 'GET', `/tenants/${tenant.tenantId}/usage`);
     for (let i = 0; i < 50 && res.body.total < 2; i++) {
@@ -188,6 +273,9 @@ describe('decisions and usage', () => {
     }
     expect(res.body.tenantId).toBe(tenant.tenantId);
     expect(res.body.total).toBe(2);
-    expect(res.body.items.map((i: { requestId: string }) => i.requestId).sort()).toEqual(['usage-call-0001', 'usage-call-0002']);
+    expect(res.body.items.map((i: { requestId: string }) => i.requestId).sort()).toEqual([
+      'usage-call-0001',
+      'usage-call-0002',
+    ]);
   });
 });

@@ -24,7 +24,11 @@ const label = () => `a${Date.now().toString(36)}${Math.floor(Math.random() * 1e6
 describe('operator authentication', () => {
   it('answers a missing or wrong operator token with 401 invalid_token', async () => {
     const anonymous = adminClient(system, 'wrong-token-0123456789');
-    const res = await anonymous.checked('createTenant', 'POST', '/tenants', { label: label(), displayName: 'X', plan: 'L1' });
+    const res = await anonymous.checked('createTenant', 'POST', '/tenants', {
+      label: label(),
+      displayName: 'X',
+      plan: 'L1',
+    });
     expect(res.status).toBe(401);
     expect(res.body.error).toBe('invalid_token');
   });
@@ -32,28 +36,53 @@ describe('operator authentication', () => {
 
 describe('the PDP decision endpoint', () => {
   it.each([
-    ['a decision request', JSON.stringify({ requestId: 'r-0000001', token: {}, capability: 'svc.profile.self.read', resource: { type: 'self' } })],
+    [
+      'a decision request',
+      JSON.stringify({
+        requestId: 'r-0000001',
+        token: {},
+        capability: 'svc.profile.self.read',
+        resource: { type: 'self' },
+      }),
+    ],
     ['a body that is not JSON (refused before it is read)', '{"requestId":'],
-  ])('answers only the gateway: %s without the internal secret gets 403 forbidden and no decision', async (_name, body) => {
-    const res = await fetch(`${system.pdpUrl}${DECISION_PATH}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-internal-secret': 'guess' },
-      body,
-    });
-    expect(res.status).toBe(403);
-    const answer = await res.json();
-    expect(answer.error).toBe('forbidden');
-    expect(answer.allow).toBeUndefined();
-  });
+  ])(
+    'answers only the gateway: %s without the internal secret gets 403 forbidden and no decision',
+    async (_name, body) => {
+      const res = await fetch(`${system.pdpUrl}${DECISION_PATH}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-internal-secret': 'guess' },
+        body,
+      });
+      expect(res.status).toBe(403);
+      const answer = await res.json();
+      expect(answer.error).toBe('forbidden');
+      expect(answer.allow).toBeUndefined();
+    },
+  );
 });
 
 describe('tenants', () => {
   it('creates a tenant as active with the given plan, and refuses a taken label with 409 already_exists', async () => {
     const l = label();
-    const created = await admin.checked('createTenant', 'POST', '/tenants', { label: l, displayName: 'Acme', plan: 'L1' });
+    const created = await admin.checked('createTenant', 'POST', '/tenants', {
+      label: l,
+      displayName: 'Acme',
+      plan: 'L1',
+    });
     expect(created.status).toBe(201);
-    expect(created.body).toEqual({ tenantId: expect.stringMatching(/^ten_[0-9a-hjkmnp-tv-z]{26}$/), label: l, displayName: 'Acme', plan: 'L1', status: 'active' });
-    const again = await admin.checked('createTenant', 'POST', '/tenants', { label: l, displayName: 'Other', plan: 'L2' });
+    expect(created.body).toEqual({
+      tenantId: expect.stringMatching(/^ten_[0-9a-hjkmnp-tv-z]{26}$/),
+      label: l,
+      displayName: 'Acme',
+      plan: 'L1',
+      status: 'active',
+    });
+    const again = await admin.checked('createTenant', 'POST', '/tenants', {
+      label: l,
+      displayName: 'Other',
+      plan: 'L2',
+    });
     expect(again.status).toBe(409);
     expect(again.body.error).toBe('already_exists');
   });
@@ -82,18 +111,27 @@ describe('tenants', () => {
 
   it('answers a body nested thousands of levels deep, or holding a lone surrogate, with 422 schema_invalid, never a 5xx, and registers nothing', async () => {
     const { tenantId } = await admin.ok('POST', '/tenants', { label: label(), displayName: 'Deep', plan: 'L2' });
-    const { clientId } = await admin.ok('POST', `/tenants/${tenantId}/clients`, { slug: 'deep', name: 'Deep', kind: 'third_party', type: 'confidential', redirectUris: ['https://deep.example/cb'] });
+    const { clientId } = await admin.ok('POST', `/tenants/${tenantId}/clients`, {
+      slug: 'deep',
+      name: 'Deep',
+      kind: 'third_party',
+      type: 'confidential',
+      redirectUris: ['https://deep.example/cb'],
+    });
     // A schema with a 5,000-level default: 10 KB, within the body limit; serializing it once overflowed the stack (503).
     const deepSchema = `{"name":"deep","schemas":{"1":{"type":"object","default":${'['.repeat(5000)}${']'.repeat(5000)}}}}`;
     const res = await fetch(`${system.pdpUrl}/admin/v1/clients/${clientId}/extensions`, {
-      method: 'POST', headers: { authorization: `Bearer ${system.adminToken}`, 'content-type': 'application/json' }, body: deepSchema,
+      method: 'POST',
+      headers: { authorization: `Bearer ${system.adminToken}`, 'content-type': 'application/json' },
+      body: deepSchema,
     });
     expect(res.status).toBe(422);
     expect((await res.json()).error).toBe('schema_invalid');
     expect(await system.db.knex('extensions').where({ client_id: clientId }).select('id')).toEqual([]);
     // A lone surrogate escape, which jsonb refuses to store (that was a 503 too), is refused the same way.
     const lone = await fetch(`${system.pdpUrl}/admin/v1/clients/${clientId}/extensions`, {
-      method: 'POST', headers: { authorization: `Bearer ${system.adminToken}`, 'content-type': 'application/json' },
+      method: 'POST',
+      headers: { authorization: `Bearer ${system.adminToken}`, 'content-type': 'application/json' },
       body: '{"name":"lone","schemas":{"1":{"type":"object","description":"\\ud800"}}}',
     });
     expect({ status: lone.status, error: (await lone.json()).error }).toEqual({ status: 422, error: 'schema_invalid' });
@@ -101,7 +139,11 @@ describe('tenants', () => {
   });
 
   it('answers a NUL character in input with 422 schema_invalid and a malformed path escape with 404, never a 5xx', async () => {
-    const nul = await admin.checked('createTenant', 'POST', '/tenants', { label: label(), displayName: 'a\u0000b', plan: 'L1' });
+    const nul = await admin.checked('createTenant', 'POST', '/tenants', {
+      label: label(),
+      displayName: 'a\u0000b',
+      plan: 'L1',
+    });
     expect(nul.status).toBe(422);
     expect(nul.body.error).toBe('schema_invalid');
     const badEscape = await admin.checked('updateTenant', 'PATCH', '/tenants/%E0%A4%A', { plan: 'L2' });
@@ -111,13 +153,27 @@ describe('tenants', () => {
   });
 
   it('changes plan, status and rate limits, and answers 404 for an unknown tenant', async () => {
-    const { body: t } = await admin.checked('createTenant', 'POST', '/tenants', { label: label(), displayName: 'Acme', plan: 'L1' });
+    const { body: t } = await admin.checked('createTenant', 'POST', '/tenants', {
+      label: label(),
+      displayName: 'Acme',
+      plan: 'L1',
+    });
     const rateLimit = { tenant: { points: 10, durationS: 60 }, account: { points: 5, durationS: 60 } };
-    const res = await admin.checked('updateTenant', 'PATCH', `/tenants/${t.tenantId}`, { plan: 'L2', status: 'suspended', rateLimit });
+    const res = await admin.checked('updateTenant', 'PATCH', `/tenants/${t.tenantId}`, {
+      plan: 'L2',
+      status: 'suspended',
+      rateLimit,
+    });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ tenantId: t.tenantId, plan: 'L2', status: 'suspended', rateLimit });
-    expect(await system.db.knex('tenants').where({ id: t.tenantId }).first('plan', 'status', 'rate_limit')).toEqual({ plan: 'L2', status: 'suspended', rate_limit: rateLimit });
-    const missing = await admin.checked('updateTenant', 'PATCH', '/tenants/ten_00000000000000000000000000', { plan: 'L2' });
+    expect(await system.db.knex('tenants').where({ id: t.tenantId }).first('plan', 'status', 'rate_limit')).toEqual({
+      plan: 'L2',
+      status: 'suspended',
+      rate_limit: rateLimit,
+    });
+    const missing = await admin.checked('updateTenant', 'PATCH', '/tenants/ten_00000000000000000000000000', {
+      plan: 'L2',
+    });
     expect(missing.status).toBe(404);
     expect(missing.body.error).toBe('not_found');
   });
@@ -126,7 +182,10 @@ describe('tenants', () => {
 describe('lists', () => {
   it('pages through tenants in creation order with a cursor, filtered by status and plan', async () => {
     const created = [];
-    for (const plan of ['L1', 'L2', 'L1'] as const) created.push((await admin.ok('POST', '/tenants', { label: label(), displayName: 'Listed', plan })).tenantId as string);
+    for (const plan of ['L1', 'L2', 'L1'] as const)
+      created.push(
+        (await admin.ok('POST', '/tenants', { label: label(), displayName: 'Listed', plan })).tenantId as string,
+      );
     await admin.ok('PATCH', `/tenants/${created[2]}`, { status: 'suspended' });
     const seen: string[] = [];
     let cursor: string | null = null;
@@ -142,16 +201,25 @@ describe('lists', () => {
     expect(seen).toEqual(expect.arrayContaining(created));
     const suspendedL1 = await admin.checked('listTenants', 'GET', '/tenants?status=suspended&plan=L1&limit=100');
     expect(suspendedL1.body.items.map((t: { tenantId: string }) => t.tenantId)).toContain(created[2]);
-    expect(suspendedL1.body.items.every((t: { status: string; plan: string }) => t.status === 'suspended' && t.plan === 'L1')).toBe(true);
+    expect(
+      suspendedL1.body.items.every(
+        (t: { status: string; plan: string }) => t.status === 'suspended' && t.plan === 'L1',
+      ),
+    ).toBe(true);
     for (const query of ['limit=0', 'limit=101', 'cursor=bm9wZQ', 'status=gone', 'unknown=1']) {
       const bad = await admin.checked('listTenants', 'GET', `/tenants?${query}`);
-      expect({ query, status: bad.status, error: bad.body.error }).toEqual({ query, status: 422, error: 'schema_invalid' });
+      expect({ query, status: bad.status, error: bad.body.error }).toEqual({
+        query,
+        status: 422,
+        error: 'schema_invalid',
+      });
     }
   });
 
   it("lists a tenant's persons with their login here, searchable by name, with ended relationships kept apart", async () => {
     const { tenantId } = await admin.ok('POST', '/tenants', { label: label(), displayName: 'People', plan: 'L2' });
-    const make = (displayName: string, username: string) => admin.ok('POST', `/tenants/${tenantId}/persons`, { displayName, username, password: 'long enough password' });
+    const make = (displayName: string, username: string) =>
+      admin.ok('POST', `/tenants/${tenantId}/persons`, { displayName, username, password: 'long enough password' });
     const ada = await make('Ada Lovelace', 'ada');
     const alan = await make('Alan Turing', 'aturing');
     const grace = await make('Grace Hopper', 'grace_h');
@@ -159,40 +227,82 @@ describe('lists', () => {
     const list = (query = '') => admin.checked('listPersons', 'GET', `/tenants/${tenantId}/persons?${query}`);
     const all = await list();
     expect(all.status).toBe(200);
-    expect(all.body.items).toEqual([ada, alan, grace].map((p) => expect.objectContaining({ personId: p.personId, accountId: p.accountId, accountStatus: 'active' })));
+    expect(all.body.items).toEqual(
+      [ada, alan, grace].map((p) =>
+        expect.objectContaining({ personId: p.personId, accountId: p.accountId, accountStatus: 'active' }),
+      ),
+    );
     expect(all.body.items[1]).toMatchObject({ displayName: 'Alan Turing', username: 'aturing', relationship: 'ended' });
     const ids = async (query: string) => (await list(query)).body.items.map((p: { personId: string }) => p.personId);
-    expect(await ids('q=A')).toEqual([ada.personId, alan.personId, grace.personId].filter((id) => id !== grace.personId));
+    expect(await ids('q=A')).toEqual(
+      [ada.personId, alan.personId, grace.personId].filter((id) => id !== grace.personId),
+    );
     expect(await ids('q=grace_')).toEqual([grace.personId]); // _ is a character here, not a wildcard
     expect(await ids('q=gr%25')).toEqual([]);
     expect(await ids('relationship=ended')).toEqual([alan.personId]);
     const first = await list('limit=1');
     expect(first.body.items.map((p: { personId: string }) => p.personId)).toEqual([ada.personId]);
     expect(await ids(`limit=1&cursor=${first.body.nextCursor}`)).toEqual([alan.personId]);
-    expect((await admin.checked('listPersons', 'GET', '/tenants/ten_00000000000000000000000000/persons')).status).toBe(404);
+    expect((await admin.checked('listPersons', 'GET', '/tenants/ten_00000000000000000000000000/persons')).status).toBe(
+      404,
+    );
   });
 
   it("lists a tenant's clients, service accounts and admin keys, never a secret or a key", async () => {
-    const { tenantId, label: tenantLabel } = await admin.ok('POST', '/tenants', { label: label(), displayName: 'Apps', plan: 'L2' });
-    const app = (slug: string, type: string) => admin.ok('POST', `/tenants/${tenantId}/clients`, { slug, name: slug, kind: 'third_party', type, redirectUris: ['https://app.example/cb'] });
+    const { tenantId, label: tenantLabel } = await admin.ok('POST', '/tenants', {
+      label: label(),
+      displayName: 'Apps',
+      plan: 'L2',
+    });
+    const app = (slug: string, type: string) =>
+      admin.ok('POST', `/tenants/${tenantId}/clients`, {
+        slug,
+        name: slug,
+        kind: 'third_party',
+        type,
+        redirectUris: ['https://app.example/cb'],
+      });
     const sync = await app('sync', 'confidential');
     const web = await app('web', 'public');
     await admin.ok('PATCH', `/clients/${web.clientId}`, { status: 'disabled' });
-    const account = await admin.ok('POST', `/tenants/${tenantId}/service-accounts`, { clientId: sync.clientId, name: 'Nightly', capabilities: ['svc.person.read'] });
+    const account = await admin.ok('POST', `/tenants/${tenantId}/service-accounts`, {
+      clientId: sync.clientId,
+      name: 'Nightly',
+      capabilities: ['svc.person.read'],
+    });
     const key = await admin.ok('POST', `/tenants/${tenantId}/admin-keys`);
     const clients = await admin.checked('listClients', 'GET', `/tenants/${tenantId}/clients`);
-    expect(clients.body.items.map((c: { clientId: string }) => c.clientId)).toEqual([`tp_${tenantLabel}_sync`, `tp_${tenantLabel}_web`]);
+    expect(clients.body.items.map((c: { clientId: string }) => c.clientId)).toEqual([
+      `tp_${tenantLabel}_sync`,
+      `tp_${tenantLabel}_web`,
+    ]);
     expect(JSON.stringify(clients.body)).not.toContain(sync.clientSecret);
     const disabled = await admin.checked('listClients', 'GET', `/tenants/${tenantId}/clients?status=disabled`);
     expect(disabled.body.items.map((c: { clientId: string }) => c.clientId)).toEqual([web.clientId]);
     const accounts = await admin.checked('listServiceAccounts', 'GET', `/tenants/${tenantId}/service-accounts`);
-    expect(accounts.body).toEqual({ items: [expect.objectContaining({ accountId: account.accountId, capabilities: ['svc.person.read'], kind: 'service' })], nextCursor: null });
+    expect(accounts.body).toEqual({
+      items: [
+        expect.objectContaining({ accountId: account.accountId, capabilities: ['svc.person.read'], kind: 'service' }),
+      ],
+      nextCursor: null,
+    });
     const keys = await admin.checked('listTenantAdminKeys', 'GET', `/tenants/${tenantId}/admin-keys`);
-    expect(keys.body).toEqual({ items: [{ keyId: key.keyId, tenantId, createdAt: expect.any(String) }], nextCursor: null });
+    expect(keys.body).toEqual({
+      items: [{ keyId: key.keyId, tenantId, createdAt: expect.any(String) }],
+      nextCursor: null,
+    });
     expect(JSON.stringify(keys.body)).not.toContain(key.key.split('.')[1]);
     // A cursor of one list is not one of another.
     const page = await admin.checked('listClients', 'GET', `/tenants/${tenantId}/clients?limit=1`);
-    expect((await admin.checked('listServiceAccounts', 'GET', `/tenants/${tenantId}/service-accounts?cursor=${page.body.nextCursor}`)).status).toBe(422);
+    expect(
+      (
+        await admin.checked(
+          'listServiceAccounts',
+          'GET',
+          `/tenants/${tenantId}/service-accounts?cursor=${page.body.nextCursor}`,
+        )
+      ).status,
+    ).toBe(422);
   });
 });
 
@@ -205,7 +315,11 @@ describe('persons, clients and grants', () => {
   });
 
   it('creates a person with a login account and the tenant relationship, and ends the relationship keeping the person', async () => {
-    const res = await admin.checked('createPerson', 'POST', `/tenants/${tenantId}/persons`, { displayName: 'Ada', username: `ada-${label()}`, password: 'long enough password' });
+    const res = await admin.checked('createPerson', 'POST', `/tenants/${tenantId}/persons`, {
+      displayName: 'Ada',
+      username: `ada-${label()}`,
+      password: 'long enough password',
+    });
     expect(res.status).toBe(201);
     const { personId, accountId } = res.body;
     expect(personId).toMatch(/^psn_/);
@@ -214,18 +328,33 @@ describe('persons, clients and grants', () => {
     expect(account).toMatchObject({ kind: 'person', person_id: personId, status: 'active', epoch: 1 });
     expect(account.password_hash).not.toContain('long enough password');
 
-    expect((await admin.checked('endPersonRelationship', 'DELETE', `/tenants/${tenantId}/persons/${personId}`)).status).toBe(204);
-    const rel = await system.db.knex('tenant_person_relationships').where({ tenant_id: tenantId, person_id: personId }).first();
+    expect(
+      (await admin.checked('endPersonRelationship', 'DELETE', `/tenants/${tenantId}/persons/${personId}`)).status,
+    ).toBe(204);
+    const rel = await system.db
+      .knex('tenant_person_relationships')
+      .where({ tenant_id: tenantId, person_id: personId })
+      .first();
     expect(rel.ended_at).not.toBeNull();
     expect(await system.db.knex('persons').where({ id: personId }).first()).toBeTruthy();
-    expect((await admin.checked('endPersonRelationship', 'DELETE', `/tenants/${tenantId}/persons/${personId}`)).status).toBe(404);
+    expect(
+      (await admin.checked('endPersonRelationship', 'DELETE', `/tenants/${tenantId}/persons/${personId}`)).status,
+    ).toBe(404);
   });
 
   it('refuses a taken username with 409 already_exists and leaves no half-created person behind', async () => {
     const username = `bob-${label()}`;
-    await admin.ok('POST', `/tenants/${tenantId}/persons`, { displayName: 'Bob', username, password: 'long enough password' });
+    await admin.ok('POST', `/tenants/${tenantId}/persons`, {
+      displayName: 'Bob',
+      username,
+      password: 'long enough password',
+    });
     const persons = await system.db.knex('persons').count({ n: '*' }).first();
-    const res = await admin.checked('createPerson', 'POST', `/tenants/${tenantId}/persons`, { displayName: 'Bob 2', username, password: 'another password' });
+    const res = await admin.checked('createPerson', 'POST', `/tenants/${tenantId}/persons`, {
+      displayName: 'Bob 2',
+      username,
+      password: 'another password',
+    });
     expect(res.status).toBe(409);
     expect(res.body.error).toBe('already_exists');
     expect(await system.db.knex('persons').count({ n: '*' }).first()).toEqual(persons);
@@ -233,7 +362,11 @@ describe('persons, clients and grants', () => {
 
   it('creates a confidential third-party client with a tp_<label>_<slug> id, shows the secret once and stores only its hash', async () => {
     const res = await admin.checked('createClient', 'POST', `/tenants/${tenantId}/clients`, {
-      slug: 'sync', name: 'Sync', kind: 'third_party', type: 'confidential', redirectUris: ['https://app.example/cb'],
+      slug: 'sync',
+      name: 'Sync',
+      kind: 'third_party',
+      type: 'confidential',
+      redirectUris: ['https://app.example/cb'],
     });
     expect(res.status).toBe(201);
     expect(res.body.clientId).toBe(`tp_${tenantLabel}_sync`);
@@ -245,35 +378,67 @@ describe('persons, clients and grants', () => {
     expect(await verifySecret(secret, stored[0].secret_hash)).toBe(true);
 
     const dup = await admin.checked('createClient', 'POST', `/tenants/${tenantId}/clients`, {
-      slug: 'sync', name: 'Sync 2', kind: 'third_party', type: 'public', redirectUris: ['https://app.example/cb'],
+      slug: 'sync',
+      name: 'Sync 2',
+      kind: 'third_party',
+      type: 'public',
+      redirectUris: ['https://app.example/cb'],
     });
     expect(dup.status).toBe(409);
   });
 
   it('replaces, reads and withdraws a grant, refusing capabilities outside the catalogue', async () => {
     const { body: client } = await admin.checked('createClient', 'POST', `/tenants/${tenantId}/clients`, {
-      slug: 'notes', name: 'Notes', kind: 'third_party', type: 'public', redirectUris: ['http://127.0.0.1:8400/callback'],
+      slug: 'notes',
+      name: 'Notes',
+      kind: 'third_party',
+      type: 'public',
+      redirectUris: ['http://127.0.0.1:8400/callback'],
     });
     const path = `/tenants/${tenantId}/grants/${client.clientId}`;
-    const put = await admin.checked('putGrant', 'PUT', path, { capabilities: ['svc.tenant.info.read', 'svc.profile.self.read'] });
-    expect(put.body).toEqual({ tenantId, clientId: client.clientId, capabilities: ['svc.profile.self.read', 'svc.tenant.info.read'] });
+    const put = await admin.checked('putGrant', 'PUT', path, {
+      capabilities: ['svc.tenant.info.read', 'svc.profile.self.read'],
+    });
+    expect(put.body).toEqual({
+      tenantId,
+      clientId: client.clientId,
+      capabilities: ['svc.profile.self.read', 'svc.tenant.info.read'],
+    });
     const bad = await admin.checked('putGrant', 'PUT', path, { capabilities: ['svc.admin'] });
     expect(bad.status).toBe(422);
-    expect((await admin.checked('getGrant', 'GET', path)).body.capabilities).toEqual(['svc.profile.self.read', 'svc.tenant.info.read']);
+    expect((await admin.checked('getGrant', 'GET', path)).body.capabilities).toEqual([
+      'svc.profile.self.read',
+      'svc.tenant.info.read',
+    ]);
     expect((await admin.checked('deleteGrant', 'DELETE', path)).status).toBe(204);
     expect((await admin.checked('getGrant', 'GET', path)).body.capabilities).toEqual([]);
-    const otherTenant = await admin.checked('getGrant', 'GET', `/tenants/ten_00000000000000000000000000/grants/${client.clientId}`);
+    const otherTenant = await admin.checked(
+      'getGrant',
+      'GET',
+      `/tenants/ten_00000000000000000000000000/grants/${client.clientId}`,
+    );
     expect(otherTenant.status).toBe(404);
   });
 
   it('serialises concurrent replacements of one grant: every PUT succeeds and one of them is what is stored', async () => {
     const { body: client } = await admin.checked('createClient', 'POST', `/tenants/${tenantId}/clients`, {
-      slug: 'racy', name: 'Racy', kind: 'third_party', type: 'public', redirectUris: ['http://127.0.0.1:8400/callback'],
+      slug: 'racy',
+      name: 'Racy',
+      kind: 'third_party',
+      type: 'public',
+      redirectUris: ['http://127.0.0.1:8400/callback'],
     });
     const path = `/tenants/${tenantId}/grants/${client.clientId}`;
-    const sets = [['svc.profile.self.read'], ['svc.tenant.info.read'], ['svc.profile.self.read', 'svc.person.read'], ['svc.person.read']];
+    const sets = [
+      ['svc.profile.self.read'],
+      ['svc.tenant.info.read'],
+      ['svc.profile.self.read', 'svc.person.read'],
+      ['svc.person.read'],
+    ];
     for (let round = 0; round < 5; round++) {
-      const statuses = await Promise.all(sets.map((capabilities) => admin.call('PUT', path, { capabilities }).then((r) => r.status)));
+      const statuses = await Promise.all(
+        sets.map((capabilities) => admin.call('PUT', path, { capabilities }).then((r) => r.status)),
+      );
       expect(statuses).toEqual([200, 200, 200, 200]);
     }
     const stored = (await admin.ok('GET', path)).capabilities;
@@ -282,7 +447,11 @@ describe('persons, clients and grants', () => {
 
   it('disables and re-enables a client', async () => {
     const { body: client } = await admin.checked('createClient', 'POST', `/tenants/${tenantId}/clients`, {
-      slug: 'toggle', name: 'Toggle', kind: 'third_party', type: 'public', redirectUris: ['http://127.0.0.1:8400/callback'],
+      slug: 'toggle',
+      name: 'Toggle',
+      kind: 'third_party',
+      type: 'public',
+      redirectUris: ['http://127.0.0.1:8400/callback'],
     });
     const off = await admin.checked('updateClient', 'PATCH', `/clients/${client.clientId}`, { status: 'disabled' });
     expect(off.body.status).toBe('disabled');
@@ -292,35 +461,83 @@ describe('persons, clients and grants', () => {
 
   it("changes a client's name, redirect URIs and origins (a list replaces the stored one), audited as client.update; an empty or bad change stores nothing", async () => {
     const { body: client } = await admin.checked('createClient', 'POST', `/tenants/${tenantId}/clients`, {
-      slug: 'settings', name: 'Settings', kind: 'third_party', type: 'public', redirectUris: ['https://settings.example/cb'], allowedOrigins: ['https://settings.example'],
+      slug: 'settings',
+      name: 'Settings',
+      kind: 'third_party',
+      type: 'public',
+      redirectUris: ['https://settings.example/cb'],
+      allowedOrigins: ['https://settings.example'],
     });
     const path = `/clients/${client.clientId}`;
-    const changed = await admin.checked('updateClient', 'PATCH', path, { name: 'Settings v2', redirectUris: ['https://settings.example/v2/cb'], allowedOrigins: [] });
+    const changed = await admin.checked('updateClient', 'PATCH', path, {
+      name: 'Settings v2',
+      redirectUris: ['https://settings.example/v2/cb'],
+      allowedOrigins: [],
+    });
     expect(changed.status).toBe(200);
-    expect(changed.body).toMatchObject({ name: 'Settings v2', status: 'active', redirectUris: ['https://settings.example/v2/cb'], allowedOrigins: [] });
+    expect(changed.body).toMatchObject({
+      name: 'Settings v2',
+      status: 'active',
+      redirectUris: ['https://settings.example/v2/cb'],
+      allowedOrigins: [],
+    });
     const audit = await admin.ok('GET', `/tenants/${tenantId}/audit?action=client.update`);
     expect(audit.items.find((e: { target: { id: string } }) => e.target.id === client.clientId)?.changes).toEqual({
       name: { from: 'Settings', to: 'Settings v2' },
       redirectUris: { from: ['https://settings.example/cb'], to: ['https://settings.example/v2/cb'] },
       allowedOrigins: { from: ['https://settings.example'], to: [] },
     });
-    for (const bad of [{}, { redirectUris: [] }, { redirectUris: ['https://x.example/cb#frag'] }, { slug: 'renamed' }, { name: '  ' }]) {
+    for (const bad of [
+      {},
+      { redirectUris: [] },
+      { redirectUris: ['https://x.example/cb#frag'] },
+      { slug: 'renamed' },
+      { name: '  ' },
+    ]) {
       const refused = await admin.checked('updateClient', 'PATCH', path, bad);
-      expect([JSON.stringify(bad), refused.status, refused.body.error]).toEqual([JSON.stringify(bad), 422, 'schema_invalid']);
+      expect([JSON.stringify(bad), refused.status, refused.body.error]).toEqual([
+        JSON.stringify(bad),
+        422,
+        'schema_invalid',
+      ]);
     }
-    expect((await admin.ok('GET', `/tenants/${tenantId}/clients`)).items.find((c: { clientId: string }) => c.clientId === client.clientId)).toMatchObject({ name: 'Settings v2', redirectUris: ['https://settings.example/v2/cb'] });
+    expect(
+      (await admin.ok('GET', `/tenants/${tenantId}/clients`)).items.find(
+        (c: { clientId: string }) => c.clientId === client.clientId,
+      ),
+    ).toMatchObject({ name: 'Settings v2', redirectUris: ['https://settings.example/v2/cb'] });
   });
 });
 
 describe("the console's listings", () => {
   it('read all service accounts and all extensions of a tenant in one statement each, with their capabilities and schema versions', async () => {
     const tenant = await setupTenant(admin, { type: 'confidential' });
-    const other = await admin.ok('POST', `/tenants/${tenant.tenantId}/clients`, { slug: 'other', name: 'Other', kind: 'third_party', type: 'confidential', redirectUris: [tenant.redirectUri] });
-    const withTwo = await admin.ok('POST', `/tenants/${tenant.tenantId}/service-accounts`, { clientId: tenant.clientId, name: 'Two', capabilities: ['svc.tenant.info.read', 'svc.profile.self.read'] });
-    const withNone = await admin.ok('POST', `/tenants/${tenant.tenantId}/service-accounts`, { clientId: other.clientId, name: 'None', capabilities: [] });
+    const other = await admin.ok('POST', `/tenants/${tenant.tenantId}/clients`, {
+      slug: 'other',
+      name: 'Other',
+      kind: 'third_party',
+      type: 'confidential',
+      redirectUris: [tenant.redirectUri],
+    });
+    const withTwo = await admin.ok('POST', `/tenants/${tenant.tenantId}/service-accounts`, {
+      clientId: tenant.clientId,
+      name: 'Two',
+      capabilities: ['svc.tenant.info.read', 'svc.profile.self.read'],
+    });
+    const withNone = await admin.ok('POST', `/tenants/${tenant.tenantId}/service-accounts`, {
+      clientId: other.clientId,
+      name: 'None',
+      capabilities: [],
+    });
     const schema = { type: 'object', properties: { n: { type: 'integer' } }, additionalProperties: false };
-    const twoVersions = await admin.ok('POST', `/clients/${tenant.clientId}/extensions`, { name: 'two versions', schemas: { 1: schema, 2: schema } });
-    const oneVersion = await admin.ok('POST', `/clients/${other.clientId}/extensions`, { name: 'one version', schemas: { 1: schema } });
+    const twoVersions = await admin.ok('POST', `/clients/${tenant.clientId}/extensions`, {
+      name: 'two versions',
+      schemas: { 1: schema, 2: schema },
+    });
+    const oneVersion = await admin.ok('POST', `/clients/${other.clientId}/extensions`, {
+      name: 'one version',
+      schemas: { 1: schema },
+    });
 
     const statements: string[] = [];
     const count = (q: { sql: string }) => void statements.push(q.sql);
@@ -333,7 +550,10 @@ describe("the console's listings", () => {
         [withTwo.accountId, ['svc.profile.self.read', 'svc.tenant.info.read']],
         [withNone.accountId, []],
       ]);
-      expect(extensions.map((e) => [e.extensionId, e.schemaVersions])).toEqual([[twoVersions.extensionId, [1, 2]], [oneVersion.extensionId, [1]]]);
+      expect(extensions.map((e) => [e.extensionId, e.schemaVersions])).toEqual([
+        [twoVersions.extensionId, [1, 2]],
+        [oneVersion.extensionId, [1]],
+      ]);
     } finally {
       system.db.knex.off('query', count);
     }

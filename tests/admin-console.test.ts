@@ -13,13 +13,33 @@ import { createLogger } from '../common/log.js';
 import { createTelemetry } from '../common/telemetry.js';
 import { launchBrowser } from './support/browser.js';
 import { startTestSystem } from './support/system.js';
-import { adminClient, setupMachineClient, setupTenant, type AdminClient, type MachineClientSetup, type TenantSetup } from './support/admin.js';
+import {
+  adminClient,
+  setupMachineClient,
+  setupTenant,
+  type AdminClient,
+  type MachineClientSetup,
+  type TenantSetup,
+} from './support/admin.js';
 import { callApi } from './support/api.js';
 import { personApi } from './support/extensions.js';
-import { authorizationRequest, basicAuth, clientCredentialsToken, discover, obtainTokens, postTokenForm } from './support/oauth.js';
+import {
+  authorizationRequest,
+  basicAuth,
+  clientCredentialsToken,
+  discover,
+  obtainTokens,
+  postTokenForm,
+} from './support/oauth.js';
 
 const ARTIFACTS = 'test-artifacts/admin-console';
-const ALL = ['svc.profile.self.read', 'svc.tenant.info.read', 'svc.person.read', 'svc.person.metadata.read', 'svc.person.metadata.write'];
+const ALL = [
+  'svc.profile.self.read',
+  'svc.tenant.info.read',
+  'svc.person.read',
+  'svc.person.metadata.read',
+  'svc.person.metadata.write',
+];
 
 let system: System;
 let operator: AdminClient;
@@ -31,7 +51,10 @@ let adminKey: { keyId: string; key: string };
 
 beforeAll(async () => {
   await mkdir(ARTIFACTS, { recursive: true });
-  [system, browser] = await Promise.all([startTestSystem({ ISSUER_ENABLE_CLIENT_CREDENTIALS: 'true' }), launchBrowser()]);
+  [system, browser] = await Promise.all([
+    startTestSystem({ ISSUER_ENABLE_CLIENT_CREDENTIALS: 'true' }),
+    launchBrowser(),
+  ]);
   operator = adminClient(system);
   consoleUrl = `${system.pdpUrl}/admin/console`;
   own = await setupMachineClient(operator, { grant: ALL });
@@ -48,7 +71,10 @@ const pageUrl = (tenantId: string, path: string) => `${consoleUrl}/tenants/${ten
 
 /** Clicks the button named `name` and waits for the page the form's answer (after any redirect) shows. */
 async function press(page: Page, name: string): Promise<PageResponse> {
-  const [response] = await Promise.all([page.waitForNavigation(), page.getByRole('button', { name, exact: true }).click()]);
+  const [response] = await Promise.all([
+    page.waitForNavigation(),
+    page.getByRole('button', { name, exact: true }).click(),
+  ]);
   return response!;
 }
 
@@ -61,8 +87,13 @@ async function signIn(context: BrowserContext, key: string): Promise<{ page: Pag
 
 /** client_credentials at the token endpoint for the own tenant's confidential app. */
 const tokenRequest = (secret = own.clientSecret) =>
-  postTokenForm(system.authUrl, { grant_type: 'client_credentials', scope: ALL.join(' ') }, { authorization: basicAuth(own.clientId, secret) });
-const workloadToken = (secret = own.clientSecret): Promise<string> => clientCredentialsToken(system.authUrl, { clientId: own.clientId, clientSecret: secret }, ALL.join(' '));
+  postTokenForm(
+    system.authUrl,
+    { grant_type: 'client_credentials', scope: ALL.join(' ') },
+    { authorization: basicAuth(own.clientId, secret) },
+  );
+const workloadToken = (secret = own.clientSecret): Promise<string> =>
+  clientCredentialsToken(system.authUrl, { clientId: own.clientId, clientSecret: secret }, ALL.join(' '));
 const getMe = (token: string) => callApi(system.baseUrl, 'getMe', '/me', token);
 const getTenant = (token: string) => callApi(system.baseUrl, 'getTenant', '/tenant', token);
 
@@ -81,7 +112,12 @@ const row = (page: Page, text: string) => page.getByRole('row').filter({ hasText
 describe('signing in', () => {
   it('answers a wrong key with one generic message, whichever part was wrong, and never echoes it', async () => {
     const context = await browser.newContext();
-    const wrong = ['not a key at all', `${adminKey.keyId}.wrong-secret-part`, `key_00000000000000000000000000.${adminKey.key.split('.')[1]}`, `${system.adminToken}x`];
+    const wrong = [
+      'not a key at all',
+      `${adminKey.keyId}.wrong-secret-part`,
+      `key_00000000000000000000000000.${adminKey.key.split('.')[1]}`,
+      `${system.adminToken}x`,
+    ];
     const messages = new Set<string>();
     for (const key of wrong) {
       const { page, response } = await signIn(context, key);
@@ -111,12 +147,19 @@ describe('a tenant admin', () => {
     const response = (await page.goto(page.url()))!;
     const headers = response.headers();
     expect(headers['cache-control']).toBe('no-store');
-    expect(headers['content-security-policy']).toMatch(/default-src 'none'.*style-src 'sha256-.*frame-ancestors 'none'/);
+    expect(headers['content-security-policy']).toMatch(
+      /default-src 'none'.*style-src 'sha256-.*frame-ancestors 'none'/,
+    );
     const app = row(page, own.clientName);
     await expect(app.getByRole('cell').last().innerText()).resolves.toBe([...ALL].sort().join('\n'));
     const cookies = await context.cookies();
     expect(cookies).toHaveLength(1);
-    expect(cookies[0]).toMatchObject({ name: 'console_session', httpOnly: true, sameSite: 'Strict', path: '/admin/console' });
+    expect(cookies[0]).toMatchObject({
+      name: 'console_session',
+      httpOnly: true,
+      sameSite: 'Strict',
+      path: '/admin/console',
+    });
     expect(cookies[0]!.value).not.toContain(adminKey.key.split('.')[1]);
     expect(await page.content()).not.toContain(adminKey.key.split('.')[1]);
     await shot(page, 'apps');
@@ -190,8 +233,17 @@ describe('a tenant admin', () => {
   });
 
   it('creates a person, keeps the typed fields when the username is taken, finds them, and disabling their login refuses their sign-in', async () => {
-    const person = { displayName: 'Console Person', username: `console-${Date.now().toString(36)}`, password: 'console password 1' };
-    const signInAs = () => fetch(`${system.authUrl}/account/apps`, { method: 'POST', redirect: 'manual', body: new URLSearchParams(person) }).then((r) => r.status);
+    const person = {
+      displayName: 'Console Person',
+      username: `console-${Date.now().toString(36)}`,
+      password: 'console password 1',
+    };
+    const signInAs = () =>
+      fetch(`${system.authUrl}/account/apps`, {
+        method: 'POST',
+        redirect: 'manual',
+        body: new URLSearchParams(person),
+      }).then((r) => r.status);
     await page.goto(pageUrl(own.tenantId, 'persons'));
     const create = async (displayName: string) => {
       await page.getByLabel('Display name').fill(displayName);
@@ -218,7 +270,7 @@ describe('a tenant admin', () => {
     await shot(page, 'persons');
   });
 
-  it("registers a public app (keeping the form and naming the field when refused), grants it a capability, and changes its redirect URIs: a person signs in through the new one, the old one is refused", async () => {
+  it('registers a public app (keeping the form and naming the field when refused), grants it a capability, and changes its redirect URIs: a person signs in through the new one, the old one is refused', async () => {
     const slug = `console-app-${Date.now().toString(36)}`;
     const clientId = `tp_${own.clientId.split('_')[1]}_${slug}`;
     await page.goto(pageUrl(own.tenantId, 'apps'));
@@ -237,7 +289,9 @@ describe('a tenant admin', () => {
     await expect(page.getByText("Read the tenant's public identity").count()).resolves.toBe(1);
     await page.getByLabel('svc.profile.self.read').check();
     await press(page, 'Save granted capabilities');
-    await page.getByLabel('Redirect URIs, one per line (the next authorization request uses them)').fill('https://console-app.example/v2/cb');
+    await page
+      .getByLabel('Redirect URIs, one per line (the next authorization request uses them)')
+      .fill('https://console-app.example/v2/cb');
     await press(page, 'Save settings');
     await expect(page.getByRole('status').innerText()).resolves.toContain('Settings of Console App saved');
     await shot(page, 'app-settings');
@@ -245,7 +299,11 @@ describe('a tenant admin', () => {
     const app = { authUrl: system.authUrl, clientId, redirectUri: 'https://console-app.example/v2/cb' };
     const tokens = await obtainTokens(browser, app, own, 'svc.profile.self.read');
     expect((await getMe(tokens.access_token)).status).toBe(200);
-    const old = await authorizationRequest(await discover({ ...app, redirectUri: 'https://console-app.example/cb' }), 'https://console-app.example/cb', 'svc.profile.self.read');
+    const old = await authorizationRequest(
+      await discover({ ...app, redirectUri: 'https://console-app.example/cb' }),
+      'https://console-app.example/cb',
+      'svc.profile.self.read',
+    );
     expect((await fetch(old.url, { redirect: 'manual' })).status).toBe(400);
   });
 
@@ -270,8 +328,12 @@ describe('a tenant admin', () => {
       const clientId = `tp_${own.clientId.split('_')[1]}_${slug}`;
       // Authenticated: the grant is refused for what it is (400), not the client (401 invalid_client).
       const form = { grant_type: 'refresh_token', refresh_token: 'not-a-refresh-token' };
-      expect((await postTokenForm(system.authUrl, form, { authorization: basicAuth(clientId, secret) })).status).toBe(400);
-      expect((await postTokenForm(system.authUrl, form, { authorization: basicAuth(clientId, `${secret}x`) })).status).toBe(401);
+      expect((await postTokenForm(system.authUrl, form, { authorization: basicAuth(clientId, secret) })).status).toBe(
+        400,
+      );
+      expect(
+        (await postTokenForm(system.authUrl, form, { authorization: basicAuth(clientId, `${secret}x`) })).status,
+      ).toBe(401);
       await page.goto(pageUrl(own.tenantId, `apps/${clientId}`));
       expect(await page.content()).not.toContain(secret);
     } finally {
@@ -280,7 +342,12 @@ describe('a tenant admin', () => {
   });
 
   it("shows the apps a person let in, and ending every session of their login refuses the app's token at once", async () => {
-    const app = { authUrl: system.authUrl, clientId: own.clientId, clientSecret: own.clientSecret, redirectUri: own.redirectUri };
+    const app = {
+      authUrl: system.authUrl,
+      clientId: own.clientId,
+      clientSecret: own.clientSecret,
+      redirectUri: own.redirectUri,
+    };
     const tokens = await obtainTokens(browser, app, own, 'svc.profile.self.read');
     expect((await getMe(tokens.access_token)).status).toBe(200);
     await page.goto(pageUrl(own.tenantId, 'persons'));
@@ -322,7 +389,9 @@ describe('a tenant admin', () => {
     await page.goto(pageUrl(own.tenantId, 'extensions'));
     await page.getByLabel('Owning app').selectOption(own.clientId);
     await page.getByLabel('Name').fill('Loyalty <notes>');
-    await page.getByLabel('JSON Schema for version 1').fill(JSON.stringify({ type: 'object', properties: { points: { type: 'integer' } }, required: ['points'] }));
+    await page
+      .getByLabel('JSON Schema for version 1')
+      .fill(JSON.stringify({ type: 'object', properties: { points: { type: 'integer' } }, required: ['points'] }));
     await press(page, 'Register extension');
     const registered = row(page, 'Loyalty <notes>');
     const extensionId = await registered.getByRole('cell').first().innerText();
@@ -330,15 +399,30 @@ describe('a tenant admin', () => {
     await shot(page, 'extensions');
     const api = personApi(system.baseUrl);
     const token = await workloadToken();
-    const created = await api.put(token, own.personId, extensionId, { schemaVersion: 1, data: { points: 3 } }, { 'if-none-match': '*' });
+    const created = await api.put(
+      token,
+      own.personId,
+      extensionId,
+      { schemaVersion: 1, data: { points: 3 } },
+      { 'if-none-match': '*' },
+    );
     expect(created.status).toBe(201);
-    const invalid = await api.put(token, own.personId, extensionId, { schemaVersion: 1, data: { points: 'many' } }, { 'if-match': created.headers.get('etag')! });
+    const invalid = await api.put(
+      token,
+      own.personId,
+      extensionId,
+      { schemaVersion: 1, data: { points: 'many' } },
+      { 'if-match': created.headers.get('etag')! },
+    );
     expect([invalid.status, invalid.body.error]).toEqual([422, 'schema_invalid']);
   });
 
   it('refuses a schema that is not JSON or not a JSON Schema with the form as typed and a sentence that says which, and registers nothing', async () => {
     await page.goto(pageUrl(own.tenantId, 'extensions'));
-    for (const [schema, why] of [['{not json', /^That was not accepted: the schema is not valid JSON \(/], ['{"type": "no-such-type"}', /^That was not accepted: the JSON Schema: /]] as const) {
+    for (const [schema, why] of [
+      ['{not json', /^That was not accepted: the schema is not valid JSON \(/],
+      ['{"type": "no-such-type"}', /^That was not accepted: the JSON Schema: /],
+    ] as const) {
       await page.getByLabel('Name').fill('Broken');
       await page.getByLabel('JSON Schema for version 1').fill(schema);
       const response = await press(page, 'Register extension');
@@ -354,8 +438,15 @@ describe('a tenant admin', () => {
   });
 
   it('answers malformed input with a page, never a 5xx: unreadable or unstorable ids, unknown capabilities and statuses, NUL in a name', async () => {
-    for (const [path, status] of [['apps/%00', 404], ['apps/%E0%A4%A', 400], ['service-accounts/%00/epoch', 404]] as const)
-      expect([path, (await context.request.get(pageUrl(own.tenantId, path), { maxRedirects: 0 })).status()]).toEqual([path, status]);
+    for (const [path, status] of [
+      ['apps/%00', 404],
+      ['apps/%E0%A4%A', 400],
+      ['service-accounts/%00/epoch', 404],
+    ] as const)
+      expect([path, (await context.request.get(pageUrl(own.tenantId, path), { maxRedirects: 0 })).status()]).toEqual([
+        path,
+        status,
+      ]);
     await page.goto(pageUrl(own.tenantId, 'apps'));
     const _csrf = await page.locator('input[name="_csrf"]').first().inputValue();
     const posts = [
@@ -383,7 +474,12 @@ describe('a tenant admin', () => {
       await page.reload();
     }
     const cells = await row(page, deniedRequestId).getByRole('cell').allInnerTexts();
-    expect(cells.slice(3)).toEqual(['svc.tenant.info.read', 'denied', 'capability_not_granted', 'capability.tenant_grant']);
+    expect(cells.slice(3)).toEqual([
+      'svc.tenant.info.read',
+      'denied',
+      'capability_not_granted',
+      'capability.tenant_grant',
+    ]);
     await expect(page.getByRole('row').count()).resolves.toBe(2); // the header row and this one
     await shot(page, 'decisions');
   });
@@ -391,11 +487,18 @@ describe('a tenant admin', () => {
   it('filters decisions by app, outcome, deny code and capability, and pages to older ones', async () => {
     // 120 decisions of one app, written as the PDP writes them; every second one a denial.
     const clientId = `tp_paging_${Date.now().toString(36)}`;
-    await system.db.knex('decision_logs').insert(Array.from({ length: 120 }, (_, i) => ({
-      request_id: `paging-${String(i).padStart(3, '0')}`, tenant_id: own.tenantId, client_id: clientId, subject: own.personId,
-      capability: i % 2 ? 'svc.person.read' : 'svc.profile.self.read', allow: i % 2 === 0, code: i % 2 ? 'capability_not_granted' : null,
-      check_name: i % 2 ? 'capability.tenant_grant' : 'allow',
-    })));
+    await system.db.knex('decision_logs').insert(
+      Array.from({ length: 120 }, (_, i) => ({
+        request_id: `paging-${String(i).padStart(3, '0')}`,
+        tenant_id: own.tenantId,
+        client_id: clientId,
+        subject: own.personId,
+        capability: i % 2 ? 'svc.person.read' : 'svc.profile.self.read',
+        allow: i % 2 === 0,
+        code: i % 2 ? 'capability_not_granted' : null,
+        check_name: i % 2 ? 'capability.tenant_grant' : 'allow',
+      })),
+    );
     const requestIds = async () => (await page.getByRole('row').allInnerTexts()).slice(1).map((r) => r.split('\t')[1]);
     await page.goto(`${pageUrl(own.tenantId, 'decisions')}?clientId=${clientId}`);
     const first = await requestIds();
@@ -403,7 +506,9 @@ describe('a tenant admin', () => {
     expect(first[0]).toBe('paging-119'); // newest first
     await page.getByRole('link', { name: 'Older decisions' }).click();
     await page.waitForLoadState();
-    expect(await requestIds()).toEqual(Array.from({ length: 20 }, (_, i) => `paging-${String(19 - i).padStart(3, '0')}`));
+    expect(await requestIds()).toEqual(
+      Array.from({ length: 20 }, (_, i) => `paging-${String(19 - i).padStart(3, '0')}`),
+    );
     await expect(page.getByRole('link', { name: 'Older decisions' }).count()).resolves.toBe(0);
 
     await page.goto(`${pageUrl(own.tenantId, 'decisions')}?clientId=${clientId}`);
@@ -426,8 +531,12 @@ describe('a tenant admin', () => {
     await reloadUntil(page, own.clientId);
     // The UTC day of the latest call, from the rows themselves (a run crossing midnight still finds its row).
     const { rows } = await system.db.knex.raw(
-      `select to_char(max(created_at) at time zone 'UTC', 'YYYY-MM-DD') as day from usage_records where tenant_id = ? and client_id = ?`, [own.tenantId, own.clientId]);
-    const calls = Number(await row(page, rows[0].day).filter({ hasText: own.clientId }).getByRole('cell').last().innerText());
+      `select to_char(max(created_at) at time zone 'UTC', 'YYYY-MM-DD') as day from usage_records where tenant_id = ? and client_id = ?`,
+      [own.tenantId, own.clientId],
+    );
+    const calls = Number(
+      await row(page, rows[0].day).filter({ hasText: own.clientId }).getByRole('cell').last().innerText(),
+    );
     expect(calls).toBeGreaterThan(5);
     await shot(page, 'usage');
   });
@@ -438,14 +547,21 @@ describe('a tenant admin', () => {
     it('refuses a POST without or with a wrong token with a 403 page, and changes nothing', async () => {
       const token = await workloadToken();
       const target = pageUrl(own.tenantId, `apps/${own.clientId}`);
-      for (const form of [{ status: 'disabled' }, { status: 'disabled', _csrf: 'wrong' }, { status: 'disabled', _csrf: '' }] as Record<string, string>[]) {
+      for (const form of [
+        { status: 'disabled' },
+        { status: 'disabled', _csrf: 'wrong' },
+        { status: 'disabled', _csrf: '' },
+      ] as Record<string, string>[]) {
         const res = await context.request.post(`${target}/status`, { form, maxRedirects: 0 });
         expect(res.status()).toBe(403);
         expect(await res.text()).toContain('nothing was changed');
       }
       const grant = await context.request.post(`${target}/grant`, { form: { _csrf: 'wrong' }, maxRedirects: 0 });
       expect(grant.status()).toBe(403);
-      const epoch = await context.request.post(pageUrl(own.tenantId, `service-accounts/${own.serviceAccountId}/epoch`), { maxRedirects: 0 });
+      const epoch = await context.request.post(
+        pageUrl(own.tenantId, `service-accounts/${own.serviceAccountId}/epoch`),
+        { maxRedirects: 0 },
+      );
       expect(epoch.status()).toBe(403);
       expect((await getMe(token)).status).toBe(200);
       expect((await getTenant(token)).status).toBe(200);
@@ -477,9 +593,16 @@ describe('a tenant admin', () => {
         expect([url, res.status()]).toEqual([url, 404]);
       }
       const knex = system.db.knex;
-      await expect(knex('clients').where({ id: other.clientId }).first('status')).resolves.toEqual({ status: 'active' });
-      await expect(knex('accounts').where({ id: other.accountId }).first('status', 'epoch')).resolves.toEqual({ status: 'active', epoch: 1 });
-      await expect(operator.ok('GET', `/tenants/${other.tenantId}/grants/${other.clientId}`)).resolves.toMatchObject({ capabilities: ['svc.profile.self.read', 'svc.tenant.info.read'] });
+      await expect(knex('clients').where({ id: other.clientId }).first('status')).resolves.toEqual({
+        status: 'active',
+      });
+      await expect(knex('accounts').where({ id: other.accountId }).first('status', 'epoch')).resolves.toEqual({
+        status: 'active',
+        epoch: 1,
+      });
+      await expect(operator.ok('GET', `/tenants/${other.tenantId}/grants/${other.clientId}`)).resolves.toMatchObject({
+        capabilities: ['svc.profile.self.read', 'svc.tenant.info.read'],
+      });
       await expect(knex('extensions').where({ name: 'sneaky' }).first()).resolves.toBeUndefined();
     });
   });
@@ -490,7 +613,10 @@ describe('a tenant admin', () => {
     await press(page, 'Sign out');
     await expect(page.getByRole('heading', { level: 1 }).innerText()).resolves.toBe('Signed out');
     await shot(page, 'signed-out');
-    const replay = await fetch(pageUrl(own.tenantId, 'apps'), { headers: { cookie: `console_session=${cookie!.value}` }, redirect: 'manual' });
+    const replay = await fetch(pageUrl(own.tenantId, 'apps'), {
+      headers: { cookie: `console_session=${cookie!.value}` },
+      redirect: 'manual',
+    });
     expect([replay.status, replay.headers.get('location')]).toEqual([303, '/admin/console/sign-in']);
   });
 });
@@ -522,7 +648,9 @@ describe('the operator', () => {
         return press(page, 'Create tenant');
       };
       expect((await create('Console Tenant')).status()).toBe(200);
-      await expect(page.getByRole('status').innerText()).resolves.toContain(`Console Tenant is created (${label}, plan L1)`);
+      await expect(page.getByRole('status').innerText()).resolves.toContain(
+        `Console Tenant is created (${label}, plan L1)`,
+      );
       const tenantId = new URL(page.url()).pathname.split('/')[4]!;
       const taken = await create('Second Try');
       expect(taken.status()).toBe(409);
@@ -534,20 +662,33 @@ describe('the operator', () => {
       await page.getByLabel('Whole tenant: requests').fill('5000');
       await page.getByLabel('Each account: requests').fill('0');
       // The browser's own check of the field would stop this; the server's answer is what is tested.
-      await page.locator('form:has(button:text-is("Save settings"))').evaluate((form: HTMLFormElement) => void (form.noValidate = true));
+      await page
+        .locator('form:has(button:text-is("Save settings"))')
+        .evaluate((form: HTMLFormElement) => void (form.noValidate = true));
       expect((await press(page, 'Save settings')).status()).toBe(422);
       await expect(page.getByRole('alert').innerText()).resolves.toMatch(/rateLimit\.account\.points/);
       await expect(page.getByLabel('Whole tenant: requests').inputValue()).resolves.toBe('5000');
       await page.getByLabel('Each account: requests').fill('200');
       await press(page, 'Save settings');
-      expect(await operator.ok('GET', `/tenants?limit=100`).then((p) => p.items.find((t: { tenantId: string }) => t.tenantId === tenantId)))
-        .toMatchObject({ plan: 'L2', status: 'active', rateLimit: { tenant: { points: 5000 }, account: { points: 200 } } });
+      expect(
+        await operator
+          .ok('GET', `/tenants?limit=100`)
+          .then((p) => p.items.find((t: { tenantId: string }) => t.tenantId === tenantId)),
+      ).toMatchObject({
+        plan: 'L2',
+        status: 'active',
+        rateLimit: { tenant: { points: 5000 }, account: { points: 200 } },
+      });
 
       await page.getByLabel('Status').selectOption('suspended');
       await press(page, 'Save settings');
       await expect(page.getByRole('main').innerText()).resolves.toContain('403 tenant_suspended');
       await press(page, 'Confirm');
-      expect((await operator.ok('GET', `/tenants?status=suspended&limit=100`)).items.map((t: { tenantId: string }) => t.tenantId)).toContain(tenantId);
+      expect(
+        (await operator.ok('GET', `/tenants?status=suspended&limit=100`)).items.map(
+          (t: { tenantId: string }) => t.tenantId,
+        ),
+      ).toContain(tenantId);
 
       expect((await press(page, 'Create an admin key')).status()).toBe(201);
       const key = await page.getByRole('status', { name: 'New admin key' }).innerText();
@@ -587,7 +728,10 @@ describe("a tenant admin's settings", () => {
       await press(page, 'Save settings');
       await expect(page.getByRole('status').innerText()).resolves.toContain('(renamed) saved');
       const listed = await operator.ok('GET', '/tenants?limit=100');
-      expect(listed.items.find((t: { tenantId: string }) => t.tenantId === own.tenantId)).toMatchObject({ displayName: `${own.tenantName} (renamed)`, rateLimit: { account: { points: 50, durationS: 60 } } });
+      expect(listed.items.find((t: { tenantId: string }) => t.tenantId === own.tenantId)).toMatchObject({
+        displayName: `${own.tenantName} (renamed)`,
+        rateLimit: { account: { points: 50, durationS: 60 } },
+      });
       // The operator's tenant pages are refused to a tenant key.
       expect((await page.goto(`${consoleUrl}/tenants`))!.status()).toBe(404);
     } finally {
@@ -600,7 +744,18 @@ describe('with JavaScript disabled', () => {
   it('every page renders and a form works: advancing the epoch refuses the older token', async () => {
     const context = await browser.newContext({ javaScriptEnabled: false });
     const { page } = await signIn(context, adminKey.key);
-    for (const path of ['apps', `apps/${own.clientId}`, 'persons', 'service-accounts', 'extensions', 'decisions', 'usage', 'audit', 'export', 'settings']) {
+    for (const path of [
+      'apps',
+      `apps/${own.clientId}`,
+      'persons',
+      'service-accounts',
+      'extensions',
+      'decisions',
+      'usage',
+      'audit',
+      'export',
+      'settings',
+    ]) {
       const response = (await page.goto(pageUrl(own.tenantId, path)))!;
       expect([path, response.status()]).toEqual([path, 200]);
       await expect(page.getByRole('main').getByRole('heading', { level: 1 }).count()).resolves.toBe(1);
@@ -634,7 +789,8 @@ describe('console sessions', () => {
     const idle = await store.create({ kind: 'operator' });
     const busy = await store.create({ kind: 'operator' });
     const signedInAt = now;
-    for (now += IDLE_MS / 2; now < signedInAt + MAX_AGE_MS; now += IDLE_MS / 2) expect(await store.get(busy.id, false)).toEqual(busy);
+    for (now += IDLE_MS / 2; now < signedInAt + MAX_AGE_MS; now += IDLE_MS / 2)
+      expect(await store.get(busy.id, false)).toEqual(busy);
     expect(await store.get(idle.id, false)).toBeUndefined();
     now = signedInAt + MAX_AGE_MS;
     expect(await store.get(busy.id, false)).toBeUndefined();
@@ -670,9 +826,13 @@ describe('console sessions', () => {
     const res = await fetch(`${consoleUrl}/sign-in`);
     const cookie = res.headers.get('set-cookie')!.split(';')[0]!;
     const token = /name="_csrf" value="([^"]+)"/.exec(await res.text())![1]!;
-    const post = (cookieHeader: string, csrf: string) => fetch(`${consoleUrl}/sign-in`, {
-      method: 'POST', redirect: 'manual', headers: { cookie: cookieHeader }, body: new URLSearchParams({ _csrf: csrf, key: system.adminToken }),
-    }).then((r) => r.status);
+    const post = (cookieHeader: string, csrf: string) =>
+      fetch(`${consoleUrl}/sign-in`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { cookie: cookieHeader },
+        body: new URLSearchParams({ _csrf: csrf, key: system.adminToken }),
+      }).then((r) => r.status);
     expect(await post(cookie, `${token}x`)).toBe(403);
     expect(await post(`console_sign_in=${token}.${'A'.repeat(43)}`, token)).toBe(403);
     expect(await post('', token)).toBe(403);
@@ -681,8 +841,12 @@ describe('console sessions', () => {
 
   it('are known to every admin replica sharing the database (the manifests run two), and to a restarted one', async () => {
     const replica = await startPolicies({
-      config: { ...system.config, PDP_PORT: 0 }, log: createLogger('policies', 'silent'), knex: system.db.knex, telemetry: createTelemetry(),
-      adminToken: system.adminToken, internalSecret: 'replica-internal-secret-0123456789',
+      config: { ...system.config, PDP_PORT: 0 },
+      log: createLogger('policies', 'silent'),
+      knex: system.db.knex,
+      telemetry: createTelemetry(),
+      adminToken: system.adminToken,
+      internalSecret: 'replica-internal-secret-0123456789',
     });
     const context = await browser.newContext();
     try {

@@ -19,7 +19,17 @@ let keyAdmin: AdminClient;
 let keyId: string;
 const secrets: string[] = [];
 
-type Entry = { id: string; action: string; tenantId: string | null; actor: { kind: string; keyId?: string }; target: { type: string; id: string }; changes?: Record<string, { from: unknown; to: unknown }>; requestId: string; ip: string; hash: string };
+type Entry = {
+  id: string;
+  action: string;
+  tenantId: string | null;
+  actor: { kind: string; keyId?: string };
+  target: { type: string; id: string };
+  changes?: Record<string, { from: unknown; to: unknown }>;
+  requestId: string;
+  ip: string;
+  hash: string;
+};
 const entryCount = async () => Number((await knex('admin_audit').count({ n: '*' }))[0]!.n);
 const newest = async (): Promise<Entry> => (await operator.ok('GET', '/audit?limit=1')).items[0];
 const verify = async () => operator.ok('GET', '/audit/verify');
@@ -28,7 +38,10 @@ beforeAll(async () => {
   system = await startTestSystem();
   knex = system.db.knex;
   operator = adminClient(system);
-  tenant = (await setupTenant(operator, { type: 'confidential', capabilities: ['svc.profile.self.read'] })) as typeof tenant;
+  tenant = (await setupTenant(operator, {
+    type: 'confidential',
+    capabilities: ['svc.profile.self.read'],
+  })) as typeof tenant;
   const created = await operator.ok('POST', `/tenants/${tenant.tenantId}/admin-keys`);
   ({ keyId } = created as { keyId: string });
   keyAdmin = adminClient(system, created.key as string);
@@ -57,25 +70,194 @@ function cases(): Case[] {
   let publicClient = '';
   const suffix = Date.now().toString(36);
   return [
-    { operationId: 'createTenant', by: 'operator', call: (a) => a.call('POST', '/tenants', { label: `audit-${suffix}`, displayName: 'Audited', plan: 'L1' }), action: 'tenant.create', target: (r) => ({ type: 'tenant', id: r.body.tenantId }) },
-    { operationId: 'updateTenant', by: 'operator', call: (a) => a.call('PATCH', `/tenants/${t()}`, { plan: 'L1' }), action: 'tenant.plan_change', target: () => ({ type: 'tenant', id: t() }), changes: { plan: { from: 'L2', to: 'L1' } } },
-    { operationId: 'createTenantAdminKey', by: 'operator', call: async (a) => { const r = await a.call('POST', `/tenants/${t()}/admin-keys`); adminKeyId = r.body.keyId; secrets.push(r.body.key); return r; }, action: 'admin_key.create', target: (r) => ({ type: 'admin_key', id: r.body.keyId }) },
-    { operationId: 'revokeTenantAdminKey', by: 'operator', call: (a) => a.call('DELETE', `/tenants/${t()}/admin-keys/${adminKeyId}`), action: 'admin_key.revoke', target: () => ({ type: 'admin_key', id: adminKeyId }) },
-    { operationId: 'createPerson', by: 'key', call: async (a) => { const r = await a.call('POST', `/tenants/${t()}/persons`, { displayName: 'Pat', username: `pat-${suffix}`, password: 'a secret passphrase' }); personId = r.body.personId; secrets.push('a secret passphrase'); return r; }, action: 'person.create', target: (r) => ({ type: 'person', id: r.body.personId }) },
-    { operationId: 'endPersonRelationship', by: 'key', call: (a) => a.call('DELETE', `/tenants/${t()}/persons/${personId}`), action: 'person.relationship_end', target: () => ({ type: 'person', id: personId }) },
-    { operationId: 'createClient', by: 'key', call: async (a) => { const r = await a.call('POST', `/tenants/${t()}/clients`, { slug: 'audited', name: 'Audited', kind: 'third_party', type: 'public', redirectUris: ['https://a.example/cb'] }); publicClient = r.body.clientId; return r; }, action: 'client.create', target: (r) => ({ type: 'client', id: r.body.clientId }) },
-    { operationId: 'updateClient', by: 'key', call: (a) => a.call('PATCH', `/clients/${publicClient}`, { status: 'disabled' }), action: 'client.disable', target: () => ({ type: 'client', id: publicClient }), changes: { status: { from: 'active', to: 'disabled' } } },
-    { operationId: 'createClientSecret', by: 'key', call: async (a) => { const r = await a.call('POST', `/clients/${tenant.clientId}/secrets`); secrets.push(r.body.clientSecret); return r; }, action: 'client_secret.create', target: () => ({ type: 'client', id: tenant.clientId }) },
-    { operationId: 'promoteClientSecret', by: 'key', call: (a) => a.call('POST', `/clients/${tenant.clientId}/secrets/promote`), action: 'client_secret.promote', target: () => ({ type: 'client', id: tenant.clientId }) },
-    { operationId: 'putGrant', by: 'key', call: (a) => a.call('PUT', `/tenants/${t()}/grants/${tenant.clientId}`, { capabilities: ['svc.profile.self.read', 'svc.tenant.info.read'] }), action: 'grant.replace', target: () => ({ type: 'grant', id: tenant.clientId }), changes: { capabilities: { from: ['svc.profile.self.read'], to: ['svc.profile.self.read', 'svc.tenant.info.read'] } } },
-    { operationId: 'createServiceAccount', by: 'key', call: async (a) => { const r = await a.call('POST', `/tenants/${t()}/service-accounts`, { clientId: tenant.clientId, name: 'sync', capabilities: ['svc.tenant.info.read'] }); accountId = r.body.accountId; return r; }, action: 'service_account.create', target: (r) => ({ type: 'account', id: r.body.accountId }) },
-    { operationId: 'updateAccount', by: 'key', call: (a) => a.call('PATCH', `/accounts/${accountId}`, { status: 'disabled' }), action: 'account.disable', target: () => ({ type: 'account', id: accountId }), changes: { status: { from: 'active', to: 'disabled' } } },
-    { operationId: 'advanceAccountEpoch', by: 'key', call: (a) => a.call('POST', `/accounts/${accountId}/epoch`), action: 'account.epoch_advance', target: () => ({ type: 'account', id: accountId }), changes: { epoch: { from: 1, to: 2 } } },
-    { operationId: 'revokeAccountSessions', by: 'key', call: (a) => a.call('POST', `/accounts/${tenant.accountId}/sessions/revoke`), action: 'account.sessions_revoke', target: () => ({ type: 'account', id: tenant.accountId }) },
-    { operationId: 'createExtension', by: 'key', call: async (a) => { const r = await a.call('POST', `/clients/${tenant.clientId}/extensions`, { name: 'audited', schemas: { 1: { type: 'object' } } }); extensionId = r.body.extensionId; return r; }, action: 'extension.create', target: (r) => ({ type: 'extension', id: r.body.extensionId }) },
-    { operationId: 'putExtensionSchema', by: 'key', call: (a) => a.call('PUT', `/extensions/${extensionId}/schemas/2`, { type: 'object' }), action: 'extension.schema_add', target: () => ({ type: 'extension', id: extensionId }), changes: { schemaVersions: { from: [1], to: [1, 2] } } },
-    { operationId: 'deleteGrant', by: 'key', call: (a) => a.call('DELETE', `/tenants/${t()}/grants/${publicClient}`), action: 'grant.withdraw', target: () => ({ type: 'grant', id: publicClient }) },
-    { operationId: 'updateCapability', by: 'operator', call: (a) => a.call('PATCH', '/capabilities/svc.person.read', { enabled: false }), action: 'capability.close', target: () => ({ type: 'capability', id: 'svc.person.read' }), changes: { enabled: { from: true, to: false } } },
+    {
+      operationId: 'createTenant',
+      by: 'operator',
+      call: (a) => a.call('POST', '/tenants', { label: `audit-${suffix}`, displayName: 'Audited', plan: 'L1' }),
+      action: 'tenant.create',
+      target: (r) => ({ type: 'tenant', id: r.body.tenantId }),
+    },
+    {
+      operationId: 'updateTenant',
+      by: 'operator',
+      call: (a) => a.call('PATCH', `/tenants/${t()}`, { plan: 'L1' }),
+      action: 'tenant.plan_change',
+      target: () => ({ type: 'tenant', id: t() }),
+      changes: { plan: { from: 'L2', to: 'L1' } },
+    },
+    {
+      operationId: 'createTenantAdminKey',
+      by: 'operator',
+      call: async (a) => {
+        const r = await a.call('POST', `/tenants/${t()}/admin-keys`);
+        adminKeyId = r.body.keyId;
+        secrets.push(r.body.key);
+        return r;
+      },
+      action: 'admin_key.create',
+      target: (r) => ({ type: 'admin_key', id: r.body.keyId }),
+    },
+    {
+      operationId: 'revokeTenantAdminKey',
+      by: 'operator',
+      call: (a) => a.call('DELETE', `/tenants/${t()}/admin-keys/${adminKeyId}`),
+      action: 'admin_key.revoke',
+      target: () => ({ type: 'admin_key', id: adminKeyId }),
+    },
+    {
+      operationId: 'createPerson',
+      by: 'key',
+      call: async (a) => {
+        const r = await a.call('POST', `/tenants/${t()}/persons`, {
+          displayName: 'Pat',
+          username: `pat-${suffix}`,
+          password: 'a secret passphrase',
+        });
+        personId = r.body.personId;
+        secrets.push('a secret passphrase');
+        return r;
+      },
+      action: 'person.create',
+      target: (r) => ({ type: 'person', id: r.body.personId }),
+    },
+    {
+      operationId: 'endPersonRelationship',
+      by: 'key',
+      call: (a) => a.call('DELETE', `/tenants/${t()}/persons/${personId}`),
+      action: 'person.relationship_end',
+      target: () => ({ type: 'person', id: personId }),
+    },
+    {
+      operationId: 'createClient',
+      by: 'key',
+      call: async (a) => {
+        const r = await a.call('POST', `/tenants/${t()}/clients`, {
+          slug: 'audited',
+          name: 'Audited',
+          kind: 'third_party',
+          type: 'public',
+          redirectUris: ['https://a.example/cb'],
+        });
+        publicClient = r.body.clientId;
+        return r;
+      },
+      action: 'client.create',
+      target: (r) => ({ type: 'client', id: r.body.clientId }),
+    },
+    {
+      operationId: 'updateClient',
+      by: 'key',
+      call: (a) => a.call('PATCH', `/clients/${publicClient}`, { status: 'disabled' }),
+      action: 'client.disable',
+      target: () => ({ type: 'client', id: publicClient }),
+      changes: { status: { from: 'active', to: 'disabled' } },
+    },
+    {
+      operationId: 'createClientSecret',
+      by: 'key',
+      call: async (a) => {
+        const r = await a.call('POST', `/clients/${tenant.clientId}/secrets`);
+        secrets.push(r.body.clientSecret);
+        return r;
+      },
+      action: 'client_secret.create',
+      target: () => ({ type: 'client', id: tenant.clientId }),
+    },
+    {
+      operationId: 'promoteClientSecret',
+      by: 'key',
+      call: (a) => a.call('POST', `/clients/${tenant.clientId}/secrets/promote`),
+      action: 'client_secret.promote',
+      target: () => ({ type: 'client', id: tenant.clientId }),
+    },
+    {
+      operationId: 'putGrant',
+      by: 'key',
+      call: (a) =>
+        a.call('PUT', `/tenants/${t()}/grants/${tenant.clientId}`, {
+          capabilities: ['svc.profile.self.read', 'svc.tenant.info.read'],
+        }),
+      action: 'grant.replace',
+      target: () => ({ type: 'grant', id: tenant.clientId }),
+      changes: {
+        capabilities: { from: ['svc.profile.self.read'], to: ['svc.profile.self.read', 'svc.tenant.info.read'] },
+      },
+    },
+    {
+      operationId: 'createServiceAccount',
+      by: 'key',
+      call: async (a) => {
+        const r = await a.call('POST', `/tenants/${t()}/service-accounts`, {
+          clientId: tenant.clientId,
+          name: 'sync',
+          capabilities: ['svc.tenant.info.read'],
+        });
+        accountId = r.body.accountId;
+        return r;
+      },
+      action: 'service_account.create',
+      target: (r) => ({ type: 'account', id: r.body.accountId }),
+    },
+    {
+      operationId: 'updateAccount',
+      by: 'key',
+      call: (a) => a.call('PATCH', `/accounts/${accountId}`, { status: 'disabled' }),
+      action: 'account.disable',
+      target: () => ({ type: 'account', id: accountId }),
+      changes: { status: { from: 'active', to: 'disabled' } },
+    },
+    {
+      operationId: 'advanceAccountEpoch',
+      by: 'key',
+      call: (a) => a.call('POST', `/accounts/${accountId}/epoch`),
+      action: 'account.epoch_advance',
+      target: () => ({ type: 'account', id: accountId }),
+      changes: { epoch: { from: 1, to: 2 } },
+    },
+    {
+      operationId: 'revokeAccountSessions',
+      by: 'key',
+      call: (a) => a.call('POST', `/accounts/${tenant.accountId}/sessions/revoke`),
+      action: 'account.sessions_revoke',
+      target: () => ({ type: 'account', id: tenant.accountId }),
+    },
+    {
+      operationId: 'createExtension',
+      by: 'key',
+      call: async (a) => {
+        const r = await a.call('POST', `/clients/${tenant.clientId}/extensions`, {
+          name: 'audited',
+          schemas: { 1: { type: 'object' } },
+        });
+        extensionId = r.body.extensionId;
+        return r;
+      },
+      action: 'extension.create',
+      target: (r) => ({ type: 'extension', id: r.body.extensionId }),
+    },
+    {
+      operationId: 'putExtensionSchema',
+      by: 'key',
+      call: (a) => a.call('PUT', `/extensions/${extensionId}/schemas/2`, { type: 'object' }),
+      action: 'extension.schema_add',
+      target: () => ({ type: 'extension', id: extensionId }),
+      changes: { schemaVersions: { from: [1], to: [1, 2] } },
+    },
+    {
+      operationId: 'deleteGrant',
+      by: 'key',
+      call: (a) => a.call('DELETE', `/tenants/${t()}/grants/${publicClient}`),
+      action: 'grant.withdraw',
+      target: () => ({ type: 'grant', id: publicClient }),
+    },
+    {
+      operationId: 'updateCapability',
+      by: 'operator',
+      call: (a) => a.call('PATCH', '/capabilities/svc.person.read', { enabled: false }),
+      action: 'capability.close',
+      target: () => ({ type: 'capability', id: 'svc.person.read' }),
+      changes: { enabled: { from: true, to: false } },
+    },
   ];
 }
 
@@ -83,7 +265,10 @@ describe('every admin change writes one entry', () => {
   const table = cases();
 
   it('covers every changing operation of admin-api.yaml', () => {
-    const changing = operationsOf('admin').filter((o) => o.method !== 'get').map((o) => o.operationId).sort();
+    const changing = operationsOf('admin')
+      .filter((o) => o.method !== 'get')
+      .map((o) => o.operationId)
+      .sort();
     expect(table.map((c) => c.operationId).sort()).toEqual(changing);
   });
 
@@ -94,12 +279,15 @@ describe('every admin change writes one entry', () => {
     expect(await entryCount()).toBe(before + 1);
     const entry = await newest();
     expect(entry).toMatchObject({
-      action: c.action, target: c.target(res), requestId: res.headers.get('x-request-id'),
+      action: c.action,
+      target: c.target(res),
+      requestId: res.headers.get('x-request-id'),
       actor: c.by === 'operator' ? { kind: 'operator' } : { kind: 'tenant_admin_key', keyId },
     });
     expect(entry.ip).toMatch(/127\.0\.0\.1/);
     if (c.changes) expect(entry.changes).toEqual(c.changes);
-    if (c.operationId === 'updateCapability') await operator.ok('PATCH', '/capabilities/svc.person.read', { enabled: true });
+    if (c.operationId === 'updateCapability')
+      await operator.ok('PATCH', '/capabilities/svc.person.read', { enabled: true });
   });
 });
 
@@ -109,18 +297,24 @@ describe('entries', () => {
     const before = await entryCount();
     expect((await keyAdmin.call('PATCH', `/clients/${tenant.clientId}`, { status: 'gone' })).status).toBe(422);
     expect((await keyAdmin.call('PATCH', `/clients/${other.clientId}`, { status: 'disabled' })).status).toBe(403);
-    expect((await operator.call('PATCH', '/accounts/acc_00000000000000000000000000', { status: 'disabled' })).status).toBe(404);
-    expect((await operator.call('POST', '/tenants', { label: `t${Date.now().toString(36)}`, displayName: 'x' })).status).toBe(422);
+    expect(
+      (await operator.call('PATCH', '/accounts/acc_00000000000000000000000000', { status: 'disabled' })).status,
+    ).toBe(404);
+    expect(
+      (await operator.call('POST', '/tenants', { label: `t${Date.now().toString(36)}`, displayName: 'x' })).status,
+    ).toBe(422);
     expect(await entryCount()).toBe(before);
   });
 
   it('hold no secret, key or password, only that one changed', async () => {
-    const all = JSON.stringify((await knex('admin_audit').select('*')));
+    const all = JSON.stringify(await knex('admin_audit').select('*'));
     for (const secret of secrets) expect(all).not.toContain(secret);
-    expect((await knex('admin_audit').where({ action: 'client_secret.create' }).first('changes')).changes).toEqual({ nextSecret: { from: null, to: '[redacted]' } });
+    expect((await knex('admin_audit').where({ action: 'client_secret.create' }).first('changes')).changes).toEqual({
+      nextSecret: { from: null, to: '[redacted]' },
+    });
   });
 
-  it("are readable by a tenant admin key for its own tenant only", async () => {
+  it('are readable by a tenant admin key for its own tenant only', async () => {
     const own = await keyAdmin.checked('listTenantAudit', 'GET', `/tenants/${tenant.tenantId}/audit?limit=100`);
     expect(own.status).toBe(200);
     expect(own.body.items.length).toBeGreaterThan(5);
@@ -137,7 +331,11 @@ describe('entries', () => {
     const seen: string[] = [];
     let cursor: string | null = null;
     do {
-      const page: AdminResponse = await operator.checked('listTenantAudit', 'GET', `/tenants/${tenant.tenantId}/audit?limit=3${cursor ? `&cursor=${cursor}` : ''}`);
+      const page: AdminResponse = await operator.checked(
+        'listTenantAudit',
+        'GET',
+        `/tenants/${tenant.tenantId}/audit?limit=3${cursor ? `&cursor=${cursor}` : ''}`,
+      );
       seen.push(...page.body.items.map((e: Entry) => e.id));
       cursor = page.body.nextCursor;
     } while (cursor);
@@ -146,13 +344,27 @@ describe('entries', () => {
     expect(all.map(Number)).toEqual([...all.map(Number)].sort((a, b) => b - a));
     const disables = await operator.ok('GET', `/tenants/${tenant.tenantId}/audit?action=client.disable`);
     expect(disables.items.map((e: Entry) => e.action)).toEqual(['client.disable']);
-    expect((await operator.ok('GET', `/tenants/${tenant.tenantId}/audit?since=2999-01-01T00:00:00Z`)).items).toEqual([]);
+    expect((await operator.ok('GET', `/tenants/${tenant.tenantId}/audit?since=2999-01-01T00:00:00Z`)).items).toEqual(
+      [],
+    );
   });
 
   it('refuse malformed queries with 422 schema_invalid', async () => {
-    for (const query of ['limit=0', 'limit=101', 'limit=abc', 'cursor=not-a-cursor', 'since=yesterday', 'action=Client-Disable', 'unknown=1']) {
+    for (const query of [
+      'limit=0',
+      'limit=101',
+      'limit=abc',
+      'cursor=not-a-cursor',
+      'since=yesterday',
+      'action=Client-Disable',
+      'unknown=1',
+    ]) {
       const res = await operator.checked('listTenantAudit', 'GET', `/tenants/${tenant.tenantId}/audit?${query}`);
-      expect({ query, status: res.status, error: res.body.error }).toEqual({ query, status: 422, error: 'schema_invalid' });
+      expect({ query, status: res.status, error: res.body.error }).toEqual({
+        query,
+        status: 422,
+        error: 'schema_invalid',
+      });
     }
   });
 });
@@ -161,8 +373,15 @@ describe('the chain', () => {
   it('stays one line under concurrent changes from several callers', async () => {
     const before = await entryCount();
     // Changes of different objects (no row lock in common), so only the chain's own lock orders them.
-    const writes = await Promise.all(Array.from({ length: 12 }, (_, i) =>
-      (i % 2 ? keyAdmin : operator).call('POST', `/tenants/${tenant.tenantId}/persons`, { displayName: `Concurrent ${i}`, username: `c${i}-${Date.now().toString(36)}`, password: 'long enough password' })));
+    const writes = await Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        (i % 2 ? keyAdmin : operator).call('POST', `/tenants/${tenant.tenantId}/persons`, {
+          displayName: `Concurrent ${i}`,
+          username: `c${i}-${Date.now().toString(36)}`,
+          password: 'long enough password',
+        }),
+      ),
+    );
     expect(writes.map((w) => w.status)).toEqual(Array(12).fill(201));
     expect(await entryCount()).toBe(before + 12);
     expect(await verify()).toEqual({ ok: true, entries: before + 12 });
@@ -184,8 +403,13 @@ describe('a change that cannot be recorded', () => {
     const before = await knex('clients').where({ id: tenant.clientId }).first('status');
     await knex.raw('alter table admin_audit rename to admin_audit_away');
     try {
-      const res = await keyAdmin.checked('updateClient', 'PATCH', `/clients/${tenant.clientId}`, { status: before.status === 'active' ? 'disabled' : 'active' });
-      expect({ status: res.status, error: res.body.error }).toEqual({ status: 503, error: 'authorization_unavailable' });
+      const res = await keyAdmin.checked('updateClient', 'PATCH', `/clients/${tenant.clientId}`, {
+        status: before.status === 'active' ? 'disabled' : 'active',
+      });
+      expect({ status: res.status, error: res.body.error }).toEqual({
+        status: 503,
+        error: 'authorization_unavailable',
+      });
     } finally {
       await knex.raw('alter table admin_audit_away rename to admin_audit');
     }
@@ -197,7 +421,11 @@ describe('the command line and the console', () => {
   it('reads a tenant trail with `audit --tenant` and its filters', async () => {
     const out: string[] = [];
     const env = { ADMIN_URL: `${system.pdpUrl}/admin/v1`, ADMIN_TOKEN: system.adminToken };
-    const code = await adminCli(['audit', '--tenant', tenant.tenantId, '--action', 'client.disable', '--since', '2000-01-01T00:00:00Z'], env, { out: (t) => out.push(t), err: () => {} });
+    const code = await adminCli(
+      ['audit', '--tenant', tenant.tenantId, '--action', 'client.disable', '--since', '2000-01-01T00:00:00Z'],
+      env,
+      { out: (t) => out.push(t), err: () => {} },
+    );
     expect(code).toBe(0);
     expect(JSON.parse(out.join('\n')).items.map((e: Entry) => e.action)).toEqual(['client.disable']);
   });
@@ -212,11 +440,20 @@ describe('the command line and the console', () => {
       await Promise.all([page.waitForNavigation(), page.getByRole('button', { name: 'Sign in', exact: true }).click()]);
       await page.goto(`${consoleUrl}/tenants/${tenant.tenantId}/service-accounts`);
       const before = await entryCount();
-      await Promise.all([page.waitForNavigation(), page.getByRole('button', { name: /^Advance epoch/ }).first().click()]);
+      await Promise.all([
+        page.waitForNavigation(),
+        page
+          .getByRole('button', { name: /^Advance epoch/ })
+          .first()
+          .click(),
+      ]);
       expect(await entryCount()).toBe(before); // the console asks first; nothing is changed or recorded yet
       await Promise.all([page.waitForNavigation(), page.getByRole('button', { name: 'Confirm' }).click()]);
       expect(await entryCount()).toBe(before + 1);
-      expect(await newest()).toMatchObject({ action: 'account.epoch_advance', actor: { kind: 'tenant_admin_key', keyId } });
+      expect(await newest()).toMatchObject({
+        action: 'account.epoch_advance',
+        actor: { kind: 'tenant_admin_key', keyId },
+      });
       await page.getByRole('link', { name: 'Audit', exact: true }).click();
       await page.getByLabel('Action').fill('account.epoch_advance');
       await Promise.all([page.waitForNavigation(), page.getByRole('button', { name: 'Filter' }).click()]);

@@ -20,47 +20,90 @@ afterAll(async () => {
   await system?.close();
 });
 
-const tokenRequest = async (form: Record<string, string>) => (await postTokenForm(system.authUrl, form)).body as { error: string };
+const tokenRequest = async (form: Record<string, string>) =>
+  (await postTokenForm(system.authUrl, form)).body as { error: string };
 
 describe('client authentication', () => {
   it('refuses an empty client_secret from a public client with invalid_client', async () => {
-    const body = await tokenRequest({ grant_type: 'refresh_token', client_id: tenant.clientId, client_secret: '', refresh_token: 'x' });
+    const body = await tokenRequest({
+      grant_type: 'refresh_token',
+      client_id: tenant.clientId,
+      client_secret: '',
+      refresh_token: 'x',
+    });
     expect(body.error).toBe('invalid_client');
   });
 });
 
 describe('a token request body the endpoint cannot read', () => {
   it.each([
-    ['over 56 KiB', 'application/x-www-form-urlencoded', `grant_type=refresh_token&refresh_token=${'x'.repeat(60_000)}`],
-    ['in a charset it does not know', 'application/x-www-form-urlencoded; charset=no-such-charset', 'grant_type=refresh_token&refresh_token=x'],
+    [
+      'over 56 KiB',
+      'application/x-www-form-urlencoded',
+      `grant_type=refresh_token&refresh_token=${'x'.repeat(60_000)}`,
+    ],
+    [
+      'in a charset it does not know',
+      'application/x-www-form-urlencoded; charset=no-such-charset',
+      'grant_type=refresh_token&refresh_token=x',
+    ],
   ])('%s is 400 invalid_grant, a TokenError', async (_name, contentType, body) => {
-    const res = await fetch(`${system.authUrl}/oauth2/token`, { method: 'POST', headers: { 'content-type': contentType }, body });
-    expect({ status: res.status, body: await res.json() }).toEqual({ status: 400, body: { error: 'invalid_grant', error_description: 'malformed request body' } });
+    const res = await fetch(`${system.authUrl}/oauth2/token`, {
+      method: 'POST',
+      headers: { 'content-type': contentType },
+      body,
+    });
+    expect({ status: res.status, body: await res.json() }).toEqual({
+      status: 400,
+      body: { error: 'invalid_grant', error_description: 'malformed request body' },
+    });
   });
 });
 
 describe('NUL characters', () => {
   it.each([
-    ['a code', { grant_type: 'authorization_code', code: 'abc\u0000', code_verifier: 'v'.repeat(43), redirect_uri: 'http://127.0.0.1:8400/callback' }, 'invalid_grant'],
+    [
+      'a code',
+      {
+        grant_type: 'authorization_code',
+        code: 'abc\u0000',
+        code_verifier: 'v'.repeat(43),
+        redirect_uri: 'http://127.0.0.1:8400/callback',
+      },
+      'invalid_grant',
+    ],
     ['a refresh token', { grant_type: 'refresh_token', refresh_token: '\u0000' }, 'invalid_grant'],
   ])('in %s at the token endpoint answer a TokenError', async (_name, form, error) => {
     expect((await tokenRequest({ client_id: tenant.clientId, ...form })).error).toBe(error);
   });
 
   it('in a client id at the token endpoint answer invalid_client', async () => {
-    const body = await tokenRequest({ grant_type: 'refresh_token', client_id: `${tenant.clientId}\u0000`, refresh_token: 'x' });
+    const body = await tokenRequest({
+      grant_type: 'refresh_token',
+      client_id: `${tenant.clientId}\u0000`,
+      refresh_token: 'x',
+    });
     expect(body.error).toBe('invalid_client');
   });
 
   it('in a client id at the authorize endpoint never answer 5xx', async () => {
     const url = new URL(`${system.authUrl}/oauth2/authorize`);
-    url.search = new URLSearchParams({ client_id: `${tenant.clientId}\u0000`, response_type: 'code', redirect_uri: tenant.redirectUri, scope: 'svc.profile.self.read' }).toString();
+    url.search = new URLSearchParams({
+      client_id: `${tenant.clientId}\u0000`,
+      response_type: 'code',
+      redirect_uri: tenant.redirectUri,
+      scope: 'svc.profile.self.read',
+    }).toString();
     const res = await fetch(url, { redirect: 'manual' });
     expect(res.status).toBeLessThan(500);
   });
 
   it('in the login username give the generic sign-in failure, not an error page', async () => {
-    const config = await discover({ authUrl: system.authUrl, clientId: tenant.clientId, redirectUri: tenant.redirectUri });
+    const config = await discover({
+      authUrl: system.authUrl,
+      clientId: tenant.clientId,
+      redirectUri: tenant.redirectUri,
+    });
     const request = await authorizationRequest(config, tenant.redirectUri, 'svc.profile.self.read');
     const context = await browser.newContext();
     try {
@@ -68,7 +111,10 @@ describe('NUL characters', () => {
       await page.goto(request.url.toString());
       await page.locator('input[name="username"]').fill(`${tenant.username}\u0000`);
       await page.locator('input[name="password"]').fill(tenant.password);
-      const [response] = await Promise.all([page.waitForResponse((r) => r.request().method() === 'POST'), page.locator('form button').click()]);
+      const [response] = await Promise.all([
+        page.waitForResponse((r) => r.request().method() === 'POST'),
+        page.locator('form button').click(),
+      ]);
       expect(response.status()).toBe(401);
       expect(await page.locator('input[name="username"]').count()).toBe(1);
     } finally {

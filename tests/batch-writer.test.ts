@@ -44,8 +44,17 @@ function capturedLog() {
   return { lines, log: createLogger('test', 'info', destination) };
 }
 
-const options = (s: ReturnType<typeof storage>, o: Partial<BatchWriterOptions<number>> = {}): BatchWriterOptions<number> => ({
-  name: 'test', write: (rows) => s.write(rows), batchSize: 3, flushIntervalMs: 60_000, onFailure: 'retry', maxPending: 100, ...o,
+const options = (
+  s: ReturnType<typeof storage>,
+  o: Partial<BatchWriterOptions<number>> = {},
+): BatchWriterOptions<number> => ({
+  name: 'test',
+  write: (rows) => s.write(rows),
+  batchSize: 3,
+  flushIntervalMs: 60_000,
+  onFailure: 'retry',
+  maxPending: 100,
+  ...o,
 });
 
 describe('batch writer', () => {
@@ -59,7 +68,11 @@ describe('batch writer', () => {
     for (let n = 4; n <= 8; n++) writer.record(n);
     expect(writer.pending()).toBe(5);
     await writer.close();
-    expect(s.batches).toEqual([[1, 2, 3], [4, 5, 6], [7, 8]]);
+    expect(s.batches).toEqual([
+      [1, 2, 3],
+      [4, 5, 6],
+      [7, 8],
+    ]);
     expect(s.mostConcurrent()).toBe(1);
     expect(writer.pending()).toBe(0);
   });

@@ -28,7 +28,10 @@ const tokensFor = (clientId: string, person: { username: string; password: strin
   obtainTokens(browser, { authUrl: system.authUrl, clientId, redirectUri: tenant.redirectUri }, person, SCOPE);
 async function refreshError(clientId: string, refreshToken: string): Promise<string> {
   try {
-    await oidc.refreshTokenGrant(await discover({ authUrl: system.authUrl, clientId, redirectUri: tenant.redirectUri }), refreshToken);
+    await oidc.refreshTokenGrant(
+      await discover({ authUrl: system.authUrl, clientId, redirectUri: tenant.redirectUri }),
+      refreshToken,
+    );
     return 'ok';
   } catch (err) {
     return (err as { error?: string }).error ?? String(err);
@@ -52,9 +55,15 @@ beforeAll(async () => {
   admin = adminClient(system);
   tenant = await setupTenant(admin, { capabilities: ['svc.profile.self.read', 'svc.tenant.info.read'] });
   const client = await admin.ok('POST', `/tenants/${tenant.tenantId}/clients`, {
-    slug: 'second', name: 'Second App', kind: 'third_party', type: 'public', redirectUris: [tenant.redirectUri],
+    slug: 'second',
+    name: 'Second App',
+    kind: 'third_party',
+    type: 'public',
+    redirectUris: [tenant.redirectUri],
   });
-  await admin.ok('PUT', `/tenants/${tenant.tenantId}/grants/${client.clientId}`, { capabilities: ['svc.profile.self.read', 'svc.tenant.info.read'] });
+  await admin.ok('PUT', `/tenants/${tenant.tenantId}/grants/${client.clientId}`, {
+    capabilities: ['svc.profile.self.read', 'svc.tenant.info.read'],
+  });
   second = { clientId: client.clientId, name: 'Second App' };
   bob = { username: `bob-${Date.now().toString(36)}`, password: 'another long password' };
   await admin.ok('POST', `/tenants/${tenant.tenantId}/persons`, { displayName: 'Bob', ...bob });
@@ -75,8 +84,10 @@ describe('connected apps page', () => {
     expect(html).toMatch(/name="username"/);
     expect(html).toMatch(/name="password"/);
     const wrong = await fetch(appsUrl(), {
-      method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ username: tenant.username, password: 'not the password' }).toString(), redirect: 'manual',
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ username: tenant.username, password: 'not the password' }).toString(),
+      redirect: 'manual',
     });
     expect(wrong.status).toBe(401);
     expect(wrong.headers.get('set-cookie')).toBeNull();
@@ -119,7 +130,11 @@ describe('connected apps page', () => {
   });
 
   it('asks for consent again at the next authorization of a revoked app', async () => {
-    const config = await discover({ authUrl: system.authUrl, clientId: tenant.clientId, redirectUri: tenant.redirectUri });
+    const config = await discover({
+      authUrl: system.authUrl,
+      clientId: tenant.clientId,
+      redirectUri: tenant.redirectUri,
+    });
     const request = await authorizationRequest(config, tenant.redirectUri, SCOPE);
     let consentShown = false;
     const callback = await signInAndConsent(browser, request.url, tenant, 'Allow', async (page) => {
@@ -135,11 +150,17 @@ describe('connected apps page', () => {
     try {
       const page = await signIn(context, tenant);
       for (const csrf of ['', 'forged-token']) {
-        const res = await page.request.post(`${appsUrl()}/revoke`, { form: { _csrf: csrf, clientId: second.clientId }, maxRedirects: 0 });
+        const res = await page.request.post(`${appsUrl()}/revoke`, {
+          form: { _csrf: csrf, clientId: second.clientId },
+          maxRedirects: 0,
+        });
         expect(res.status()).toBe(403);
       }
       const anonymous = await fetch(`${appsUrl()}/revoke`, {
-        method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `clientId=${second.clientId}`, redirect: 'manual',
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: `clientId=${second.clientId}`,
+        redirect: 'manual',
       });
       expect(anonymous.status).toBe(403);
     } finally {

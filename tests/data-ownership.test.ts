@@ -24,7 +24,12 @@ import { expectProblem, problemOf } from './support/problems.js';
 import { assertResponseMatches, captureResponse } from './support/openapi.js';
 import { waitFor } from './support/processes.js';
 
-const CAPABILITIES = ['svc.profile.self.read', 'svc.person.read', 'svc.person.metadata.read', 'svc.person.metadata.write'];
+const CAPABILITIES = [
+  'svc.profile.self.read',
+  'svc.person.read',
+  'svc.person.metadata.read',
+  'svc.person.metadata.write',
+];
 const CREATE = { 'if-none-match': '*' };
 
 let system: System;
@@ -38,20 +43,35 @@ let persons: string[];
 let tokens: { access_token: string; refresh_token?: string | undefined };
 
 const exported = (tenantId: string, query = '', token = system.adminToken, headers: Record<string, string> = {}) =>
-  fetch(`${system.pdpUrl}/admin/v1/tenants/${tenantId}/export${query}`, { headers: { authorization: `Bearer ${token}`, ...headers } });
+  fetch(`${system.pdpUrl}/admin/v1/tenants/${tenantId}/export${query}`, {
+    headers: { authorization: `Bearer ${token}`, ...headers },
+  });
 /** The export's lines, held to admin-api.yaml (each line to ExportedRecord). */
 async function exportLines(tenantId: string, query = ''): Promise<Record<string, any>[]> {
   const res = await exported(tenantId, query);
   expect(res.status).toBe(200);
   const text = assertResponseMatches('admin', 'exportRecords', await captureResponse(res)) as string;
-  return text.split('\n').filter(Boolean).map((line) => JSON.parse(line));
+  return text
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line));
 }
-const recordCount = async (tenantId: string) => Number((await knex('person_extensions').where({ tenant_id: tenantId }).count({ n: '*' }))[0]!.n);
+const recordCount = async (tenantId: string) =>
+  Number((await knex('person_extensions').where({ tenant_id: tenantId }).count({ n: '*' }))[0]!.n);
 
 /** Stores `count` records of `extensionId` (for as many new persons) with one statement each. */
-async function storeRecords(t: TenantSetup, extensionId: string, count: number, prefix: string, noteBytes = 200): Promise<void> {
+async function storeRecords(
+  t: TenantSetup,
+  extensionId: string,
+  count: number,
+  prefix: string,
+  noteBytes = 200,
+): Promise<void> {
   const id = `'psn_${prefix}' || lpad(g::text, ${26 - prefix.length}, '0')`;
-  await knex.raw(`insert into persons (id, display_name) select ${id}, 'Bulk ' || g from generate_series(1, ?::int) g`, [count]);
+  await knex.raw(
+    `insert into persons (id, display_name) select ${id}, 'Bulk ' || g from generate_series(1, ?::int) g`,
+    [count],
+  );
   await knex.raw(
     `insert into person_extensions (tenant_id, person_id, extension_id, schema_version, data, etag, updated_by, created_at, updated_at)
      select ?, ${id}, ?, 1, jsonb_build_object('note', repeat('x', ?::int) || g), '"bulk-' || g || '"', ?, now(), now() from generate_series(1, ?::int) g`,
@@ -68,7 +88,11 @@ beforeAll(async () => {
   extension = await registerExtension(admin, tenant.clientId);
   persons = [tenant.personId, await createPerson(admin, tenant.tenantId), await createPerson(admin, tenant.tenantId)];
   tokens = await obtainTokens(browser, { authUrl: system.authUrl, ...tenant }, tenant, PERSON_SCOPES);
-  for (const [i, p] of persons.entries()) expect((await api.put(tokens.access_token, p, extension, { schemaVersion: 1, data: { note: `record ${i}` } }, CREATE)).status).toBe(201);
+  for (const [i, p] of persons.entries())
+    expect(
+      (await api.put(tokens.access_token, p, extension, { schemaVersion: 1, data: { note: `record ${i}` } }, CREATE))
+        .status,
+    ).toBe(201);
 });
 afterAll(async () => {
   await browser?.close();
@@ -96,12 +120,25 @@ describe('after a plan downgrade below the metadata capabilities (L2 to L1)', ()
 
   it('refuses creates and updates with 422 quota_exceeded and stores nothing', async () => {
     const fresh = await createPerson(admin, tenant.tenantId);
-    expectProblem(await api.put(tokens.access_token, fresh, extension, { schemaVersion: 1, data: { note: 'new' } }, CREATE), 422, 'quota_exceeded');
+    expectProblem(
+      await api.put(tokens.access_token, fresh, extension, { schemaVersion: 1, data: { note: 'new' } }, CREATE),
+      422,
+      'quota_exceeded',
+    );
     const held = await api.get(tokens.access_token, persons[1]!, extension);
-    const update = await api.put(tokens.access_token, persons[1]!, extension, { schemaVersion: 1, data: { note: 'changed' } }, { 'if-match': held.body.etag });
+    const update = await api.put(
+      tokens.access_token,
+      persons[1]!,
+      extension,
+      { schemaVersion: 1, data: { note: 'changed' } },
+      { 'if-match': held.body.etag },
+    );
     expectProblem(update, 422, 'quota_exceeded');
     const after = await api.get(tokens.access_token, persons[1]!, extension);
-    expect({ etag: after.body.etag, data: after.body.data }).toEqual({ etag: held.body.etag, data: { note: 'record 1' } });
+    expect({ etag: after.body.etag, data: after.body.data }).toEqual({
+      etag: held.body.etag,
+      data: { note: 'record 1' },
+    });
     expect(await recordCount(tenant.tenantId)).toBe(before);
   });
 
@@ -119,14 +156,27 @@ describe('after a plan downgrade below the metadata capabilities (L2 to L1)', ()
 
   it('deletes a record (204, its quota unit freed) and nothing else; the export still has every other record', async () => {
     expect((await api.delete(tokens.access_token, persons[2]!, extension, { 'if-match': '*' })).status).toBe(204);
-    expect(problemOf(await api.get(tokens.access_token, persons[2]!, extension))).toEqual({ status: 404, error: 'not_found' });
+    expect(problemOf(await api.get(tokens.access_token, persons[2]!, extension))).toEqual({
+      status: 404,
+      error: 'not_found',
+    });
     expect(await recordCount(tenant.tenantId)).toBe(before - 1);
     expect((await exportLines(tenant.tenantId)).map((l) => l.personId).sort()).toEqual(persons.slice(0, 2).sort());
   });
 
   it('writes again once the plan is back', async () => {
     await admin.ok('PATCH', `/tenants/${tenant.tenantId}`, { plan: 'L2' });
-    expect((await api.put(tokens.access_token, persons[2]!, extension, { schemaVersion: 1, data: { note: 'record 2' } }, CREATE)).status).toBe(201);
+    expect(
+      (
+        await api.put(
+          tokens.access_token,
+          persons[2]!,
+          extension,
+          { schemaVersion: 1, data: { note: 'record 2' } },
+          CREATE,
+        )
+      ).status,
+    ).toBe(201);
   });
 });
 
@@ -142,14 +192,27 @@ describe('export', () => {
 
   it('filters by extension and by owning client', async () => {
     const second = await registerExtension(admin, tenant.clientId);
-    const other = await admin.ok('POST', `/tenants/${tenant.tenantId}/clients`, { slug: 'other', name: 'Other', kind: 'third_party', type: 'public', redirectUris: [tenant.redirectUri] });
+    const other = await admin.ok('POST', `/tenants/${tenant.tenantId}/clients`, {
+      slug: 'other',
+      name: 'Other',
+      kind: 'third_party',
+      type: 'public',
+      redirectUris: [tenant.redirectUri],
+    });
     const foreign = await registerExtension(admin, other.clientId);
     await storeRecords({ ...tenant, clientId: other.clientId }, foreign, 2, 'f');
     await storeRecords(tenant, second, 3, 's');
     expect(await exportLines(tenant.tenantId)).toHaveLength(persons.length + 5);
-    expect((await exportLines(tenant.tenantId, `?extensionId=${second}`)).map((l) => l.extensionId)).toEqual([second, second, second]);
+    expect((await exportLines(tenant.tenantId, `?extensionId=${second}`)).map((l) => l.extensionId)).toEqual([
+      second,
+      second,
+      second,
+    ]);
     const ofOther = await exportLines(tenant.tenantId, `?clientId=${other.clientId}`);
-    expect(ofOther.map((l) => [l.clientId, l.extensionId])).toEqual([[other.clientId, foreign], [other.clientId, foreign]]);
+    expect(ofOther.map((l) => [l.clientId, l.extensionId])).toEqual([
+      [other.clientId, foreign],
+      [other.clientId, foreign],
+    ]);
     expect(await exportLines(tenant.tenantId, `?clientId=${other.clientId}&extensionId=${second}`)).toEqual([]);
   });
 
@@ -163,10 +226,16 @@ describe('export', () => {
     expect(res.headers.get('content-type')).toMatch(/^application\/x-ndjson/);
     expect(await res.text()).toBe(plain);
     const raw = await new Promise<Buffer>((resolve, reject) => {
-      get(`${system.pdpUrl}/admin/v1/tenants/${tenant.tenantId}/export`, { headers: { authorization: `Bearer ${system.adminToken}`, 'accept-encoding': 'gzip' } }, (r) => {
-        const chunks: Buffer[] = [];
-        r.on('data', (c: Buffer) => chunks.push(c)).on('end', () => resolve(Buffer.concat(chunks))).on('error', reject);
-      }).on('error', reject);
+      get(
+        `${system.pdpUrl}/admin/v1/tenants/${tenant.tenantId}/export`,
+        { headers: { authorization: `Bearer ${system.adminToken}`, 'accept-encoding': 'gzip' } },
+        (r) => {
+          const chunks: Buffer[] = [];
+          r.on('data', (c: Buffer) => chunks.push(c))
+            .on('end', () => resolve(Buffer.concat(chunks)))
+            .on('error', reject);
+        },
+      ).on('error', reject);
     });
     expect(gunzipSync(raw).toString('utf8')).toBe(plain);
   });
@@ -174,14 +243,25 @@ describe('export', () => {
   it('refuses a filter naming nothing of this tenant, an unlisted or malformed parameter (422), and an unknown tenant (404)', async () => {
     const elsewhere = await setupTenant(admin);
     const elsewhereExtension = await registerExtension(admin, elsewhere.clientId);
-    for (const query of [`?extensionId=${elsewhereExtension}`, '?extensionId=no_such_extension', `?clientId=${elsewhere.clientId}`, '?extensionId=Bad-Id', '?limit=5', '?clientId=']) {
+    for (const query of [
+      `?extensionId=${elsewhereExtension}`,
+      '?extensionId=no_such_extension',
+      `?clientId=${elsewhere.clientId}`,
+      '?extensionId=Bad-Id',
+      '?limit=5',
+      '?clientId=',
+    ]) {
       const res = await exported(tenant.tenantId, query);
-      expect({ query, ...problemOf({ status: res.status, body: await res.json() }) }).toEqual({ query, status: 422, error: 'schema_invalid' });
+      expect({ query, ...problemOf({ status: res.status, body: await res.json() }) }).toEqual({
+        query,
+        status: 422,
+        error: 'schema_invalid',
+      });
     }
     for (const id of ['ten_00000000000000000000000000', 'not-a-tenant']) expect((await exported(id)).status).toBe(404);
   });
 
-  it("lets a tenant admin key export its own tenant and nothing else: another tenant, existing or not, is 403 alike", async () => {
+  it('lets a tenant admin key export its own tenant and nothing else: another tenant, existing or not, is 403 alike', async () => {
     const { key } = await admin.ok('POST', `/tenants/${tenant.tenantId}/admin-keys`);
     const own = await exported(tenant.tenantId, '', key);
     expect(own.status).toBe(200);
@@ -194,7 +274,9 @@ describe('export', () => {
   });
 
   it('writes nothing: every table is as it was', async () => {
-    const counts = async () => (await knex.raw(`select (select count(*) from person_extensions) + (select count(*) from persons) as n`)).rows[0].n;
+    const counts = async () =>
+      (await knex.raw(`select (select count(*) from person_extensions) + (select count(*) from persons) as n`)).rows[0]
+        .n;
     const before = await counts();
     await exportLines(tenant.tenantId);
     expect(await counts()).toBe(before);
@@ -236,12 +318,20 @@ describe('export of many records', () => {
     const stdout = new PassThrough().on('data', (c: Buffer) => chunks.push(c));
     const err: string[] = [];
     const env = { ADMIN_URL: `${system.pdpUrl}/admin/v1`, ADMIN_TOKEN: system.adminToken };
-    const code = await adminCli(['export', '--tenant', bulk.tenantId], env, { out: () => {}, err: (t) => err.push(t), stdout });
+    const code = await adminCli(['export', '--tenant', bulk.tenantId], env, {
+      out: () => {},
+      err: (t) => err.push(t),
+      stdout,
+    });
     expect(code).toBe(0);
     const text = Buffer.concat(chunks).toString('utf8');
     expect(text).toBe(await (await exported(bulk.tenantId)).text());
     expect(err.at(-1)).toBe(`export: ${BULK.toLocaleString('en')} records`);
-    const refused = await adminCli(['export', '--tenant', 'ten_00000000000000000000000000'], env, { out: () => {}, err: (t) => err.push(t), stdout });
+    const refused = await adminCli(['export', '--tenant', 'ten_00000000000000000000000000'], env, {
+      out: () => {},
+      err: (t) => err.push(t),
+      stdout,
+    });
     expect(refused).toBe(1);
     expect(await adminCli(['export'], env, { out: () => {}, err: (t) => err.push(t), stdout })).toBe(2);
   });
@@ -255,9 +345,18 @@ describe('export when the database fails', () => {
         if (prop !== 'transaction') return Reflect.get(target, prop, receiver);
         return (run: (trx: Knex.Transaction) => Promise<unknown>, config: Knex.TransactionConfig) => {
           let queries = 0;
-          return target.transaction((trx) => run(new Proxy(trx, {
-            apply: (fn, self, args) => (++queries === failAt ? Reflect.apply(fn, self, ['export_failure_injected']) : Reflect.apply(fn, self, args)),
-          })), config);
+          return target.transaction(
+            (trx) =>
+              run(
+                new Proxy(trx, {
+                  apply: (fn, self, args) =>
+                    ++queries === failAt
+                      ? Reflect.apply(fn, self, ['export_failure_injected'])
+                      : Reflect.apply(fn, self, args),
+                }),
+              ),
+            config,
+          );
         };
       },
     });
@@ -267,14 +366,22 @@ describe('export when the database fails', () => {
     server.server.on('request', app);
     try {
       // node:http hands over every byte that arrived before the connection closed, and says whether the message was complete.
-      return await new Promise<{ status: number; contentType: string | undefined; text: string; cut: boolean }>((resolve, reject) => {
-        get(`${server.url}/admin/v1/tenants/${tenantId}/export`, (res) => {
-          const received: Buffer[] = [];
-          res.on('data', (c: Buffer) => received.push(c));
-          res.on('close', () =>
-            resolve({ status: res.statusCode!, contentType: res.headers['content-type'], text: Buffer.concat(received).toString('utf8'), cut: !res.complete }));
-        }).on('error', reject);
-      });
+      return await new Promise<{ status: number; contentType: string | undefined; text: string; cut: boolean }>(
+        (resolve, reject) => {
+          get(`${server.url}/admin/v1/tenants/${tenantId}/export`, (res) => {
+            const received: Buffer[] = [];
+            res.on('data', (c: Buffer) => received.push(c));
+            res.on('close', () =>
+              resolve({
+                status: res.statusCode!,
+                contentType: res.headers['content-type'],
+                text: Buffer.concat(received).toString('utf8'),
+                cut: !res.complete,
+              }),
+            );
+          }).on('error', reject);
+        },
+      );
     } finally {
       await server.close();
     }
@@ -316,11 +423,16 @@ describe('export in the admin console', () => {
       await Promise.all([page.waitForNavigation(), page.getByRole('button', { name: 'Sign in', exact: true }).click()]);
       await page.getByRole('link', { name: 'Export', exact: true }).click();
       await page.getByLabel('Extension').selectOption(extension);
-      const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download records' }).click()]);
+      const [download] = await Promise.all([
+        page.waitForEvent('download'),
+        page.getByRole('button', { name: 'Download records' }).click(),
+      ]);
       expect(download.suggestedFilename()).toMatch(/-records\.ndjson$/);
       const file = await download.path();
       const { readFile } = await import('node:fs/promises');
-      expect(await readFile(file, 'utf8')).toBe(await (await exported(tenant.tenantId, `?extensionId=${extension}`)).text());
+      expect(await readFile(file, 'utf8')).toBe(
+        await (await exported(tenant.tenantId, `?extensionId=${extension}`)).text(),
+      );
     } finally {
       await context.close();
     }

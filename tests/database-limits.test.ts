@@ -27,7 +27,11 @@ afterAll(async () => {
 
 describe('on PostgreSQL', () => {
   it('cancels a statement past its timeout and ends a transaction left idle past its own', async () => {
-    const db = await openDatabase({ databaseUrl: postgres.url, statementTimeoutMs: 300, idleInTransactionTimeoutMs: 300 });
+    const db = await openDatabase({
+      databaseUrl: postgres.url,
+      statementTimeoutMs: 300,
+      idleInTransactionTimeoutMs: 300,
+    });
     try {
       await expect(db.knex.raw('select pg_sleep(5)')).rejects.toMatchObject({ code: '57014' }); // query_canceled
       const trx = await db.knex.transaction();
@@ -43,16 +47,28 @@ describe('on PostgreSQL', () => {
   });
 
   it('answers an admin change stuck behind a held lock 503 with retry-after once the timeout passes, and changes nothing', async () => {
-    const config = loadConfig({ ...process.env, DATABASE_URL: postgres.url, DATABASE_STATEMENT_TIMEOUT_MS: '500', LOG_LEVEL: 'silent' });
+    const config = loadConfig({
+      ...process.env,
+      DATABASE_URL: postgres.url,
+      DATABASE_STATEMENT_TIMEOUT_MS: '500',
+      LOG_LEVEL: 'silent',
+    });
     const system = await startSystem(config, { ephemeralPorts: true });
     const holder = await openDatabase({ databaseUrl: postgres.url });
     try {
       const admin = adminClient(system);
-      const tenant = await admin.ok('POST', '/tenants', { label: `locked${Date.now().toString(36)}`, displayName: 'Before', plan: 'L1' });
+      const tenant = await admin.ok('POST', '/tenants', {
+        label: `locked${Date.now().toString(36)}`,
+        displayName: 'Before',
+        plan: 'L1',
+      });
       const lock = await holder.knex.transaction();
       await lock('tenants').where({ id: tenant.tenantId }).forUpdate().first();
       const res = await admin.checked('updateTenant', 'PATCH', `/tenants/${tenant.tenantId}`, { displayName: 'After' });
-      expect({ status: res.status, error: res.body.error }).toEqual({ status: 503, error: 'authorization_unavailable' });
+      expect({ status: res.status, error: res.body.error }).toEqual({
+        status: 503,
+        error: 'authorization_unavailable',
+      });
       expect(Number(res.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
       await lock.rollback();
       expect((await system.db.knex('tenants').where({ id: tenant.tenantId }).first()).display_name).toBe('Before');
@@ -65,14 +81,19 @@ describe('on PostgreSQL', () => {
 
 /** Inodes of the TCP sockets this process listens on (/proc: the fds it holds, the kernel's table of listeners). */
 function listeningTcpInodes(): Set<string> {
-  const own = new Set(readdirSync('/proc/self/fd').map((fd) => {
-    try {
-      return /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/self/fd/${fd}`))?.[1];
-    } catch {
-      return undefined; // an fd closed while listing
-    }
-  }).filter((inode) => inode !== undefined));
-  const listening = ['/proc/net/tcp', '/proc/net/tcp6'].flatMap((table) => readFileSync(table, 'utf8').split('\n').slice(1))
+  const own = new Set(
+    readdirSync('/proc/self/fd')
+      .map((fd) => {
+        try {
+          return /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/self/fd/${fd}`))?.[1];
+        } catch {
+          return undefined; // an fd closed while listing
+        }
+      })
+      .filter((inode) => inode !== undefined),
+  );
+  const listening = ['/proc/net/tcp', '/proc/net/tcp6']
+    .flatMap((table) => readFileSync(table, 'utf8').split('\n').slice(1))
     .map((line) => line.trim().split(/\s+/))
     .filter((cols) => cols[3] === '0A') // LISTEN
     .map((cols) => cols[9]!);

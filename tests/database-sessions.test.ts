@@ -34,7 +34,12 @@ let accessToken: string;
 beforeAll(async () => {
   [system, browser] = await Promise.all([startTestSystem({}, { idleTimeoutMs: IDLE_TIMEOUT_MS }), launchBrowser()]);
   tenant = await setupTenant(adminClient(system));
-  const tokens = await obtainTokens(browser, { authUrl: system.authUrl, clientId: tenant.clientId, redirectUri: tenant.redirectUri }, tenant, 'svc.profile.self.read svc.tenant.info.read');
+  const tokens = await obtainTokens(
+    browser,
+    { authUrl: system.authUrl, clientId: tenant.clientId, redirectUri: tenant.redirectUri },
+    tenant,
+    'svc.profile.self.read svc.tenant.info.read',
+  );
   accessToken = tokens.access_token;
   refreshToken = tokens.refresh_token!;
 });
@@ -47,9 +52,17 @@ const pooled = () => system.db.knex.client as unknown as KnexPoolClient;
 
 /** A /v1/me and a /v1/tenant call (token check, PDP decision, backend read) and a refresh (issuer storage) all answer 200. */
 async function expectServing() {
-  for (const [operationId, path] of [['getMe', '/me'], ['getTenant', '/tenant'], ['getMe', '/me']] as const)
+  for (const [operationId, path] of [
+    ['getMe', '/me'],
+    ['getTenant', '/tenant'],
+    ['getMe', '/me'],
+  ] as const)
     expect((await callApi(system.baseUrl, operationId, path, accessToken)).status).toBe(200);
-  const config = await discover({ authUrl: system.authUrl, clientId: tenant.clientId, redirectUri: tenant.redirectUri });
+  const config = await discover({
+    authUrl: system.authUrl,
+    clientId: tenant.clientId,
+    redirectUri: tenant.redirectUri,
+  });
   const refreshed = await oidc.refreshTokenGrant(config, refreshToken);
   refreshToken = refreshed.refresh_token!;
   accessToken = refreshed.access_token;
@@ -58,9 +71,19 @@ async function expectServing() {
 describe('database connections come and go; the API keeps answering', () => {
   it('after the pool has closed every idle connection', async () => {
     await expectServing();
-    await waitFor('the pool to close its idle connections', () => pooled().pool.numUsed() + pooled().pool.numFree() === 0, 6_000, 20);
+    await waitFor(
+      'the pool to close its idle connections',
+      () => pooled().pool.numUsed() + pooled().pool.numFree() === 0,
+      6_000,
+      20,
+    );
     await expectServing();
-    await waitFor('the pool to close its idle connections again', () => pooled().pool.numUsed() + pooled().pool.numFree() === 0, 6_000, 20);
+    await waitFor(
+      'the pool to close its idle connections again',
+      () => pooled().pool.numUsed() + pooled().pool.numFree() === 0,
+      6_000,
+      20,
+    );
     await expectServing();
   });
 

@@ -29,8 +29,16 @@ describe('consent flow to GET /v1/me', () => {
   let accessToken: string;
 
   it('issues a self token after login and consent, and /v1/me returns exactly the Me object', async () => {
-    const config = await discover({ authUrl: system.authUrl, clientId: tenant.clientId, redirectUri: tenant.redirectUri });
-    const request = await authorizationRequest(config, tenant.redirectUri, 'svc.profile.self.read svc.tenant.info.read');
+    const config = await discover({
+      authUrl: system.authUrl,
+      clientId: tenant.clientId,
+      redirectUri: tenant.redirectUri,
+    });
+    const request = await authorizationRequest(
+      config,
+      tenant.redirectUri,
+      'svc.profile.self.read svc.tenant.info.read',
+    );
     let consentText = '';
     const callback = await signInAndConsent(browser, request.url, tenant, 'Allow', async (page) => {
       consentText = await page.locator('body').innerText();
@@ -42,7 +50,10 @@ describe('consent flow to GET /v1/me', () => {
     expect(consentText).toContain('Read the identity behind this token');
     expect(consentText).toContain('svc.tenant.info.read');
 
-    const tokens = await oidc.authorizationCodeGrant(config, callback, { pkceCodeVerifier: request.verifier, expectedState: request.state });
+    const tokens = await oidc.authorizationCodeGrant(config, callback, {
+      pkceCodeVerifier: request.verifier,
+      expectedState: request.state,
+    });
     expect(tokens.token_type.toLowerCase()).toBe('bearer');
     expect(tokens.expires_in).toBe(900);
     expect(tokens.refresh_token).toEqual(expect.any(String));
@@ -67,11 +78,19 @@ describe('consent flow to GET /v1/me', () => {
     expect(res.status).toBe(401);
     expect(res.headers.get('www-authenticate')).toMatch(/^Bearer/);
     expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-    expect(res.body).toEqual({ error: 'invalid_token', message: expect.any(String), requestId: res.headers.get('x-request-id') });
+    expect(res.body).toEqual({
+      error: 'invalid_token',
+      message: expect.any(String),
+      requestId: res.headers.get('x-request-id'),
+    });
   });
 
   it('sends the person back with error=access_denied when they press Deny', async () => {
-    const config = await discover({ authUrl: system.authUrl, clientId: tenant.clientId, redirectUri: tenant.redirectUri });
+    const config = await discover({
+      authUrl: system.authUrl,
+      clientId: tenant.clientId,
+      redirectUri: tenant.redirectUri,
+    });
     const request = await authorizationRequest(config, tenant.redirectUri, 'svc.profile.self.read');
     const callback = await signInAndConsent(browser, request.url, tenant, 'Deny');
     expect(callback.searchParams.get('error')).toBe('access_denied');

@@ -12,7 +12,13 @@ import { registerExtension } from './support/extensions.js';
 import { leakIn } from './support/fuzz.js';
 import { mannWhitney } from './support/statistics.js';
 
-const CAPABILITIES = ['svc.profile.self.read', 'svc.tenant.info.read', 'svc.person.read', 'svc.person.metadata.read', 'svc.person.metadata.write'];
+const CAPABILITIES = [
+  'svc.profile.self.read',
+  'svc.tenant.info.read',
+  'svc.person.read',
+  'svc.person.metadata.read',
+  'svc.person.metadata.write',
+];
 /** Samples per kind of 404 in the timing comparison, taken in interleaved pairs. */
 const TIMING_SAMPLES = Number(process.env.EXISTENCE_TIMING_SAMPLES ?? 300);
 /**
@@ -32,19 +38,32 @@ let unrelatedPersonId: string;
 beforeAll(async () => {
   system = await startProbingSystem({ ISSUER_ENABLE_CLIENT_CREDENTIALS: 'true' });
   const admin = adminClient(system);
-  const unlimited = { rateLimit: { tenant: { points: 1_000_000, durationS: 60 }, account: { points: 1_000_000, durationS: 60 } } };
-  const [tenantA, tenantB] = [await setupMachineClient(admin, { grant: CAPABILITIES }), await setupMachineClient(admin, { grant: CAPABILITIES })];
+  const unlimited = {
+    rateLimit: { tenant: { points: 1_000_000, durationS: 60 }, account: { points: 1_000_000, durationS: 60 } },
+  };
+  const [tenantA, tenantB] = [
+    await setupMachineClient(admin, { grant: CAPABILITIES }),
+    await setupMachineClient(admin, { grant: CAPABILITIES }),
+  ];
   await admin.ok('PATCH', `/tenants/${tenantA.tenantId}`, unlimited);
   const token = await clientCredentialsToken(system.authUrl, tenantA, CAPABILITIES.join(' '));
   a = { ...tenantA, token, extensionId: await registerExtension(admin, tenantA.clientId), otherExtensionId: '' };
   b = { ...tenantB, extensionId: await registerExtension(admin, tenantB.clientId) };
   // Another app of tenant A, with its own extension: A's app does not own it.
-  const sibling = await admin.ok('POST', `/tenants/${a.tenantId}/clients`, { slug: 'sibling', name: 'Sibling', kind: 'third_party', type: 'public', redirectUris: ['http://127.0.0.1:8400/cb'] });
+  const sibling = await admin.ok('POST', `/tenants/${a.tenantId}/clients`, {
+    slug: 'sibling',
+    name: 'Sibling',
+    kind: 'third_party',
+    type: 'public',
+    redirectUris: ['http://127.0.0.1:8400/cb'],
+  });
   a.otherExtensionId = await registerExtension(admin, sibling.clientId);
   // B's person holds a record of B's extension, written by B's app.
   const tokenB = await clientCredentialsToken(system.authUrl, b, CAPABILITIES.join(' '));
   const put = await fetch(`${system.baseUrl}/persons/${b.personId}/extensions/${b.extensionId}`, {
-    method: 'PUT', headers: { authorization: `Bearer ${tokenB}`, 'if-none-match': '*', 'content-type': 'application/json' }, body: '{"schemaVersion":1,"data":{"note":"b"}}',
+    method: 'PUT',
+    headers: { authorization: `Bearer ${tokenB}`, 'if-none-match': '*', 'content-type': 'application/json' },
+    body: '{"schemaVersion":1,"data":{"note":"b"}}',
   });
   expect(put.status).toBe(201);
   // A person whose only relationship has ended.
@@ -65,8 +84,18 @@ interface Answer {
   body: string;
 }
 
-async function call(method: string, path: string, headers: Record<string, string> = {}, body?: string): Promise<Answer> {
-  const res = await pool.request({ method: method as 'GET', path: `/v1${path}`, headers: { authorization: `Bearer ${a.token}`, ...headers }, body });
+async function call(
+  method: string,
+  path: string,
+  headers: Record<string, string> = {},
+  body?: string,
+): Promise<Answer> {
+  const res = await pool.request({
+    method: method as 'GET',
+    path: `/v1${path}`,
+    headers: { authorization: `Bearer ${a.token}`, ...headers },
+    body,
+  });
   return { status: res.statusCode, headers: res.headers, body: await res.body.text() };
 }
 
@@ -84,30 +113,44 @@ describe('a 404 says nothing about existence', () => {
     const body = '{"schemaVersion":1,"data":{}}';
     return {
       'GET a person': [
-        ['GET', `/persons/${b.personId}`], ['GET', `/persons/${unrelatedPersonId}`], ['GET', `/persons/${absentPersonId()}`], ['GET', '/persons/psn_not-an-id'],
+        ['GET', `/persons/${b.personId}`],
+        ['GET', `/persons/${unrelatedPersonId}`],
+        ['GET', `/persons/${absentPersonId()}`],
+        ['GET', '/persons/psn_not-an-id'],
       ],
       "GET a person's extensions": [
-        ['GET', `/persons/${b.personId}/extensions`], ['GET', `/persons/${unrelatedPersonId}/extensions`], ['GET', `/persons/${absentPersonId()}/extensions`],
+        ['GET', `/persons/${b.personId}/extensions`],
+        ['GET', `/persons/${unrelatedPersonId}/extensions`],
+        ['GET', `/persons/${absentPersonId()}/extensions`],
       ],
       'GET a record': [
-        ['GET', record(b.personId, b.extensionId)], ['GET', record(b.personId, a.extensionId)], ['GET', record(a.personId, a.extensionId)],
-        ['GET', record(a.personId, b.extensionId)], ['GET', record(a.personId, a.otherExtensionId)], ['GET', record(a.personId, 'ext_unregistered_x')],
+        ['GET', record(b.personId, b.extensionId)],
+        ['GET', record(b.personId, a.extensionId)],
+        ['GET', record(a.personId, a.extensionId)],
+        ['GET', record(a.personId, b.extensionId)],
+        ['GET', record(a.personId, a.otherExtensionId)],
+        ['GET', record(a.personId, 'ext_unregistered_x')],
         ['GET', record(absentPersonId(), a.extensionId)],
       ],
       'PUT a record': [
-        ['PUT', record(b.personId, b.extensionId), write, body], ['PUT', record(b.personId, a.extensionId), write, body], ['PUT', record(a.personId, b.extensionId), write, body],
-        ['PUT', record(a.personId, a.otherExtensionId), write, body], ['PUT', record(absentPersonId(), a.extensionId), write, body],
+        ['PUT', record(b.personId, b.extensionId), write, body],
+        ['PUT', record(b.personId, a.extensionId), write, body],
+        ['PUT', record(a.personId, b.extensionId), write, body],
+        ['PUT', record(a.personId, a.otherExtensionId), write, body],
+        ['PUT', record(absentPersonId(), a.extensionId), write, body],
         ['PUT', record(a.personId, a.extensionId), { 'if-match': '"gone"', 'content-type': 'application/json' }, body],
       ],
       'DELETE a record': [
-        ['DELETE', record(b.personId, b.extensionId), { 'if-match': '*' }], ['DELETE', record(b.personId, a.extensionId), { 'if-match': '*' }],
-        ['DELETE', record(a.personId, b.extensionId), { 'if-match': '*' }], ['DELETE', record(a.personId, a.otherExtensionId), { 'if-match': '*' }],
+        ['DELETE', record(b.personId, b.extensionId), { 'if-match': '*' }],
+        ['DELETE', record(b.personId, a.extensionId), { 'if-match': '*' }],
+        ['DELETE', record(a.personId, b.extensionId), { 'if-match': '*' }],
+        ['DELETE', record(a.personId, a.otherExtensionId), { 'if-match': '*' }],
         ['DELETE', record(absentPersonId(), a.extensionId), { 'if-match': '*' }],
       ],
     };
   };
 
-  it.each(["GET a person", "GET a person's extensions", 'GET a record', 'PUT a record', 'DELETE a record'])(
+  it.each(['GET a person', "GET a person's extensions", 'GET a record', 'PUT a record', 'DELETE a record'])(
     '%s: forbidden and absent answer byte for byte the same 404, apart from the request id',
     async (kind) => {
       const answers = [];
@@ -139,7 +182,10 @@ describe('a 404 says nothing about existence', () => {
     };
     for (let i = 0; i < 20; i++) await timed(`/persons/${absentPersonId()}`, []); // warm-up: connections, prepared statements
     for (let i = 0; i < TIMING_SAMPLES; i++) {
-      const pair: [string, number[]][] = [[`/persons/${b.personId}`, forbidden], [`/persons/${absentPersonId()}`, absent]];
+      const pair: [string, number[]][] = [
+        [`/persons/${b.personId}`, forbidden],
+        [`/persons/${absentPersonId()}`, absent],
+      ];
       if (Math.random() < 0.5) pair.reverse();
       for (const [path, into] of pair) await timed(path, into);
     }

@@ -52,7 +52,12 @@ describe('PDP down (contract §5 rule 11, §7.2)', () => {
       expect(res.ms).toBeLessThan(PDP_DEADLINE_MS + 4000);
     }
     const resumedMs = await waitFor('allowed again after SIGCONT', async () => (await getMe()).status === 200);
-    printFigures('PDP paused', { requests: answers.length, 'slowest ms': Math.max(...answers.map((a) => a.ms)), 'deadline ms': PDP_DEADLINE_MS, 'resumed after ms': resumedMs });
+    printFigures('PDP paused', {
+      requests: answers.length,
+      'slowest ms': Math.max(...answers.map((a) => a.ms)),
+      'deadline ms': PDP_DEADLINE_MS,
+      'resumed after ms': resumedMs,
+    });
   }, 60_000);
 
   it('answers 503 authorization_unavailable while the PDP process is gone, and allows again once a new one listens', async () => {
@@ -64,7 +69,12 @@ describe('PDP down (contract §5 rule 11, §7.2)', () => {
     const restarted = performance.now();
     await pdp.start();
     const resumedMs = await waitFor('allowed again after restart', async () => (await getMe()).status === 200);
-    printFigures('PDP killed', { requests: answers.length, 'slowest ms': Math.max(...answers.map((a) => a.ms)), 'restart to first allow ms': performance.now() - restarted, 'first allow after listening ms': resumedMs });
+    printFigures('PDP killed', {
+      requests: answers.length,
+      'slowest ms': Math.max(...answers.map((a) => a.ms)),
+      'restart to first allow ms': performance.now() - restarted,
+      'first allow after listening ms': resumedMs,
+    });
   }, 90_000);
 });
 
@@ -73,7 +83,9 @@ describe('issuer down (contract §5, §7.2)', () => {
     const issuer = stack.system.services.issuer;
     const claims = decodeJwt(stack.token);
     const { privateKey } = await generateKeyPair('ES256');
-    const unknownKid = await new SignJWT(claims).setProtectedHeader({ alg: 'ES256', typ: 'at+jwt', kid: 'kid-the-gateway-never-saw' }).sign(privateKey);
+    const unknownKid = await new SignJWT(claims)
+      .setProtectedHeader({ alg: 'ES256', typ: 'at+jwt', kid: 'kid-the-gateway-never-saw' })
+      .sign(privateKey);
     // The gateway re-fetches for an unknown kid at most once per refetchCooldownS (10 s) after its last fetch.
     await sleep(Math.max(0, firstCallAt + 11_000 - Date.now()));
 
@@ -88,8 +100,17 @@ describe('issuer down (contract §5, §7.2)', () => {
 
     await issuer.start();
     expect((await getMe()).status).toBe(200);
-    const refusedMs = await waitFor('unknown kid refused once the issuer answers', async () => (await getMe(unknownKid)).status === 401, 40_000, 1000);
-    printFigures('issuer stopped', { 'valid-token calls answered 200': valid.length, 'unknown kid': `503 (retry-after ${unavailable.headers.get('retry-after')} s)`, 'then 401 after ms': refusedMs });
+    const refusedMs = await waitFor(
+      'unknown kid refused once the issuer answers',
+      async () => (await getMe(unknownKid)).status === 401,
+      40_000,
+      1000,
+    );
+    printFigures('issuer stopped', {
+      'valid-token calls answered 200': valid.length,
+      'unknown kid': `503 (retry-after ${unavailable.headers.get('retry-after')} s)`,
+      'then 401 after ms': refusedMs,
+    });
   }, 120_000);
 });
 
@@ -101,26 +122,42 @@ describe('a process killed mid-write (SIGKILL)', () => {
     const ledger = writeLedger(stack.system.baseUrl, () => stack.token, stack.extensionId, stack.personIds, label);
     const service = stack.system.services[victim];
     let answeredBefore = 0;
-    const outcomes = await trafficAround(ledger, async (sofar) => {
-      await service.stop('SIGKILL');
-      answeredBefore = sofar.length;
-      await sleep(500);
-      await service.start();
-    }, { writers: 4, successesAfter: 20 });
+    const outcomes = await trafficAround(
+      ledger,
+      async (sofar) => {
+        await service.stop('SIGKILL');
+        answeredBefore = sofar.length;
+        await sleep(500);
+        await service.start();
+      },
+      { writers: 4, successesAfter: 20 },
+    );
     const report = await ledger.verify();
-    const unexpected = outcomes.filter((o) => !ALLOWED_STATUSES.has(o.status) || (o.status === 503 && !['authorization_unavailable', 'token_verification_unavailable'].includes(o.error!)));
+    const unexpected = outcomes.filter(
+      (o) =>
+        !ALLOWED_STATUSES.has(o.status) ||
+        (o.status === 503 && !['authorization_unavailable', 'token_verification_unavailable'].includes(o.error!)),
+    );
     printFigures(`${victim} killed mid-write`, {
-      requests: outcomes.length, 'answered before the kill': answeredBefore, 'connection errors': outcomes.filter((o) => o.status === 0).length,
-      '503': outcomes.filter((o) => o.status === 503).length, 'acknowledged writes': report.acknowledged,
-      'writes without an answer': report.unanswered, 'records read back': report.records,
+      requests: outcomes.length,
+      'answered before the kill': answeredBefore,
+      'connection errors': outcomes.filter((o) => o.status === 0).length,
+      '503': outcomes.filter((o) => o.status === 503).length,
+      'acknowledged writes': report.acknowledged,
+      'writes without an answer': report.unanswered,
+      'records read back': report.records,
     });
     return { report, unexpected };
   }
 
-  it.each(['gateway', 'backend'] as const)('%s: the client sees a connection error or a clean status, and every record holds a whole revision it was sent', async (victim) => {
-    const { report, unexpected } = await killDuringWrites(victim, `kill-${victim}`);
-    expect(unexpected).toEqual([]);
-    expect(report.problems).toEqual([]);
-    expect(report.acknowledged).toBeGreaterThan(0);
-  }, 120_000);
+  it.each(['gateway', 'backend'] as const)(
+    '%s: the client sees a connection error or a clean status, and every record holds a whole revision it was sent',
+    async (victim) => {
+      const { report, unexpected } = await killDuringWrites(victim, `kill-${victim}`);
+      expect(unexpected).toEqual([]);
+      expect(report.problems).toEqual([]);
+      expect(report.acknowledged).toBeGreaterThan(0);
+    },
+    120_000,
+  );
 });

@@ -15,8 +15,18 @@ afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 /** Runs a TypeScript entry the way npm scripts do, with `env` added to a configuration that has no database set. */
 function run(entry: string, env: Record<string, string>, args: string[] = []) {
-  const { DATABASE_URL: _db, REDIS_URL: _redis, ISSUER_JWKS: _jwks, ISSUER_JWKS_FILE: _jwksFile, ...inherited } = process.env;
-  const result = spawnSync(join('node_modules', '.bin', 'tsx'), [entry, ...args], { env: { ...inherited, ...env }, encoding: 'utf8', timeout: 60_000 });
+  const {
+    DATABASE_URL: _db,
+    REDIS_URL: _redis,
+    ISSUER_JWKS: _jwks,
+    ISSUER_JWKS_FILE: _jwksFile,
+    ...inherited
+  } = process.env;
+  const result = spawnSync(join('node_modules', '.bin', 'tsx'), [entry, ...args], {
+    env: { ...inherited, ...env },
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
   const lines = result.stderr.split('\n').filter((l) => l.trim() !== '' && !l.includes('Unsupported runtime'));
   return { status: result.status, lines, stdout: result.stdout };
 }
@@ -35,20 +45,36 @@ describe('the embedded data directory', () => {
   });
 
   it.each([
-    ['a file stands where the directory should be', () => (writeFileSync(join(scratch, 'a-file'), 'x'), join(scratch, 'a-file')), 'cannot create or read the directory'],
-    ['a parent is a file', () => (writeFileSync(join(scratch, 'parent-file'), 'x'), join(scratch, 'parent-file', 'pglite')), 'cannot create or read the directory'],
-    ['the directory holds something else', () => {
-      const dir = join(scratch, 'someone-elses');
-      mkdirSync(dir);
-      writeFileSync(join(dir, 'notes.txt'), 'not a database');
-      return dir;
-    }, 'not a PGlite data directory'],
-    ['a data directory is damaged', () => {
-      const dir = join(scratch, 'damaged');
-      mkdirSync(dir);
-      writeFileSync(join(dir, 'PG_VERSION'), '17\n');
-      return dir;
-    }, 'cannot open the embedded database'],
+    [
+      'a file stands where the directory should be',
+      () => (writeFileSync(join(scratch, 'a-file'), 'x'), join(scratch, 'a-file')),
+      'cannot create or read the directory',
+    ],
+    [
+      'a parent is a file',
+      () => (writeFileSync(join(scratch, 'parent-file'), 'x'), join(scratch, 'parent-file', 'pglite')),
+      'cannot create or read the directory',
+    ],
+    [
+      'the directory holds something else',
+      () => {
+        const dir = join(scratch, 'someone-elses');
+        mkdirSync(dir);
+        writeFileSync(join(dir, 'notes.txt'), 'not a database');
+        return dir;
+      },
+      'not a PGlite data directory',
+    ],
+    [
+      'a data directory is damaged',
+      () => {
+        const dir = join(scratch, 'damaged');
+        mkdirSync(dir);
+        writeFileSync(join(dir, 'PG_VERSION'), '17\n');
+        return dir;
+      },
+      'cannot open the embedded database',
+    ],
   ])('stops npm start with one line naming the path and PGLITE_DATA_DIR when %s', (_case, makePath, reason) => {
     const dataDir = makePath();
     const { status, lines } = run('infra/start.ts', { PGLITE_DATA_DIR: dataDir });
@@ -59,10 +85,26 @@ describe('the embedded data directory', () => {
 
 describe('a start that cannot use a setting', () => {
   it.each([
-    ['an unreachable DATABASE_URL', { DATABASE_URL: 'postgres://postgres:secret@127.0.0.1:1/none' }, /^issuer: DATABASE_URL=postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:1\/none: cannot connect \(ECONNREFUSED/],
-    ['the placeholder ISSUER_JWKS of the shipped manifests', { ISSUER_JWKS: '{"keys":[]}' }, /^issuer: ISSUER_JWKS: must be a JWKS.*npm run admin -- keys generate/],
-    ['an ISSUER_JWKS that is not JSON', { ISSUER_JWKS: 'CHANGE-ME' }, /^issuer: ISSUER_JWKS: not valid JSON; create one with `npm run admin -- keys generate`/],
-    ['an ISSUER_JWKS_FILE that is not there', { ISSUER_JWKS_FILE: '/nonexistent/jwks.json' }, /^issuer: ISSUER_JWKS_FILE=\/nonexistent\/jwks\.json: cannot be read \(ENOENT\)/],
+    [
+      'an unreachable DATABASE_URL',
+      { DATABASE_URL: 'postgres://postgres:secret@127.0.0.1:1/none' },
+      /^issuer: DATABASE_URL=postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:1\/none: cannot connect \(ECONNREFUSED/,
+    ],
+    [
+      'the placeholder ISSUER_JWKS of the shipped manifests',
+      { ISSUER_JWKS: '{"keys":[]}' },
+      /^issuer: ISSUER_JWKS: must be a JWKS.*npm run admin -- keys generate/,
+    ],
+    [
+      'an ISSUER_JWKS that is not JSON',
+      { ISSUER_JWKS: 'CHANGE-ME' },
+      /^issuer: ISSUER_JWKS: not valid JSON; create one with `npm run admin -- keys generate`/,
+    ],
+    [
+      'an ISSUER_JWKS_FILE that is not there',
+      { ISSUER_JWKS_FILE: '/nonexistent/jwks.json' },
+      /^issuer: ISSUER_JWKS_FILE=\/nonexistent\/jwks\.json: cannot be read \(ENOENT\)/,
+    ],
   ])('stops with exit 2 and one line naming the setting and the fix: %s', (_case, env, line) => {
     const { status, lines } = run('issuer/main.ts', { ISSUER_PORT: '0', ...env });
     expect(status).toBe(2);
@@ -70,7 +112,11 @@ describe('a start that cannot use a setting', () => {
   });
 
   it('refuses two services on one port naming both settings, and names the setting of a port in use', async () => {
-    const clash = run('infra/start.ts', { PGLITE_DATA_DIR: join(scratch, 'ports'), ISSUER_PORT: '18411', GATEWAY_PORT: '18411' });
+    const clash = run('infra/start.ts', {
+      PGLITE_DATA_DIR: join(scratch, 'ports'),
+      ISSUER_PORT: '18411',
+      GATEWAY_PORT: '18411',
+    });
     expect(clash.status).toBe(2);
     expect(clash.lines).toEqual([expect.stringContaining('ISSUER_PORT and GATEWAY_PORT are both 18411')]);
     const holder = createServer();
@@ -79,14 +125,21 @@ describe('a start that cannot use a setting', () => {
     try {
       const taken = run('issuer/main.ts', { ISSUER_PORT: String(port) });
       expect(taken.status).toBe(1);
-      expect(taken.lines).toEqual([expect.stringMatching(new RegExp(`^issuer: ISSUER_PORT=${port}: cannot listen on 127\\.0\\.0\\.1:${port}: the port is already in use`))]);
+      expect(taken.lines).toEqual([
+        expect.stringMatching(
+          new RegExp(
+            `^issuer: ISSUER_PORT=${port}: cannot listen on 127\\.0\\.0\\.1:${port}: the port is already in use`,
+          ),
+        ),
+      ]);
     } finally {
       holder.close();
     }
   });
 
   it('makes, rotates and retires a signing-key set the issuer accepts: npm run admin -- keys', async () => {
-    const keys = (args: string[], env: Record<string, string> = {}) => run('infra/admin-cli.ts', env, ['keys', ...args]);
+    const keys = (args: string[], env: Record<string, string> = {}) =>
+      run('infra/admin-cli.ts', env, ['keys', ...args]);
     const generated = keys(['generate']);
     expect({ status: generated.status, errors: generated.lines }).toEqual({ status: 0, errors: [] });
     const first = JSON.parse(generated.stdout) as { keys: { kid: string; d: string }[] };
@@ -112,6 +165,8 @@ describe('the browser check before npm test', () => {
     const missing = join(scratch, 'no-chromium-here');
     const { status, lines } = run('tests/support/ensure-chromium.ts', { CHROMIUM_PATH: missing });
     expect(status).toBe(1);
-    expect(lines).toEqual([`CHROMIUM_PATH=${missing} is not an executable file: point it at a Chromium binary, or unset it to use Debian's /usr/bin/chromium.`]);
+    expect(lines).toEqual([
+      `CHROMIUM_PATH=${missing} is not an executable file: point it at a Chromium binary, or unset it to use Debian's /usr/bin/chromium.`,
+    ]);
   });
 });

@@ -20,7 +20,13 @@ import { registerExtension } from './support/extensions.js';
 import { assertResponseMatches, operationsOf, type DocName } from './support/openapi.js';
 import { leakIn, requestArbitrary, type Fixtures, type FuzzRequest, type RequestOptions } from './support/fuzz.js';
 
-const CAPABILITIES = ['svc.profile.self.read', 'svc.tenant.info.read', 'svc.person.read', 'svc.person.metadata.read', 'svc.person.metadata.write'];
+const CAPABILITIES = [
+  'svc.profile.self.read',
+  'svc.tenant.info.read',
+  'svc.person.read',
+  'svc.person.metadata.read',
+  'svc.person.metadata.write',
+];
 const DOCS: DocName[] = ['public', 'token', 'admin']; // admin last: its accepted writes (closing capabilities ...) would disturb the others
 const OPERATIONS = DOCS.flatMap((doc) => operationsOf(doc));
 const TOTAL = Number(process.env.FUZZ_CASES ?? 10_000);
@@ -36,9 +42,15 @@ const counts = new Map<string, Map<number, number>>();
 
 beforeAll(async () => {
   const [adminToken, internalSecret] = [randomSecret(), randomSecret()];
-  system = await startProbingSystem({ ADMIN_TOKEN: adminToken, INTERNAL_SECRET: internalSecret, ISSUER_ENABLE_CLIENT_CREDENTIALS: 'true' });
+  system = await startProbingSystem({
+    ADMIN_TOKEN: adminToken,
+    INTERNAL_SECRET: internalSecret,
+    ISSUER_ENABLE_CLIENT_CREDENTIALS: 'true',
+  });
   const admin = adminClient(system);
-  const unlimited = { rateLimit: { tenant: { points: 1_000_000, durationS: 60 }, account: { points: 1_000_000, durationS: 60 } } };
+  const unlimited = {
+    rateLimit: { tenant: { points: 1_000_000, durationS: 60 }, account: { points: 1_000_000, durationS: 60 } },
+  };
 
   // The public API's tenant: a machine client holding every capability, an extension and one stored record.
   const api: MachineClientSetup = await setupMachineClient(admin, { grant: CAPABILITIES });
@@ -46,39 +58,92 @@ beforeAll(async () => {
   const apiExtension = await registerExtension(admin, api.clientId);
   const token = await clientCredentialsToken(system.authUrl, api, CAPABILITIES.join(' '));
   const created = await fetch(`${system.baseUrl}/persons/${api.personId}/extensions/${apiExtension}`, {
-    method: 'PUT', headers: { authorization: `Bearer ${token}`, 'if-none-match': '*', 'content-type': 'application/json' }, body: JSON.stringify({ schemaVersion: 1, data: { note: 'x' } }),
+    method: 'PUT',
+    headers: { authorization: `Bearer ${token}`, 'if-none-match': '*', 'content-type': 'application/json' },
+    body: JSON.stringify({ schemaVersion: 1, data: { note: 'x' } }),
   });
   if (created.status !== 201) throw new Error(`record: ${created.status}`);
-  const publicClient = await admin.ok('POST', `/tenants/${api.tenantId}/clients`, { slug: 'web', name: 'Web', kind: 'third_party', type: 'public', redirectUris: ['http://127.0.0.1:8400/cb'] });
+  const publicClient = await admin.ok('POST', `/tenants/${api.tenantId}/clients`, {
+    slug: 'web',
+    name: 'Web',
+    kind: 'third_party',
+    type: 'public',
+    redirectUris: ['http://127.0.0.1:8400/cb'],
+  });
 
   // The admin API's tenant, separate so the public fixtures stay as they are.
   const managed: MachineClientSetup = await setupMachineClient(admin, { grant: CAPABILITIES });
   const managedExtension = await registerExtension(admin, managed.clientId);
   const tenantKey = await admin.ok('POST', `/tenants/${managed.tenantId}/admin-keys`);
 
-  secrets = [adminToken, internalSecret, token, api.clientSecret, managed.clientSecret, tenantKey.key, api.password, managed.password];
+  secrets = [
+    adminToken,
+    internalSecret,
+    token,
+    api.clientSecret,
+    managed.clientSecret,
+    tenantKey.key,
+    api.password,
+    managed.password,
+  ];
   const fixtures: Fixtures = {
-    personId: [api.personId], extensionId: [apiExtension], 'If-Match': ['*', created.headers.get('etag')!], 'If-None-Match': ['*'], limit: ['1', '20', '100'],
+    personId: [api.personId],
+    extensionId: [apiExtension],
+    'If-Match': ['*', created.headers.get('etag')!],
+    'If-None-Match': ['*'],
+    limit: ['1', '20', '100'],
   };
   // Not form-encoded first (support/oauth.ts basicAuth would): '%00' must reach the issuer as written.
   const rawBasic = (id: string, secret: string) => `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`;
   options = {
-    public: { fixtures, authorizations: [`Bearer ${token}`, undefined, 'Bearer a.b.c', 'Basic eDp5', `Bearer ${token}x`, `bearer ${token}`] },
+    public: {
+      fixtures,
+      authorizations: [
+        `Bearer ${token}`,
+        undefined,
+        'Bearer a.b.c',
+        'Basic eDp5',
+        `Bearer ${token}x`,
+        `bearer ${token}`,
+      ],
+    },
     token: {
       fixtures: {},
-      authorizations: [undefined, rawBasic(api.clientId, api.clientSecret), rawBasic(publicClient.clientId, ''), rawBasic('%00', 'x'), 'Basic !!!', `Bearer ${token}`],
+      authorizations: [
+        undefined,
+        rawBasic(api.clientId, api.clientSecret),
+        rawBasic(publicClient.clientId, ''),
+        rawBasic('%00', 'x'),
+        'Basic !!!',
+        `Bearer ${token}`,
+      ],
     },
     admin: {
       fixtures: {
-        tenantId: [managed.tenantId], clientId: [managed.clientId], accountId: [managed.serviceAccountId, managed.accountId], personId: [managed.personId],
-        extensionId: [managedExtension], keyId: [tenantKey.keyId], version: ['1', '2'], capability: CAPABILITIES, limit: ['1', '50', '1000'],
+        tenantId: [managed.tenantId],
+        clientId: [managed.clientId],
+        accountId: [managed.serviceAccountId, managed.accountId],
+        personId: [managed.personId],
+        extensionId: [managedExtension],
+        keyId: [tenantKey.keyId],
+        version: ['1', '2'],
+        capability: CAPABILITIES,
+        limit: ['1', '50', '1000'],
       },
-      authorizations: [`Bearer ${adminToken}`, `Bearer ${tenantKey.key}`, undefined, 'Bearer wrong', `Bearer ${tenantKey.keyId}.wrong`, `Bearer ${adminToken} `],
+      authorizations: [
+        `Bearer ${adminToken}`,
+        `Bearer ${tenantKey.key}`,
+        undefined,
+        'Bearer wrong',
+        `Bearer ${tenantKey.keyId}.wrong`,
+        `Bearer ${adminToken} `,
+      ],
     },
   };
   // Well-formed token requests name real clients: the schema alone would only ever name unknown ones.
   options.token.fixtures = { client_id: [api.clientId, publicClient.clientId] };
-  const keepAlive = (url: string) => new Pool(new URL(url).origin, { connections: 1, pipelining: 1, headersTimeout: 15_000, bodyTimeout: 15_000 });
+  const keepAlive = (url: string) =>
+    new Pool(new URL(url).origin, { connections: 1, pipelining: 1, headersTimeout: 15_000, bodyTimeout: 15_000 });
   pools = {
     public: { pool: keepAlive(system.baseUrl), prefix: new URL(system.baseUrl).pathname },
     token: { pool: keepAlive(system.authUrl), prefix: '' },
@@ -104,7 +169,11 @@ async function expectContractAnswer(request: FuzzRequest): Promise<void> {
   let text: string;
   try {
     const res = await pool.request({
-      method: request.method as 'GET', path: `${prefix}${request.path}`, headers: request.headers, body: request.body, signal: AbortSignal.timeout(20_000),
+      method: request.method as 'GET',
+      path: `${prefix}${request.path}`,
+      headers: request.headers,
+      body: request.body,
+      signal: AbortSignal.timeout(20_000),
     });
     [status, headers, text] = [res.statusCode, res.headers, await res.body.text()];
   } catch (err) {
@@ -121,9 +190,17 @@ async function expectContractAnswer(request: FuzzRequest): Promise<void> {
   if (status === 431) {
     // Node's parser refuses a request line and headers over 16 KiB before any route: the documented Problem
     // (docs/decisions.md, "Answers Node writes itself"), for requests that size only.
-    const headBytes = Buffer.byteLength(`${request.method} ${prefix}${request.path} HTTP/1.1\r\n${Object.entries(request.headers).map(([k, v]) => `${k}: ${v}\r\n`).join('')}`);
+    const headBytes = Buffer.byteLength(
+      `${request.method} ${prefix}${request.path} HTTP/1.1\r\n${Object.entries(request.headers)
+        .map(([k, v]) => `${k}: ${v}\r\n`)
+        .join('')}`,
+    );
     if (headBytes < NODE_MAX_HEADER_BYTES - 256) fail(`431 for a request head of ${headBytes} bytes`);
-    if (JSON.stringify(JSON.parse(text)) !== JSON.stringify({ error: 'payload_too_large', requestId: headers['x-request-id'] })) fail('431 without its Problem');
+    if (
+      JSON.stringify(JSON.parse(text)) !==
+      JSON.stringify({ error: 'payload_too_large', requestId: headers['x-request-id'] })
+    )
+      fail('431 without its Problem');
   } else {
     try {
       assertResponseMatches(request.doc, request.operationId, { status, headers, body: text });
@@ -146,7 +223,10 @@ for (const doc of DOCS) {
   describe(`fuzzing ${doc} operations from the document: declared answers only, no 5xx, no leaks, no change by a rejected write`, () => {
     for (const op of operationsOf(doc)) {
       it(`${op.operationId} (${RUNS} cases)`, async () => {
-        await fc.assert(fc.asyncProperty(requestArbitrary(op, options[doc]), expectContractAnswer), { numRuns: RUNS, endOnFailure: true });
+        await fc.assert(fc.asyncProperty(requestArbitrary(op, options[doc]), expectContractAnswer), {
+          numRuns: RUNS,
+          endOnFailure: true,
+        });
       }, 600_000);
     }
   });
@@ -156,10 +236,19 @@ describe('the run', () => {
   it(`fuzzed every operation of the three documents, ${TOTAL} cases or more in all`, () => {
     const lines = [...counts].map(([op, statuses]) => {
       const n = [...statuses.values()].reduce((a, b) => a + b, 0);
-      return { op, n, line: `  ${op.padEnd(36)} ${String(n).padStart(6)}  ${[...statuses].sort(([a], [b]) => a - b).map(([s, c]) => `${s}:${c}`).join(' ')}` };
+      return {
+        op,
+        n,
+        line: `  ${op.padEnd(36)} ${String(n).padStart(6)}  ${[...statuses]
+          .sort(([a], [b]) => a - b)
+          .map(([s, c]) => `${s}:${c}`)
+          .join(' ')}`,
+      };
     });
     const total = lines.reduce((a, l) => a + l.n, 0);
-    console.log(`fuzz cases per operation (status:count)\n${lines.map((l) => l.line).join('\n')}\n  total ${total} cases over ${lines.length} operations`);
+    console.log(
+      `fuzz cases per operation (status:count)\n${lines.map((l) => l.line).join('\n')}\n  total ${total} cases over ${lines.length} operations`,
+    );
     expect(lines.map((l) => l.op).sort()).toEqual(OPERATIONS.map((op) => `${op.doc} ${op.operationId}`).sort());
     expect(total).toBeGreaterThanOrEqual(TOTAL);
   });

@@ -16,7 +16,13 @@ import { obtainTokens } from './support/oauth.js';
 import { assertResponseMatches } from './support/openapi.js';
 import { asTarget, encodeLoosely, leakIn } from './support/fuzz.js';
 
-const CAPABILITIES = ['svc.profile.self.read', 'svc.tenant.info.read', 'svc.person.read', 'svc.person.metadata.read', 'svc.person.metadata.write'];
+const CAPABILITIES = [
+  'svc.profile.self.read',
+  'svc.tenant.info.read',
+  'svc.person.read',
+  'svc.person.metadata.read',
+  'svc.person.metadata.write',
+];
 const RUNS = Number(process.env.FUZZ_RUNS ?? 150);
 
 let system: System;
@@ -33,16 +39,33 @@ beforeAll(async () => {
   const admin = adminClient(system);
   tenant = await setupTenant(admin, { capabilities: CAPABILITIES });
   // Limits far above what the run sends: the fuzzer looks for wrong answers, not for 429s.
-  await admin.ok('PATCH', `/tenants/${tenant.tenantId}`, { rateLimit: { tenant: { points: 1_000_000, durationS: 60 }, account: { points: 1_000_000, durationS: 60 } } });
+  await admin.ok('PATCH', `/tenants/${tenant.tenantId}`, {
+    rateLimit: { tenant: { points: 1_000_000, durationS: 60 }, account: { points: 1_000_000, durationS: 60 } },
+  });
   const extension = await admin.ok('POST', `/clients/${tenant.clientId}/extensions`, {
     name: 'fuzz notes',
-    schemas: { 1: { type: 'object', properties: { note: { type: 'string', maxLength: 2000 }, n: { type: 'integer' } }, additionalProperties: true } },
+    schemas: {
+      1: {
+        type: 'object',
+        properties: { note: { type: 'string', maxLength: 2000 }, n: { type: 'integer' } },
+        additionalProperties: true,
+      },
+    },
   });
   extensionId = extension.extensionId;
-  token = (await obtainTokens(browser, { authUrl: system.authUrl, clientId: tenant.clientId, redirectUri: tenant.redirectUri }, tenant, CAPABILITIES.join(' '))).access_token;
+  token = (
+    await obtainTokens(
+      browser,
+      { authUrl: system.authUrl, clientId: tenant.clientId, redirectUri: tenant.redirectUri },
+      tenant,
+      CAPABILITIES.join(' '),
+    )
+  ).access_token;
   // One stored record from the start: updates with its ETag and deletes with `If-Match: *` reach a real record.
   const stored = await fetch(`${system.baseUrl}/persons/${tenant.personId}/extensions/${extensionId}`, {
-    method: 'PUT', headers: { authorization: `Bearer ${token}`, 'if-none-match': '*', 'content-type': 'application/json' }, body: JSON.stringify({ schemaVersion: 1, data: { note: 'seed', n: 1 } }),
+    method: 'PUT',
+    headers: { authorization: `Bearer ${token}`, 'if-none-match': '*', 'content-type': 'application/json' },
+    body: JSON.stringify({ schemaVersion: 1, data: { note: 'seed', n: 1 } }),
   });
   if (stored.status !== 201) throw new Error(`seed record: ${stored.status}`);
   // A request the system never answers is a failure to report, not a reason to wait for undici's 300 s default.
@@ -59,30 +82,78 @@ afterAll(async () => {
 const ULID = /^[0-9a-hjkmnp-tv-z]{26}$/;
 /** Hostile path segments, sent as they are (already escaped or deliberately broken escapes). */
 const hostileSegment = fc.constantFrom(
-  '', '.', '..', '%2e%2e', '%2F', '%00', '%', '%zz', '%ED%A0%80', '%C0%AF', '%F0%9F%98%80', 'PSN_01ARZ3NDEKTSV4RRFFQ69G5FAV',
-  `psn_${'0'.repeat(26)}%00`, "psn_' OR 1=1 --", 'psn_01arz3ndektsv4rrffq69g5fav%20', 'a'.repeat(5000), '%E2%80%AE', 'null', '[]', '{}',
+  '',
+  '.',
+  '..',
+  '%2e%2e',
+  '%2F',
+  '%00',
+  '%',
+  '%zz',
+  '%ED%A0%80',
+  '%C0%AF',
+  '%F0%9F%98%80',
+  'PSN_01ARZ3NDEKTSV4RRFFQ69G5FAV',
+  `psn_${'0'.repeat(26)}%00`,
+  "psn_' OR 1=1 --",
+  'psn_01arz3ndektsv4rrffq69g5fav%20',
+  'a'.repeat(5000),
+  '%E2%80%AE',
+  'null',
+  '[]',
+  '{}',
 );
-const personSegment = () => fc.oneof(
-  { weight: 4, arbitrary: fc.constant(tenant.personId) },
-  { weight: 2, arbitrary: fc.stringMatching(ULID).map((s) => `psn_${s}`) },
-  { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 40 }).map(encodeLoosely) },
-  { weight: 2, arbitrary: hostileSegment.map(asTarget) },
-);
-const extensionSegment = () => fc.oneof(
-  { weight: 4, arbitrary: fc.constant(extensionId) },
-  { weight: 2, arbitrary: fc.stringMatching(/^[a-z][a-z0-9_]{2,63}$/) },
-  { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 70 }).map(encodeLoosely) },
-  { weight: 2, arbitrary: hostileSegment.map(asTarget) },
-);
+const personSegment = () =>
+  fc.oneof(
+    { weight: 4, arbitrary: fc.constant(tenant.personId) },
+    { weight: 2, arbitrary: fc.stringMatching(ULID).map((s) => `psn_${s}`) },
+    { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 40 }).map(encodeLoosely) },
+    { weight: 2, arbitrary: hostileSegment.map(asTarget) },
+  );
+const extensionSegment = () =>
+  fc.oneof(
+    { weight: 4, arbitrary: fc.constant(extensionId) },
+    { weight: 2, arbitrary: fc.stringMatching(/^[a-z][a-z0-9_]{2,63}$/) },
+    { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 70 }).map(encodeLoosely) },
+    { weight: 2, arbitrary: hostileSegment.map(asTarget) },
+  );
 
 const queryValue = fc.oneof(
   fc.integer({ min: -5, max: 205 }).map(String),
-  fc.constantFrom('', '1e2', '20.5', '0x10', ' 5', '5 ', '+5', '99999999999999999999999', 'NaN', 'Infinity', '%00', 'abc', '１０').map(asTarget),
+  fc
+    .constantFrom(
+      '',
+      '1e2',
+      '20.5',
+      '0x10',
+      ' 5',
+      '5 ',
+      '+5',
+      '99999999999999999999999',
+      'NaN',
+      'Infinity',
+      '%00',
+      'abc',
+      '１０',
+    )
+    .map(asTarget),
   fc.string({ maxLength: 600 }).map(encodeLoosely),
 );
-const query = fc.record({ limit: fc.option(queryValue, { nil: undefined }), cursor: fc.option(queryValue, { nil: undefined }), twice: fc.boolean() }, { requiredKeys: [] })
+const query = fc
+  .record(
+    {
+      limit: fc.option(queryValue, { nil: undefined }),
+      cursor: fc.option(queryValue, { nil: undefined }),
+      twice: fc.boolean(),
+    },
+    { requiredKeys: [] },
+  )
   .map(({ limit, cursor, twice }) => {
-    const parts = [...(limit === undefined ? [] : [`limit=${limit}`]), ...(cursor === undefined ? [] : [`cursor=${cursor}`]), ...(twice && limit !== undefined ? [`limit=${limit}`] : [])];
+    const parts = [
+      ...(limit === undefined ? [] : [`limit=${limit}`]),
+      ...(cursor === undefined ? [] : [`cursor=${cursor}`]),
+      ...(twice && limit !== undefined ? [`limit=${limit}`] : []),
+    ];
     return parts.length ? `?${parts.join('&')}` : '';
   });
 
@@ -93,25 +164,71 @@ const etagLike = fc.oneof(
 const preconditions = fc.oneof(
   { weight: 2, arbitrary: fc.constant({ 'if-none-match': '*' }) }, // a create, so that valid writes happen too
   { weight: 1, arbitrary: fc.constant({ 'if-match': '*' }) },
-  { weight: 4, arbitrary: fc.record({ 'if-match': fc.option(etagLike, { nil: undefined }), 'if-none-match': fc.option(etagLike, { nil: undefined }) }, { requiredKeys: [] }) },
+  {
+    weight: 4,
+    arbitrary: fc.record(
+      { 'if-match': fc.option(etagLike, { nil: undefined }), 'if-none-match': fc.option(etagLike, { nil: undefined }) },
+      { requiredKeys: [] },
+    ),
+  },
 );
 
 /** JSON nested `depth` levels deep. */
 const nested = (depth: number) => `${'['.repeat(depth)}${']'.repeat(depth)}`;
 const writeBody = fc.oneof(
-  { weight: 4, arbitrary: fc.record({ note: fc.string({ unit: 'grapheme', maxLength: 200 }), n: fc.integer() }).map((data) => JSON.stringify({ schemaVersion: 1, data })) },
+  {
+    weight: 4,
+    arbitrary: fc
+      .record({ note: fc.string({ unit: 'grapheme', maxLength: 200 }), n: fc.integer() })
+      .map((data) => JSON.stringify({ schemaVersion: 1, data })),
+  },
   { weight: 2, arbitrary: fc.jsonValue({ maxDepth: 4 }).map((data) => JSON.stringify({ schemaVersion: 1, data })) },
   { weight: 2, arbitrary: fc.jsonValue({ maxDepth: 3 }).map((v) => JSON.stringify(v)) },
-  { weight: 1, arbitrary: fc.record({ schemaVersion: fc.oneof(fc.integer(), fc.double(), fc.string(), fc.constant(1e308)), data: fc.object() }).map((b) => JSON.stringify(b)) },
-  { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 300 }).map((s) => JSON.stringify({ schemaVersion: 1, data: { note: s } })) },
-  { weight: 1, arbitrary: fc.constantFrom(
-    '', '{', 'null', '[]', '"x"', '{"schemaVersion":1}', '{"schemaVersion":1,"data":{},"extra":1}', '{"schemaVersion":1,"data":{"__proto__":{"x":1}}}',
-    `{"schemaVersion":1,"data":{"x":${nested(5000)}}}`, '{"schemaVersion":99999999999999999999999,"data":{}}', '{"schemaVersion":1,"data":{"n":1e400}}',
-    JSON.stringify({ schemaVersion: 1, data: { note: 'x'.repeat(17_000) } }), JSON.stringify({ schemaVersion: 1, data: { note: 'é'.repeat(9_000) } }),
-    `{"schemaVersion":1,"data":{"note":"${'x'.repeat(2_000_000)}"}}`, '{"schemaVersion":1,"data":{"note":"\\ud800"}}', '{"schemaVersion":1,"data":{"note":"\\u0000"}}',
-  ) },
+  {
+    weight: 1,
+    arbitrary: fc
+      .record({
+        schemaVersion: fc.oneof(fc.integer(), fc.double(), fc.string(), fc.constant(1e308)),
+        data: fc.object(),
+      })
+      .map((b) => JSON.stringify(b)),
+  },
+  {
+    weight: 1,
+    arbitrary: fc
+      .string({ unit: 'binary', maxLength: 300 })
+      .map((s) => JSON.stringify({ schemaVersion: 1, data: { note: s } })),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      '',
+      '{',
+      'null',
+      '[]',
+      '"x"',
+      '{"schemaVersion":1}',
+      '{"schemaVersion":1,"data":{},"extra":1}',
+      '{"schemaVersion":1,"data":{"__proto__":{"x":1}}}',
+      `{"schemaVersion":1,"data":{"x":${nested(5000)}}}`,
+      '{"schemaVersion":99999999999999999999999,"data":{}}',
+      '{"schemaVersion":1,"data":{"n":1e400}}',
+      JSON.stringify({ schemaVersion: 1, data: { note: 'x'.repeat(17_000) } }),
+      JSON.stringify({ schemaVersion: 1, data: { note: 'é'.repeat(9_000) } }),
+      `{"schemaVersion":1,"data":{"note":"${'x'.repeat(2_000_000)}"}}`,
+      '{"schemaVersion":1,"data":{"note":"\\ud800"}}',
+      '{"schemaVersion":1,"data":{"note":"\\u0000"}}',
+    ),
+  },
 );
-const contentType = fc.constantFrom('application/json', 'application/json; charset=utf-8', 'text/plain', 'application/x-www-form-urlencoded', 'application/json; charset=latin1', undefined);
+const contentType = fc.constantFrom(
+  'application/json',
+  'application/json; charset=utf-8',
+  'text/plain',
+  'application/x-www-form-urlencoded',
+  'application/json; charset=latin1',
+  undefined,
+);
 
 // ---- the property ------------------------------------------------------------------------------------------------
 
@@ -124,10 +241,14 @@ interface Sent {
 }
 
 /** Stands for the stored record's ETag as it is when the request is sent (each accepted write changes it). */
-const CURRENT_ETAG = 'the stored record\'s current etag';
+const CURRENT_ETAG = "the stored record's current etag";
 
 async function currentEtag(): Promise<string> {
-  const res = await pool.request({ method: 'GET', path: `/v1/persons/${tenant.personId}/extensions/${extensionId}`, headers: { authorization: `Bearer ${token}` } });
+  const res = await pool.request({
+    method: 'GET',
+    path: `/v1/persons/${tenant.personId}/extensions/${extensionId}`,
+    headers: { authorization: `Bearer ${token}` },
+  });
   await res.body.dump();
   if (res.statusCode !== 200) throw new Error(`the stored record: ${res.statusCode}`);
   return String(res.headers.etag);
@@ -138,7 +259,9 @@ async function send({ method, path, headers = {}, body }: Sent) {
   const res = await pool.request({
     method,
     path: `/v1${path}`,
-    headers: Object.fromEntries(Object.entries({ authorization: `Bearer ${token}`, ...headers }).filter(([, v]) => v !== undefined)) as Record<string, string>,
+    headers: Object.fromEntries(
+      Object.entries({ authorization: `Bearer ${token}`, ...headers }).filter(([, v]) => v !== undefined),
+    ) as Record<string, string>,
     body,
   });
   const text = await res.body.text();
@@ -166,23 +289,53 @@ async function expectDeclaredAnswer(request: Sent) {
   if (request.method === 'PUT' && (answer.status === 200 || answer.status === 201)) acceptedWrites++;
 }
 
-const property = (arbitrary: fc.Arbitrary<Sent>) => fc.assert(fc.asyncProperty(arbitrary, expectDeclaredAnswer), { numRuns: RUNS, endOnFailure: true });
+const property = (arbitrary: fc.Arbitrary<Sent>) =>
+  fc.assert(fc.asyncProperty(arbitrary, expectDeclaredAnswer), { numRuns: RUNS, endOnFailure: true });
 
 describe('fuzzing every public operation: only declared answers, never a 5xx', () => {
-  it('getPerson', () => property(personSegment().map((p) => ({ operationId: 'getPerson', method: 'GET', path: `/persons/${p}` }))));
+  it('getPerson', () =>
+    property(personSegment().map((p) => ({ operationId: 'getPerson', method: 'GET', path: `/persons/${p}` }))));
 
-  it('listPersonExtensions', () => property(fc.tuple(personSegment(), query).map(([p, q]) => ({ operationId: 'listPersonExtensions', method: 'GET', path: `/persons/${p}/extensions${q}` }))));
+  it('listPersonExtensions', () =>
+    property(
+      fc.tuple(personSegment(), query).map(([p, q]) => ({
+        operationId: 'listPersonExtensions',
+        method: 'GET',
+        path: `/persons/${p}/extensions${q}`,
+      })),
+    ));
 
-  it('getPersonExtension', () => property(fc.tuple(personSegment(), extensionSegment()).map(([p, e]) => ({ operationId: 'getPersonExtension', method: 'GET', path: `/persons/${p}/extensions/${e}` }))));
+  it('getPersonExtension', () =>
+    property(
+      fc
+        .tuple(personSegment(), extensionSegment())
+        .map(([p, e]) => ({ operationId: 'getPersonExtension', method: 'GET', path: `/persons/${p}/extensions/${e}` })),
+    ));
 
-  it('putPersonExtension', () => property(fc.tuple(personSegment(), extensionSegment(), preconditions, writeBody, contentType).map(([p, e, pre, body, type]) => ({
-    operationId: 'putPersonExtension', method: 'PUT', path: `/persons/${p}/extensions/${e}`, headers: { ...pre, 'content-type': type }, body,
-  }))));
+  it('putPersonExtension', () =>
+    property(
+      fc
+        .tuple(personSegment(), extensionSegment(), preconditions, writeBody, contentType)
+        .map(([p, e, pre, body, type]) => ({
+          operationId: 'putPersonExtension',
+          method: 'PUT',
+          path: `/persons/${p}/extensions/${e}`,
+          headers: { ...pre, 'content-type': type },
+          body,
+        })),
+    ));
 
   // Updates of the stored record with its current ETag, so accepted writes (and their validation) certainly happen.
-  it('putPersonExtension on the stored record', () => property(fc.tuple(writeBody, contentType).map(([body, type]) => ({
-    operationId: 'putPersonExtension', method: 'PUT', path: `/persons/${tenant.personId}/extensions/${extensionId}`, headers: { 'if-match': CURRENT_ETAG, 'content-type': type }, body,
-  }))));
+  it('putPersonExtension on the stored record', () =>
+    property(
+      fc.tuple(writeBody, contentType).map(([body, type]) => ({
+        operationId: 'putPersonExtension',
+        method: 'PUT',
+        path: `/persons/${tenant.personId}/extensions/${extensionId}`,
+        headers: { 'if-match': CURRENT_ETAG, 'content-type': type },
+        body,
+      })),
+    ));
 
   it('left every stored record whole and valid under its schema after the writes (before the deletes)', async () => {
     const records = await system.db.knex('person_extensions').select('*');
@@ -197,12 +350,39 @@ describe('fuzzing every public operation: only declared answers, never a 5xx', (
     }
   });
 
-  it('deletePersonExtension', () => property(fc.tuple(personSegment(), extensionSegment(), preconditions).map(([p, e, pre]) => ({
-    operationId: 'deletePersonExtension', method: 'DELETE', path: `/persons/${p}/extensions/${e}`, headers: pre,
-  }))));
+  it('deletePersonExtension', () =>
+    property(
+      fc.tuple(personSegment(), extensionSegment(), preconditions).map(([p, e, pre]) => ({
+        operationId: 'deletePersonExtension',
+        method: 'DELETE',
+        path: `/persons/${p}/extensions/${e}`,
+        headers: pre,
+      })),
+    ));
 
-  it('getMe and getTenant with hostile headers', () => property(fc.tuple(fc.constantFrom('getMe', 'getTenant'), fc.record({
-    'x-request-id': fc.option(fc.string({ maxLength: 300 }).map((s) => s.replace(/[^\x21-\x7e]/g, '')), { nil: undefined }),
-    accept: fc.option(fc.constantFrom('*/*', 'text/html', 'application/xml', 'application/json;q=0'), { nil: undefined }),
-  }, { requiredKeys: [] })).map(([operationId, headers]) => ({ operationId, method: 'GET' as const, path: operationId === 'getMe' ? '/me' : '/tenant', headers }))));
+  it('getMe and getTenant with hostile headers', () =>
+    property(
+      fc
+        .tuple(
+          fc.constantFrom('getMe', 'getTenant'),
+          fc.record(
+            {
+              'x-request-id': fc.option(
+                fc.string({ maxLength: 300 }).map((s) => s.replace(/[^\x21-\x7e]/g, '')),
+                { nil: undefined },
+              ),
+              accept: fc.option(fc.constantFrom('*/*', 'text/html', 'application/xml', 'application/json;q=0'), {
+                nil: undefined,
+              }),
+            },
+            { requiredKeys: [] },
+          ),
+        )
+        .map(([operationId, headers]) => ({
+          operationId,
+          method: 'GET' as const,
+          path: operationId === 'getMe' ? '/me' : '/tenant',
+          headers,
+        })),
+    ));
 });

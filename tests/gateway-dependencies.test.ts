@@ -25,8 +25,15 @@ async function systemWithToken(env: Record<string, string> = {}, accountPoints =
   systems.push(system);
   const admin = adminClient(system);
   const tenant = await setupTenant(admin);
-  await admin.ok('PATCH', `/tenants/${tenant.tenantId}`, { rateLimit: { tenant: { points: 1000, durationS: 60 }, account: { points: accountPoints, durationS: 60 } } });
-  const { access_token } = await obtainTokens(browser, { authUrl: system.authUrl, ...tenant }, tenant, 'svc.profile.self.read');
+  await admin.ok('PATCH', `/tenants/${tenant.tenantId}`, {
+    rateLimit: { tenant: { points: 1000, durationS: 60 }, account: { points: accountPoints, durationS: 60 } },
+  });
+  const { access_token } = await obtainTokens(
+    browser,
+    { authUrl: system.authUrl, ...tenant },
+    tenant,
+    'svc.profile.self.read',
+  );
   return { system, getMe: () => callApi(system.baseUrl, 'getMe', '/me', access_token) };
 }
 

@@ -42,8 +42,19 @@ afterAll(async () => {
 /** Writes `text` as a gateway file and starts a gateway from it against the system's issuer, PDP and backend. */
 async function gatewayFrom(text: string, env: { REDIS_URL?: string } = {}): Promise<Running> {
   const config = { ...system.config, GATEWAY_CONFIG: files.write(text), GATEWAY_PORT: 0, ...env };
-  const targets = { authUrl: system.authUrl, pdpUrl: system.pdpUrl, backendUrl: system.backendUrl, internalSecret: INTERNAL_SECRET };
-  const gateway = await startGateway({ config, log: createLogger('gateway', 'silent'), knex: system.db.knex, telemetry: createTelemetry(), targets });
+  const targets = {
+    authUrl: system.authUrl,
+    pdpUrl: system.pdpUrl,
+    backendUrl: system.backendUrl,
+    internalSecret: INTERNAL_SECRET,
+  };
+  const gateway = await startGateway({
+    config,
+    log: createLogger('gateway', 'silent'),
+    knex: system.db.knex,
+    telemetry: createTelemetry(),
+    targets,
+  });
   running.add(gateway);
   return gateway;
 }
@@ -51,17 +62,31 @@ async function stop(gateway: Running) {
   running.delete(gateway);
   await gateway.close();
 }
-const GET_ME = '  - { operationId: getMe, method: GET, path: /me, capability: svc.profile.self.read, resource: self, upstream: backend }';
+const GET_ME =
+  '  - { operationId: getMe, method: GET, path: /me, capability: svc.profile.self.read, resource: self, upstream: backend }';
 const withMeLimit = (points: number) =>
-  editedGatewayFile(GET_ME, `${GET_ME.slice(0, -2)}, plugins: { rate-limit: { account: { points: ${points}, durationS: 60 } } } }`);
+  editedGatewayFile(
+    GET_ME,
+    `${GET_ME.slice(0, -2)}, plugins: { rate-limit: { account: { points: ${points}, durationS: 60 } } } }`,
+  );
 
-async function tenantWithToken(scope = 'svc.profile.self.read svc.tenant.info.read'): Promise<TenantSetup & { token: string }> {
+async function tenantWithToken(
+  scope = 'svc.profile.self.read svc.tenant.info.read',
+): Promise<TenantSetup & { token: string }> {
   const tenant = await setupTenant(admin);
   const { access_token } = await obtainTokens(browser, { authUrl: system.authUrl, ...tenant }, tenant, scope);
   return { ...tenant, token: access_token };
 }
-const call = (base: string, path: string, token?: string, init: RequestInit & { headers?: Record<string, string> } = {}) =>
-  fetch(`${base}${path}`, { ...init, headers: { ...(token && { authorization: `Bearer ${token}` }), ...init.headers } });
+const call = (
+  base: string,
+  path: string,
+  token?: string,
+  init: RequestInit & { headers?: Record<string, string> } = {},
+) =>
+  fetch(`${base}${path}`, {
+    ...init,
+    headers: { ...(token && { authorization: `Bearer ${token}` }), ...init.headers },
+  });
 const statuses = async (n: number, request: (i: number) => Promise<Response>) => {
   const out: number[] = [];
   for (let i = 0; i < n; i++) out.push((await request(i)).status);
@@ -74,14 +99,20 @@ describe('starting from a file', () => {
     const line = bad.split('\n').findIndex((l) => l.includes('maxbytes: 1')) + 1;
     const error = await gatewayFrom(bad).catch((err: unknown) => err);
     expect(error).toBeInstanceOf(GatewayFileError);
-    expect((error as Error).message).toMatch(new RegExp(`gateway-\\d+\\.yaml:${line}: plugins\\[6\\]\\.config\\.maxbytes: unknown setting`));
+    expect((error as Error).message).toMatch(
+      new RegExp(`gateway-\\d+\\.yaml:${line}: plugins\\[6\\]\\.config\\.maxbytes: unknown setting`),
+    );
   });
 
   it('serves a route added to the file after a restart, forwarding it to its upstream with a signed context', async () => {
     const seen: Record<string, string | undefined>[] = [];
     const upstream: Listening & { server: import('node:http').Server } = await listen(0);
     upstream.server.on('request', (req, res) => {
-      seen.push({ path: req.url, context: req.headers['x-svc-context'] as string, mac: req.headers['x-svc-context-mac'] as string });
+      seen.push({
+        path: req.url,
+        context: req.headers['x-svc-context'] as string,
+        mac: req.headers['x-svc-context-mac'] as string,
+      });
       res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"green"}');
     });
     const tenant = await tenantWithToken();
@@ -90,7 +121,8 @@ describe('starting from a file', () => {
       expect((await call(before.url, '/status', tenant.token)).status).toBe(404);
       await stop(before);
 
-      const added = `${editedGatewayFile('upstreams:\n', `upstreams:\n  status:\n    url: ${upstream.url}\n`)}` +
+      const added =
+        `${editedGatewayFile('upstreams:\n', `upstreams:\n  status:\n    url: ${upstream.url}\n`)}` +
         '  - { operationId: getStatus, method: GET, path: /status, capability: svc.profile.self.read, resource: self, upstream: status }\n';
       const after = await gatewayFrom(added);
       const res = await call(after.url, '/status', tenant.token);
@@ -116,14 +148,22 @@ describe('starting from a file', () => {
   it('applies a changed CORS origin list after a restart', async () => {
     const origin = 'https://app.example.com';
     const preflight = (base: string) =>
-      call(base, '/me', undefined, { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'GET', 'access-control-request-headers': 'authorization' } });
+      call(base, '/me', undefined, {
+        method: 'OPTIONS',
+        headers: { origin, 'access-control-request-method': 'GET', 'access-control-request-headers': 'authorization' },
+      });
     const before = await gatewayFrom(SHIPPED_GATEWAY_FILE);
     const refused = await preflight(before.url);
     expect(refused.status).toBe(404);
     expect(refused.headers.get('access-control-allow-origin')).toBeNull();
     await stop(before);
 
-    const after = await gatewayFrom(editedGatewayFile('config: { origins: [], clientOrigins: true', `config: { origins: ["${origin}"], clientOrigins: true`));
+    const after = await gatewayFrom(
+      editedGatewayFile(
+        'config: { origins: [], clientOrigins: true',
+        `config: { origins: ["${origin}"], clientOrigins: true`,
+      ),
+    );
     const allowed = await preflight(after.url);
     expect(allowed.status).toBe(204);
     expect(allowed.headers.get('access-control-allow-origin')).toBe(origin);
@@ -133,15 +173,24 @@ describe('starting from a file', () => {
     const res = await call(after.url, '/me', tenant.token, { headers: { origin } });
     expect(res.status).toBe(200);
     expect(res.headers.get('access-control-allow-origin')).toBe(origin);
-    expect(res.headers.get('access-control-expose-headers')?.split(', ')).toEqual(['etag', 'location', 'x-request-id', 'x-ratelimit-remaining', 'retry-after']);
+    expect(res.headers.get('access-control-expose-headers')?.split(', ')).toEqual([
+      'etag',
+      'location',
+      'x-request-id',
+      'x-ratelimit-remaining',
+      'retry-after',
+    ]);
   });
 });
 
 describe('CORS from the client registration', () => {
-  it('lets only the origins the token\'s client registered read the answer, and answers their preflight', async () => {
+  it("lets only the origins the token's client registered read the answer, and answers their preflight", async () => {
     const tenant = await tenantWithToken();
     const registered = `https://registered-${tenant.tenantId.toLowerCase()}.example`;
-    await system.db.knex('clients').where({ id: tenant.clientId }).update({ allowed_origins: JSON.stringify([registered]) });
+    await system.db
+      .knex('clients')
+      .where({ id: tenant.clientId })
+      .update({ allowed_origins: JSON.stringify([registered]) });
     const gateway = await gatewayFrom(SHIPPED_GATEWAY_FILE);
     const mine = await call(gateway.url, '/me', tenant.token, { headers: { origin: registered } });
     expect(mine.status).toBe(200);
@@ -149,17 +198,26 @@ describe('CORS from the client registration', () => {
     const other = await call(gateway.url, '/me', tenant.token, { headers: { origin: 'https://elsewhere.example' } });
     expect(other.status).toBe(200);
     expect(other.headers.get('access-control-allow-origin')).toBeNull();
-    const preflight = await call(gateway.url, '/tenant', undefined, { method: 'OPTIONS', headers: { origin: registered, 'access-control-request-method': 'GET' } });
+    const preflight = await call(gateway.url, '/tenant', undefined, {
+      method: 'OPTIONS',
+      headers: { origin: registered, 'access-control-request-method': 'GET' },
+    });
     expect(preflight.status).toBe(204);
     expect(preflight.headers.get('access-control-allow-origin')).toBe(registered);
-    const wrongMethod = await call(gateway.url, '/tenant', undefined, { method: 'OPTIONS', headers: { origin: registered, 'access-control-request-method': 'DELETE' } });
+    const wrongMethod = await call(gateway.url, '/tenant', undefined, {
+      method: 'OPTIONS',
+      headers: { origin: registered, 'access-control-request-method': 'DELETE' },
+    });
     expect(wrongMethod.status).toBe(404);
   });
 
-  it('lets a suspended tenant\'s browser app read its 403 tenant_suspended (CORS decides who reads, the PDP what)', async () => {
+  it("lets a suspended tenant's browser app read its 403 tenant_suspended (CORS decides who reads, the PDP what)", async () => {
     const tenant = await tenantWithToken();
     const registered = `https://suspended-${tenant.tenantId.toLowerCase()}.example`;
-    await system.db.knex('clients').where({ id: tenant.clientId }).update({ allowed_origins: JSON.stringify([registered]) });
+    await system.db
+      .knex('clients')
+      .where({ id: tenant.clientId })
+      .update({ allowed_origins: JSON.stringify([registered]) });
     await admin.ok('PATCH', `/tenants/${tenant.tenantId}`, { status: 'suspended' });
     const gateway = await gatewayFrom(SHIPPED_GATEWAY_FILE);
     const answer = await call(gateway.url, '/me', tenant.token, { headers: { origin: registered } });
@@ -167,15 +225,21 @@ describe('CORS from the client registration', () => {
     expect(answer.headers.get('access-control-allow-origin')).toBe(registered);
   });
 
-  it('gives a confidential app\'s registered origin no CORS, as the token endpoint does (one rule for browser apps)', async () => {
+  it("gives a confidential app's registered origin no CORS, as the token endpoint does (one rule for browser apps)", async () => {
     const tenant = await tenantWithToken();
     const registered = `https://server-side-${tenant.tenantId.toLowerCase()}.example`;
-    await system.db.knex('clients').where({ id: tenant.clientId }).update({ allowed_origins: JSON.stringify([registered]), type: 'confidential' });
+    await system.db
+      .knex('clients')
+      .where({ id: tenant.clientId })
+      .update({ allowed_origins: JSON.stringify([registered]), type: 'confidential' });
     const gateway = await gatewayFrom(SHIPPED_GATEWAY_FILE);
     const answer = await call(gateway.url, '/me', tenant.token, { headers: { origin: registered } });
     expect(answer.status).toBe(200);
     expect(answer.headers.get('access-control-allow-origin')).toBeNull();
-    const preflight = await call(gateway.url, '/tenant', undefined, { method: 'OPTIONS', headers: { origin: registered, 'access-control-request-method': 'GET' } });
+    const preflight = await call(gateway.url, '/tenant', undefined, {
+      method: 'OPTIONS',
+      headers: { origin: registered, 'access-control-request-method': 'GET' },
+    });
     expect(preflight.status).toBe(404);
   });
 });
@@ -184,7 +248,10 @@ describe('rate limiting across gateways', () => {
   it('enforces one combined limit for two gateway instances sharing Redis', async () => {
     const tenant = await tenantWithToken();
     const text = withMeLimit(4);
-    const [a, b] = await Promise.all([gatewayFrom(text, { REDIS_URL: SHARED_REDIS }), gatewayFrom(text, { REDIS_URL: SHARED_REDIS })]);
+    const [a, b] = await Promise.all([
+      gatewayFrom(text, { REDIS_URL: SHARED_REDIS }),
+      gatewayFrom(text, { REDIS_URL: SHARED_REDIS }),
+    ]);
     const results = await statuses(6, (i) => call((i % 2 ? b : a).url, '/me', tenant.token));
     expect(results).toEqual([200, 200, 200, 200, 429, 429]);
   });
@@ -196,7 +263,9 @@ describe('flood guard ahead of the PDP', () => {
 
   it('answers 429 without asking the PDP once a valid token has been denied often, and never counts allowed calls', async () => {
     const tenant = await tenantWithToken('svc.profile.self.read');
-    const gateway = await gatewayFrom(editedGatewayFile('config: { points: 600, durationS: 60 }', 'config: { points: 2, durationS: 60 }'));
+    const gateway = await gatewayFrom(
+      editedGatewayFile('config: { points: 600, durationS: 60 }', 'config: { points: 2, durationS: 60 }'),
+    );
     expect(await statuses(4, () => call(gateway.url, '/me', tenant.token))).toEqual([200, 200, 200, 200]);
     expect(await statuses(2, () => call(gateway.url, '/tenant', tenant.token))).toEqual([403, 403]);
     const asked = await decisions();
@@ -210,7 +279,10 @@ describe('flood guard ahead of the PDP', () => {
   it('blocks a flood counted by another gateway after at most one more PDP decision here, and counts allowed calls nowhere', async () => {
     const tenant = await tenantWithToken('svc.profile.self.read');
     const text = editedGatewayFile('config: { points: 600, durationS: 60 }', 'config: { points: 2, durationS: 60 }');
-    const [a, b] = await Promise.all([gatewayFrom(text, { REDIS_URL: SHARED_REDIS }), gatewayFrom(text, { REDIS_URL: SHARED_REDIS })]);
+    const [a, b] = await Promise.all([
+      gatewayFrom(text, { REDIS_URL: SHARED_REDIS }),
+      gatewayFrom(text, { REDIS_URL: SHARED_REDIS }),
+    ]);
     expect(await statuses(3, () => call(b.url, '/me', tenant.token))).toEqual([200, 200, 200]);
     expect(await statuses(2, () => call(a.url, '/tenant', tenant.token))).toEqual([403, 403]);
     expect((await call(a.url, '/tenant', tenant.token)).status).toBe(429);
@@ -233,10 +305,18 @@ describe('metering', () => {
     const other = await call(gateway.url, '/me', tenant.token);
     expect((await call(gateway.url, '/tenant', tenant.token)).status).toBe(403); // denied: not forwarded, not metered
     await stop(gateway);
-    const rows = await system.db.knex('usage_records').where({ tenant_id: tenant.tenantId }).orderBy('request_id').select('request_id', 'client_id', 'account_id', 'operation_id', 'status');
+    const rows = await system.db
+      .knex('usage_records')
+      .where({ tenant_id: tenant.tenantId })
+      .orderBy('request_id')
+      .select('request_id', 'client_id', 'account_id', 'operation_id', 'status');
     expect(rows).toEqual(
       [retried['x-request-id'], other.headers.get('x-request-id')!].sort().map((request_id) => ({
-        request_id, client_id: tenant.clientId, account_id: tenant.accountId, operation_id: 'getMe', status: 200,
+        request_id,
+        client_id: tenant.clientId,
+        account_id: tenant.accountId,
+        operation_id: 'getMe',
+        status: 200,
       })),
     );
   });
@@ -248,13 +328,21 @@ describe('metering', () => {
     const replayed = { 'x-request-id': `replayed-${tenant.tenantId}` };
     const answers = [];
     // 50 different requests under one id: paths differ (the query is part of the request).
-    for (let i = 0; i < 50; i++) answers.push((await call(gateway.url, i % 2 ? `/me?n=${i}` : `/tenant?n=${i}`, tenant.token, { headers: reused })).status);
+    for (let i = 0; i < 50; i++)
+      answers.push(
+        (await call(gateway.url, i % 2 ? `/me?n=${i}` : `/tenant?n=${i}`, tenant.token, { headers: reused })).status,
+      );
     // 50 identical requests under another id: the first and the 46 past the three allowed replays are metered.
-    for (let i = 0; i < 50; i++) answers.push((await call(gateway.url, '/me', tenant.token, { headers: replayed })).status);
+    for (let i = 0; i < 50; i++)
+      answers.push((await call(gateway.url, '/me', tenant.token, { headers: replayed })).status);
     expect(answers.every((s) => s === 200)).toBe(true);
     await stop(gateway);
-    const metered: { request_id: string; n: string }[] = await system.db.knex('usage_records').where({ tenant_id: tenant.tenantId })
-      .groupBy('request_id').select('request_id').count({ n: '*' });
+    const metered: { request_id: string; n: string }[] = await system.db
+      .knex('usage_records')
+      .where({ tenant_id: tenant.tenantId })
+      .groupBy('request_id')
+      .select('request_id')
+      .count({ n: '*' });
     expect(Object.fromEntries(metered.map((r) => [r.request_id, Number(r.n)]))).toEqual({
       [reused['x-request-id']]: 50,
       [replayed['x-request-id']]: 1 + 50 - 1 - ALLOWED_REPLAYS,
@@ -277,7 +365,10 @@ describe('answers at the edge', () => {
     expect(await none.json()).toMatchObject({ error: 'invalid_token', message: expect.stringContaining('missing') });
     const malformed = await call(gateway.url, '/me', undefined, { headers: { authorization: 'Bearer not-a-jwt' } });
     expect(malformed.headers.get('www-authenticate')).toBe('Bearer error="invalid_token"');
-    expect(await malformed.json()).toMatchObject({ error: 'invalid_token', message: expect.stringContaining('malformed') });
+    expect(await malformed.json()).toMatchObject({
+      error: 'invalid_token',
+      message: expect.stringContaining('malformed'),
+    });
     const failing = await call(gateway.url, '/me', `${tenant.token.slice(0, -4)}AAAA`);
     expect(failing.headers.get('www-authenticate')).toBe('Bearer error="invalid_token"');
     expect(await failing.json()).toMatchObject({ error: 'invalid_token', message: 'the access token is not valid' });
@@ -306,7 +397,12 @@ describe('answers at the edge', () => {
     });
 
   it.each([
-    ['oversized headers', `GET /v1/me HTTP/1.1\r\nhost: x\r\nx-big: ${'a'.repeat(20_000)}\r\n\r\n`, 431, 'payload_too_large'],
+    [
+      'oversized headers',
+      `GET /v1/me HTTP/1.1\r\nhost: x\r\nx-big: ${'a'.repeat(20_000)}\r\n\r\n`,
+      431,
+      'payload_too_large',
+    ],
     ['a malformed request line', 'GARBAGE\r\n\r\n', 400, 'not_found'],
   ])('answers %s with a Problem carrying x-request-id', async (_name, bytes, status, error) => {
     const answer = await raw(bytes);

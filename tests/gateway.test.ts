@@ -38,7 +38,9 @@ async function tokenFor(tenant: TenantSetup, scope = 'svc.profile.self.read svc.
 async function signWithIssuerKey(claims: Record<string, unknown>, header: Record<string, unknown>) {
   const row = await system.db.knex('issuer_keys').first();
   const jwk = row.private_jwk as JWK;
-  return new SignJWT(claims).setProtectedHeader({ alg: 'ES256', kid: jwk.kid, ...header }).sign(await importJWK(jwk, 'ES256'));
+  return new SignJWT(claims)
+    .setProtectedHeader({ alg: 'ES256', kid: jwk.kid, ...header })
+    .sign(await importJWK(jwk, 'ES256'));
 }
 
 describe('gateway authentication', () => {
@@ -61,7 +63,9 @@ describe('gateway authentication', () => {
 
   it('accepts the bearer scheme in any letter case', async () => {
     const token = await signWithIssuerKey(claims, { typ: 'at+jwt' });
-    const res = await callApi(system.baseUrl, 'getMe', '/me', undefined, { headers: { authorization: `bearer ${token}` } });
+    const res = await callApi(system.baseUrl, 'getMe', '/me', undefined, {
+      headers: { authorization: `bearer ${token}` },
+    });
     expect(res.status).toBe(200);
   });
 
@@ -69,7 +73,9 @@ describe('gateway authentication', () => {
     const { privateKey } = await generateKeyPair('ES256');
     const { kid } = (await system.db.knex('issuer_keys').first()).private_jwk as JWK;
     for (const header of [{ kid }, {}]) {
-      const forged = await new SignJWT(claims).setProtectedHeader({ alg: 'ES256', typ: 'at+jwt', ...header }).sign(privateKey);
+      const forged = await new SignJWT(claims)
+        .setProtectedHeader({ alg: 'ES256', typ: 'at+jwt', ...header })
+        .sign(privateKey);
       expectProblem(await get('/me', forged), 401, 'invalid_token');
     }
   });
@@ -124,12 +130,22 @@ describe('gateway authorization on the next request', () => {
     const [open, disabled] = [await setupTenant(admin), await setupTenant(admin)];
     const [openToken, disabledToken] = [await tokenFor(open), await tokenFor(disabled)];
     await admin.ok('PATCH', `/clients/${disabled.clientId}`, { status: 'disabled' });
-    const histogram = async () => (await system.telemetry.registry.getSingleMetric('gateway_pdp_decisions_per_call')!.get()).values;
-    const total = async (name: string) => (await histogram()).find((v) => (v as { metricName?: string }).metricName === name)?.value ?? 0;
-    const [callsBefore, decisionsBefore] = [await total('gateway_pdp_decisions_per_call_count'), await total('gateway_pdp_decisions_per_call_sum')];
-    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => get('/me', i % 2 ? disabledToken : openToken)));
+    const histogram = async () =>
+      (await system.telemetry.registry.getSingleMetric('gateway_pdp_decisions_per_call')!.get()).values;
+    const total = async (name: string) =>
+      (await histogram()).find((v) => (v as { metricName?: string }).metricName === name)?.value ?? 0;
+    const [callsBefore, decisionsBefore] = [
+      await total('gateway_pdp_decisions_per_call_count'),
+      await total('gateway_pdp_decisions_per_call_sum'),
+    ];
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => get('/me', i % 2 ? disabledToken : openToken)),
+    );
     expect(answers.map((a) => a.status)).toEqual(Array.from({ length: 20 }, (_, i) => (i % 2 ? 403 : 200)));
-    const [calls, decisions] = [await total('gateway_pdp_decisions_per_call_count') - callsBefore, await total('gateway_pdp_decisions_per_call_sum') - decisionsBefore];
+    const [calls, decisions] = [
+      (await total('gateway_pdp_decisions_per_call_count')) - callsBefore,
+      (await total('gateway_pdp_decisions_per_call_sum')) - decisionsBefore,
+    ];
     expect(decisions).toBe(20);
     expect(calls).toBeLessThan(20);
   });
@@ -144,7 +160,9 @@ describe('gateway authorization on the next request', () => {
 describe('gateway rate limiting', () => {
   it('answers 429 rate_limited with retry-after once the account layer is spent, counting down x-ratelimit-remaining', async () => {
     const tenant = await setupTenant(admin);
-    await admin.ok('PATCH', `/tenants/${tenant.tenantId}`, { rateLimit: { tenant: { points: 100, durationS: 60 }, account: { points: 3, durationS: 60 } } });
+    await admin.ok('PATCH', `/tenants/${tenant.tenantId}`, {
+      rateLimit: { tenant: { points: 100, durationS: 60 }, account: { points: 3, durationS: 60 } },
+    });
     const token = await tokenFor(tenant);
     const remaining: number[] = [];
     for (let i = 0; i < 3; i++) {
@@ -160,9 +178,12 @@ describe('gateway rate limiting', () => {
 
   it('refuses a spent account ahead of the PDP: 300 calls at 5 a minute cost 6 decisions and 6 decision-log rows', async () => {
     const tenant = await setupTenant(admin);
-    await admin.ok('PATCH', `/tenants/${tenant.tenantId}`, { rateLimit: { tenant: { points: 100, durationS: 60 }, account: { points: 5, durationS: 60 } } });
+    await admin.ok('PATCH', `/tenants/${tenant.tenantId}`, {
+      rateLimit: { tenant: { points: 100, durationS: 60 }, account: { points: 5, durationS: 60 } },
+    });
     const token = await tokenFor(tenant);
-    const decisionsSoFar = async () => (await system.telemetry.decisions.get()).values.reduce((sum, v) => sum + v.value, 0);
+    const decisionsSoFar = async () =>
+      (await system.telemetry.decisions.get()).values.reduce((sum, v) => sum + v.value, 0);
     const before = await decisionsSoFar();
     const statuses: number[] = [];
     for (let i = 0; i < 300; i++) {
@@ -174,7 +195,8 @@ describe('gateway rate limiting', () => {
     expect(statuses.filter((s) => s === 429)).toHaveLength(295);
     // The sixth call paid a decision before its window was found full; the 294 after it were refused from memory.
     expect((await decisionsSoFar()) - before).toBe(6);
-    const logged = async () => Number((await system.db.knex('decision_logs').where('tenant_id', tenant.tenantId).count({ n: '*' }).first())!.n);
+    const logged = async () =>
+      Number((await system.db.knex('decision_logs').where('tenant_id', tenant.tenantId).count({ n: '*' }).first())!.n);
     while ((await logged()) < 6) await new Promise((r) => setTimeout(r, 100));
     expect(await logged()).toBe(6);
     // The local refusal is the same answer as the shared limiter's: a Problem with the time left in the window.

@@ -13,7 +13,13 @@ import { adminClient, setupTenant, type TenantSetup } from './support/admin.js';
 import { scratchDatabase } from './support/database.js';
 import { editedGatewayFile, gatewayFileDirectory } from './support/gateway-files.js';
 import { clientCredentialsToken } from './support/oauth.js';
-import { privatePostgres, SERVICES, startProcesses, type PrivatePostgres, type ProcessSystem } from './support/processes.js';
+import {
+  privatePostgres,
+  SERVICES,
+  startProcesses,
+  type PrivatePostgres,
+  type ProcessSystem,
+} from './support/processes.js';
 
 const WORKERS = 8;
 const SLOW_CALLS = 4;
@@ -26,7 +32,12 @@ const files = gatewayFileDirectory('graceful-shutdown');
 
 /** The shipped gateway file with metering that writes only when the gateway closes. */
 const gatewayFileFlushingOnlyOnClose = () =>
-  files.write(editedGatewayFile('config: { batchSize: 200, flushIntervalMs: 1000 }', 'config: { batchSize: 10000, flushIntervalMs: 60000 }'));
+  files.write(
+    editedGatewayFile(
+      'config: { batchSize: 200, flushIntervalMs: 1000 }',
+      'config: { batchSize: 10000, flushIntervalMs: 60000 }',
+    ),
+  );
 
 beforeAll(async () => {
   if (!process.env.DATABASE_URL) postgres = await privatePostgres();
@@ -34,7 +45,9 @@ beforeAll(async () => {
   knex = knexFactory({ client: 'pg', connection: database.url, pool: { min: 0, max: 2 } });
   // All four start at once on the fresh database and migrate it together (common/db.ts migrate: losers retry).
   system = await startProcesses({
-    databaseUrl: database.url, redisUrl: process.env.REDIS_URL, together: true,
+    databaseUrl: database.url,
+    redisUrl: process.env.REDIS_URL,
+    together: true,
     settings: { ISSUER_ENABLE_CLIENT_CREDENTIALS: 'true', GATEWAY_CONFIG: gatewayFileFlushingOnlyOnClose() },
   });
 }, 180_000);
@@ -51,8 +64,16 @@ const gatewayPort = () => Number(new URL(system.gatewayUrl).port);
 
 async function workloadToken(tenant: TenantSetup): Promise<string> {
   const admin = adminClient(system);
-  await admin.ok('POST', `/tenants/${tenant.tenantId}/service-accounts`, { clientId: tenant.clientId, name: 'load', capabilities: ['svc.tenant.info.read'] });
-  return clientCredentialsToken(system.authUrl, { clientId: tenant.clientId, clientSecret: tenant.clientSecret! }, 'svc.tenant.info.read');
+  await admin.ok('POST', `/tenants/${tenant.tenantId}/service-accounts`, {
+    clientId: tenant.clientId,
+    name: 'load',
+    capabilities: ['svc.tenant.info.read'],
+  });
+  return clientCredentialsToken(
+    system.authUrl,
+    { clientId: tenant.clientId, clientSecret: tenant.clientSecret! },
+    'svc.tenant.info.read',
+  );
 }
 
 /**
@@ -97,7 +118,9 @@ describe('SIGTERM under load', () => {
       while (sending) {
         const id = `shutdown-${run}-${++sent}`;
         try {
-          const res = await fetch(`${system.baseUrl}/tenant`, { headers: { authorization: `Bearer ${token}`, 'x-request-id': id } });
+          const res = await fetch(`${system.baseUrl}/tenant`, {
+            headers: { authorization: `Bearer ${token}`, 'x-request-id': id },
+          });
           await res.arrayBuffer();
           (res.status === 200 ? acknowledged : failed).push(res.status === 200 ? id : `${id}: ${res.status}`);
         } catch (err) {
@@ -120,9 +143,18 @@ describe('SIGTERM under load', () => {
 
     // Draining: unready, not accepting new connections, the calls in flight still answered.
     const readiness = await fetch(`${system.managementUrls.gateway}/readyz`);
-    expect({ status: readiness.status, body: await readiness.json() }).toMatchObject({ status: 503, body: { checks: { shutdown: 'draining' } } });
+    expect({ status: readiness.status, body: await readiness.json() }).toMatchObject({
+      status: 503,
+      body: { checks: { shutdown: 'draining' } },
+    });
     const connecting = connect(gatewayPort(), '127.0.0.1');
-    expect(await new Promise((resolve) => connecting.once('error', (err: NodeJS.ErrnoException) => resolve(err.code)).once('connect', () => resolve('accepted')))).toBe('ECONNREFUSED');
+    expect(
+      await new Promise((resolve) =>
+        connecting
+          .once('error', (err: NodeJS.ErrnoException) => resolve(err.code))
+          .once('connect', () => resolve('accepted')),
+      ),
+    ).toBe('ECONNREFUSED');
     const slowAnswers = await Promise.all(slow.map((s) => s.call.finish()));
     expect(slowAnswers).toEqual(slow.map(() => 'HTTP/1.1 200 OK'));
     acknowledged.push(...slow.map((s) => s.id));
@@ -131,11 +163,16 @@ describe('SIGTERM under load', () => {
     // Then the services behind it, as a rollout or a node drain would.
     await gatewayStopped;
     expect(gateway.process.exitCode).toBe(0);
-    await Promise.all((['policies', 'backend', 'issuer'] as const).map((name) => system.services[name].stop('SIGTERM')));
+    await Promise.all(
+      (['policies', 'backend', 'issuer'] as const).map((name) => system.services[name].stop('SIGTERM')),
+    );
     for (const name of SERVICES) {
       const child = system.services[name];
       expect({ name, code: child.process.exitCode }).toEqual({ name, code: 0 });
-      expect({ name, stopped: child.output.includes('stopped: requests drained, batches flushed, pools closed') }).toEqual({ name, stopped: true });
+      expect({
+        name,
+        stopped: child.output.includes('stopped: requests drained, batches flushed, pools closed'),
+      }).toEqual({ name, stopped: true });
     }
 
     // Nothing lost: a usage row for every acknowledged call (metering flushed only at close), a decision for each.

@@ -25,8 +25,12 @@ beforeAll(async () => {
   [system, browser] = await Promise.all([startTestSystem(), launchBrowser()]);
   admin = adminClient(system);
   api = personApi(system.baseUrl);
-  tenant = await setupTenant(admin, { capabilities: ['svc.person.read', 'svc.person.metadata.read', 'svc.person.metadata.write'] });
-  await admin.ok('PATCH', `/tenants/${tenant.tenantId}`, { rateLimit: { tenant: { points: 100_000, durationS: 60 }, account: { points: 100_000, durationS: 60 } } });
+  tenant = await setupTenant(admin, {
+    capabilities: ['svc.person.read', 'svc.person.metadata.read', 'svc.person.metadata.write'],
+  });
+  await admin.ok('PATCH', `/tenants/${tenant.tenantId}`, {
+    rateLimit: { tenant: { points: 100_000, durationS: 60 }, account: { points: 100_000, durationS: 60 } },
+  });
   token = (await obtainTokens(browser, { authUrl: system.authUrl, ...tenant }, tenant, PERSON_SCOPES)).access_token;
 });
 afterAll(async () => {
@@ -37,18 +41,22 @@ afterAll(async () => {
 describe('extension schema patterns', () => {
   it('answer the backtracking attack, at 29 and at 10,000 characters, with an ordinary 422', async () => {
     const evil = await registerExtension(admin, tenant.clientId, { 1: EVIL });
-    const attack = (length: number) => api.put(token, tenant.personId, evil, { schemaVersion: 1, data: { v: `${'a'.repeat(length)}!` } }, CREATE);
+    const attack = (length: number) =>
+      api.put(token, tenant.personId, evil, { schemaVersion: 1, data: { v: `${'a'.repeat(length)}!` } }, CREATE);
     // Backtracking took 27 s for 29 characters and doubles with each one more: at 10,000 it would never answer, so an
     // answer at all (within the test's timeout) is the linear-time matcher's. No wall time is compared here.
     for (const length of [29, 10_000]) expectProblem(await attack(length), 422, 'schema_invalid');
     // The data the pattern does match is accepted.
-    expect((await api.put(token, tenant.personId, evil, { schemaVersion: 1, data: { v: 'aaaa' } }, CREATE)).status).toBe(201);
+    expect(
+      (await api.put(token, tenant.personId, evil, { schemaVersion: 1, data: { v: 'aaaa' } }, CREATE)).status,
+    ).toBe(201);
   });
 
   it('refuses at registration, naming the pattern, what linear-time matching cannot run', async () => {
     for (const pattern of ['^(a)\\1$', '(?=a)b', '(?<!a)b']) {
       const res = await admin.checked('createExtension', 'POST', `/clients/${tenant.clientId}/extensions`, {
-        name: `lookaround ${pattern}`, schemas: { 1: { type: 'object', properties: { v: { type: 'string', pattern } } } },
+        name: `lookaround ${pattern}`,
+        schemas: { 1: { type: 'object', properties: { v: { type: 'string', pattern } } } },
       });
       expect({ status: res.status, error: res.body.error }).toEqual({ status: 422, error: 'schema_invalid' });
       expect(res.body.message).toContain(JSON.stringify(pattern));

@@ -50,7 +50,15 @@ describe('facts read while answering one token request', () => {
     const reads = requestReads(db.knex);
     await db.knex('tenants').insert({ id: 'ten_reads_a', label: 'reads-a', display_name: 'A', plan: 'L1' });
     await db.knex('tenants').insert({ id: 'ten_reads_b', label: 'reads-b', display_name: 'B', plan: 'L1' });
-    await db.knex('clients').insert({ id: 'tp_reads_app', tenant_id: 'ten_reads_a', slug: 'app', name: 'App', kind: 'third_party', type: 'public', redirect_uris: '[]' });
+    await db.knex('clients').insert({
+      id: 'tp_reads_app',
+      tenant_id: 'ten_reads_a',
+      slug: 'app',
+      name: 'App',
+      kind: 'third_party',
+      type: 'public',
+      redirect_uris: '[]',
+    });
     const [first, next] = [{}, {}]; // two requests' context objects
     expect(await reads.tenantOfClient(first, 'tp_reads_app')).toBe('ten_reads_a');
     await db.knex('clients').where({ id: 'tp_reads_app' }).update({ tenant_id: 'ten_reads_b' });

@@ -16,12 +16,25 @@ afterAll(async () => {
 });
 
 const minutesFromNow = (m: number) => new Date(Date.now() + m * 60_000);
-const row = (model: string, id: string, expiresAt: Date | null, consumedAt: Date | null = null) =>
-  ({ model, id, payload: JSON.stringify({ kind: model }), grant_id: null, uid: null, expires_at: expiresAt, consumed_at: consumedAt });
+const row = (model: string, id: string, expiresAt: Date | null, consumedAt: Date | null = null) => ({
+  model,
+  id,
+  payload: JSON.stringify({ kind: model }),
+  grant_id: null,
+  uid: null,
+  expires_at: expiresAt,
+  consumed_at: consumedAt,
+});
 
 describe('purging expired issuer records', () => {
   it('deletes every expired row in batches, at most batchSize x maxBatches a round, and nothing live', async () => {
-    const expired = Array.from({ length: 250 }, (_, i) => row(['AuthorizationCode', 'RefreshToken', 'Grant', 'Session', 'Interaction'][i % 5]!, `expired-${i}`, minutesFromNow(-1 - i)));
+    const expired = Array.from({ length: 250 }, (_, i) =>
+      row(
+        ['AuthorizationCode', 'RefreshToken', 'Grant', 'Session', 'Interaction'][i % 5]!,
+        `expired-${i}`,
+        minutesFromNow(-1 - i),
+      ),
+    );
     const live = [
       row('RefreshToken', 'live', minutesFromNow(60)),
       row('RefreshToken', 'consumed-live', minutesFromNow(60), new Date()),

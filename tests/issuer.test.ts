@@ -58,9 +58,23 @@ async function seedData() {
   ]);
   await knex('tenant_person_relationships').insert({ tenant_id: seed.tenantId, person_id: seed.personId });
   await knex('accounts').insert([
-    { id: seed.accountId, tenant_id: seed.tenantId, kind: 'person', person_id: seed.personId, username: seed.username, password_hash: passwordHash },
+    {
+      id: seed.accountId,
+      tenant_id: seed.tenantId,
+      kind: 'person',
+      person_id: seed.personId,
+      username: seed.username,
+      password_hash: passwordHash,
+    },
     // Valid credentials but no relationship with the tenant: must not be able to sign in here.
-    { id: newId('acc'), tenant_id: seed.tenantId, kind: 'person', person_id: outsiderPerson, username: seed.outsiderUsername, password_hash: passwordHash },
+    {
+      id: newId('acc'),
+      tenant_id: seed.tenantId,
+      kind: 'person',
+      person_id: outsiderPerson,
+      username: seed.outsiderUsername,
+      password_hash: passwordHash,
+    },
   ]);
   const clientRow = (id: string, type: string, name: string) => ({
     id,
@@ -76,8 +90,14 @@ async function seedData() {
     clientRow(seed.confidentialClientId, 'confidential', 'Acme Sync'),
     clientRow(seed.disposableClientId, 'public', 'Acme Disposable'),
   ]);
-  await knex('client_secrets').insert({ id: newId('key'), client_id: seed.confidentialClientId, secret_hash: await hashSecret(seed.clientSecret), state: 'current' });
-  const grants = (clientId: string, caps: string[]) => caps.map((c) => ({ tenant_id: seed.tenantId, client_id: clientId, capability_id: c }));
+  await knex('client_secrets').insert({
+    id: newId('key'),
+    client_id: seed.confidentialClientId,
+    secret_hash: await hashSecret(seed.clientSecret),
+    state: 'current',
+  });
+  const grants = (clientId: string, caps: string[]) =>
+    caps.map((c) => ({ tenant_id: seed.tenantId, client_id: clientId, capability_id: c }));
   await knex('tenant_grants').insert([
     ...grants(seed.publicClientId, ['svc.profile.self.read', 'svc.tenant.info.read']),
     ...grants(seed.confidentialClientId, ['svc.profile.self.read']),
@@ -95,7 +115,12 @@ async function startIssuer() {
   server = http;
   url = http.url;
   const config = loadConfig({ ...process.env, AUTH_URL: url, LOG_LEVEL: 'silent' });
-  const { app } = await createIssuerApp({ knex, config, log: createLogger('issuer', 'silent'), telemetry: createTelemetry() });
+  const { app } = await createIssuerApp({
+    knex,
+    config,
+    log: createLogger('issuer', 'silent'),
+    telemetry: createTelemetry(),
+  });
   http.server.on('request', app);
 }
 
@@ -193,14 +218,17 @@ async function postToken(form: Record<string, string>, headers: Record<string, s
   return answer;
 }
 
-function expectTokenError(r: { status: number; headers: Headers; body: Record<string, unknown> }, status: number, error: string) {
+function expectTokenError(
+  r: { status: number; headers: Headers; body: Record<string, unknown> },
+  status: number,
+  error: string,
+) {
   expect({ status: r.status, error: r.body.error }).toEqual({ status, error });
   expect(TOKEN_ERRORS).toContain(r.body.error);
   expect(Object.keys(r.body).every((k) => k === 'error' || k === 'error_description')).toBe(true);
   expect(r.headers.get('cache-control')).toBe('no-store');
   expect(r.headers.get('content-type')).toMatch(/^application\/json/);
 }
-
 
 // ---- tests ---------------------------------------------------------------------------------------------------
 
@@ -216,15 +244,27 @@ describe('discovery', () => {
       grant_types_supported: ['authorization_code', 'refresh_token'],
       code_challenge_methods_supported: ['S256'],
     });
-    expect([...(doc.scopes_supported as string[])].sort()).toEqual(
-      ['svc.person.metadata.read', 'svc.person.metadata.write', 'svc.person.read', 'svc.profile.self.read', 'svc.tenant.info.read'],
-    );
-    for (const oidcOnly of ['claims_supported', 'id_token_signing_alg_values_supported', 'subject_types_supported', 'userinfo_endpoint', 'end_session_endpoint'])
+    expect([...(doc.scopes_supported as string[])].sort()).toEqual([
+      'svc.person.metadata.read',
+      'svc.person.metadata.write',
+      'svc.person.read',
+      'svc.profile.self.read',
+      'svc.tenant.info.read',
+    ]);
+    for (const oidcOnly of [
+      'claims_supported',
+      'id_token_signing_alg_values_supported',
+      'subject_types_supported',
+      'userinfo_endpoint',
+      'end_session_endpoint',
+    ])
       expect(doc).not.toHaveProperty(oidcOnly);
   });
 
   it('publishes only public EC P-256 keys at jwks_uri', async () => {
-    const { keys } = (await getDocumented('getJwks', `${url}/.well-known/jwks.json`)) as { keys: Record<string, unknown>[] };
+    const { keys } = (await getDocumented('getJwks', `${url}/.well-known/jwks.json`)) as {
+      keys: Record<string, unknown>[];
+    };
     expect(keys.length).toBeGreaterThan(0);
     for (const k of keys) {
       expect(k).toMatchObject({ kty: 'EC', crv: 'P-256', alg: 'ES256' });
@@ -244,7 +284,10 @@ describe('authorization code flow', () => {
     holdTokenResponsesToDocument(flow.config, (res) => {
       tokenHeaders = res.headers as Headers;
     });
-    tokens = await client.authorizationCodeGrant(flow.config, flow.callback, { pkceCodeVerifier: flow.verifier, expectedState: flow.state });
+    tokens = await client.authorizationCodeGrant(flow.config, flow.callback, {
+      pkceCodeVerifier: flow.verifier,
+      expectedState: flow.state,
+    });
   });
 
   it('shows the app, the tenant and each requested capability with its description on the consent page', async () => {
@@ -274,17 +317,38 @@ describe('authorization code flow', () => {
   });
 
   it('issues an ES256 at+jwt with a kid that verifies against the JWKS', async () => {
-    expect(decodeProtectedHeader(tokens.access_token)).toEqual({ alg: 'ES256', typ: 'at+jwt', kid: expect.any(String) });
+    expect(decodeProtectedHeader(tokens.access_token)).toEqual({
+      alg: 'ES256',
+      typ: 'at+jwt',
+      kid: expect.any(String),
+    });
     const jwks = createRemoteJWKSet(new URL(`${url}/.well-known/jwks.json`));
-    const { payload } = await jwtVerify(tokens.access_token, jwks, { issuer: url, audience: 'svc-api', typ: 'at+jwt', algorithms: ['ES256'] });
+    const { payload } = await jwtVerify(tokens.access_token, jwks, {
+      issuer: url,
+      audience: 'svc-api',
+      typ: 'at+jwt',
+      algorithms: ['ES256'],
+    });
     expect(payload.sub).toBe(seed.personId);
   });
 
   it('carries exactly the platform claims, with sid = the grant id of the session row', async () => {
     const claims = decodeJwt(tokens.access_token);
-    expect(Object.keys(claims).sort()).toEqual(
-      ['actor_account_id', 'actor_epoch', 'aud', 'client_id', 'exp', 'iat', 'iss', 'jti', 'profile', 'scope', 'sid', 'sub', 'tenant_id'],
-    );
+    expect(Object.keys(claims).sort()).toEqual([
+      'actor_account_id',
+      'actor_epoch',
+      'aud',
+      'client_id',
+      'exp',
+      'iat',
+      'iss',
+      'jti',
+      'profile',
+      'scope',
+      'sid',
+      'sub',
+      'tenant_id',
+    ]);
     expect(claims).toMatchObject({
       iss: url,
       aud: 'svc-api',
@@ -301,14 +365,23 @@ describe('authorization code flow', () => {
     expect(Number.isInteger(claims.actor_epoch)).toBe(true);
     expect(claims.exp! - claims.iat!).toBe(900);
     expect(claims.jti).toEqual(expect.any(String));
-    const session = await knex('sessions').where('id', claims.sid as string).first();
+    const session = await knex('sessions')
+      .where('id', claims.sid as string)
+      .first();
     expect(session).toMatchObject({ account_id: seed.accountId, client_id: seed.publicClientId, revoked_at: null });
-    expect(await knex('oidc_payloads').where({ model: 'Grant', id: claims.sid as string }).first()).toBeTruthy();
+    expect(
+      await knex('oidc_payloads')
+        .where({ model: 'Grant', id: claims.sid as string })
+        .first(),
+    ).toBeTruthy();
   });
 
   it('grants only the requested capabilities that the client may receive', async () => {
     const other = await authorizationCode(seed.publicClientId, 'svc.profile.self.read svc.person.read');
-    const t = await client.authorizationCodeGrant(other.config, other.callback, { pkceCodeVerifier: other.verifier, expectedState: other.state });
+    const t = await client.authorizationCodeGrant(other.config, other.callback, {
+      pkceCodeVerifier: other.verifier,
+      expectedState: other.state,
+    });
     expect(t.scope).toBe('svc.profile.self.read');
     expect(decodeJwt(t.access_token).scope).toBe('svc.profile.self.read');
   });
@@ -324,24 +397,43 @@ describe('authorization code flow', () => {
     expectTokenError(r, 400, 'invalid_grant');
   });
 
-  it('answers a raw form code exchange with 200, the documented TokenResponse and the caller\'s x-request-id', async () => {
+  it("answers a raw form code exchange with 200, the documented TokenResponse and the caller's x-request-id", async () => {
     const raw = await authorizationCode();
     const r = await postToken(
-      { grant_type: 'authorization_code', client_id: seed.publicClientId, code: raw.code, code_verifier: raw.verifier, redirect_uri: REDIRECT_URI },
+      {
+        grant_type: 'authorization_code',
+        client_id: seed.publicClientId,
+        code: raw.code,
+        code_verifier: raw.verifier,
+        redirect_uri: REDIRECT_URI,
+      },
       { 'x-request-id': 'issuer-test-exchange-1' },
     );
     expect(r.status).toBe(200);
-    expect(r.body).toEqual({ access_token: expect.any(String), token_type: 'Bearer', expires_in: 900, scope: SCOPE, refresh_token: expect.any(String) });
+    expect(r.body).toEqual({
+      access_token: expect.any(String),
+      token_type: 'Bearer',
+      expires_in: 900,
+      scope: SCOPE,
+      refresh_token: expect.any(String),
+    });
     expect(r.headers.get('cache-control')).toBe('no-store');
     expect(r.headers.get('x-request-id')).toBe('issuer-test-exchange-1');
-    expect(decodeJwt(r.body.access_token as string)).toMatchObject({ sub: seed.personId, client_id: seed.publicClientId, scope: SCOPE });
+    expect(decodeJwt(r.body.access_token as string)).toMatchObject({
+      sub: seed.personId,
+      client_id: seed.publicClientId,
+      scope: SCOPE,
+    });
   });
 });
 
 describe('refresh', () => {
   it('rotates the refresh token and re-reads the account epoch', async () => {
     const flow = await authorizationCode();
-    const first = await client.authorizationCodeGrant(flow.config, flow.callback, { pkceCodeVerifier: flow.verifier, expectedState: flow.state });
+    const first = await client.authorizationCodeGrant(flow.config, flow.callback, {
+      pkceCodeVerifier: flow.verifier,
+      expectedState: flow.state,
+    });
     await knex('accounts').where('id', seed.accountId).update({ epoch: 2 });
     try {
       const second = await client.refreshTokenGrant(flow.config, first.refresh_token!);
@@ -358,14 +450,25 @@ describe('refresh', () => {
 
   it('kills the whole family when a used refresh token is replayed, and marks the session revoked', async () => {
     const flow = await authorizationCode();
-    const first = await client.authorizationCodeGrant(flow.config, flow.callback, { pkceCodeVerifier: flow.verifier, expectedState: flow.state });
+    const first = await client.authorizationCodeGrant(flow.config, flow.callback, {
+      pkceCodeVerifier: flow.verifier,
+      expectedState: flow.state,
+    });
     const sid = decodeJwt(first.access_token).sid as string;
     const second = await client.refreshTokenGrant(flow.config, first.refresh_token!);
 
-    const replay = await postToken({ grant_type: 'refresh_token', client_id: seed.publicClientId, refresh_token: first.refresh_token! });
+    const replay = await postToken({
+      grant_type: 'refresh_token',
+      client_id: seed.publicClientId,
+      refresh_token: first.refresh_token!,
+    });
     expectTokenError(replay, 400, 'invalid_grant');
 
-    const successor = await postToken({ grant_type: 'refresh_token', client_id: seed.publicClientId, refresh_token: second.refresh_token! });
+    const successor = await postToken({
+      grant_type: 'refresh_token',
+      client_id: seed.publicClientId,
+      refresh_token: second.refresh_token!,
+    });
     expectTokenError(successor, 400, 'invalid_grant');
 
     const session = await knex('sessions').where('id', sid).first();
@@ -375,7 +478,10 @@ describe('refresh', () => {
 
   it('lets at most one of two concurrent refreshes with the same token win, and the family dies', async () => {
     const flow = await authorizationCode();
-    const first = await client.authorizationCodeGrant(flow.config, flow.callback, { pkceCodeVerifier: flow.verifier, expectedState: flow.state });
+    const first = await client.authorizationCodeGrant(flow.config, flow.callback, {
+      pkceCodeVerifier: flow.verifier,
+      expectedState: flow.state,
+    });
     const sid = decodeJwt(first.access_token).sid as string;
     const form = { grant_type: 'refresh_token', client_id: seed.publicClientId, refresh_token: first.refresh_token! };
     const results = await Promise.all([postToken(form), postToken(form)]);
@@ -390,11 +496,18 @@ describe('refresh', () => {
 
   it('answers invalid_scope without consuming the refresh token while the tenant grant is withdrawn', async () => {
     const flow = await authorizationCode();
-    const first = await client.authorizationCodeGrant(flow.config, flow.callback, { pkceCodeVerifier: flow.verifier, expectedState: flow.state });
+    const first = await client.authorizationCodeGrant(flow.config, flow.callback, {
+      pkceCodeVerifier: flow.verifier,
+      expectedState: flow.state,
+    });
     const saved = await knex('tenant_grants').where('client_id', seed.publicClientId).select();
     await knex('tenant_grants').where('client_id', seed.publicClientId).delete();
     try {
-      const r = await postToken({ grant_type: 'refresh_token', client_id: seed.publicClientId, refresh_token: first.refresh_token! });
+      const r = await postToken({
+        grant_type: 'refresh_token',
+        client_id: seed.publicClientId,
+        refresh_token: first.refresh_token!,
+      });
       expectTokenError(r, 400, 'invalid_scope');
     } finally {
       await knex('tenant_grants').insert(saved);
@@ -405,16 +518,31 @@ describe('refresh', () => {
 
   it('answers a refresh for a scope outside the original one with invalid_scope', async () => {
     const flow = await authorizationCode(seed.publicClientId, 'svc.profile.self.read');
-    const first = await client.authorizationCodeGrant(flow.config, flow.callback, { pkceCodeVerifier: flow.verifier, expectedState: flow.state });
-    const r = await postToken({ grant_type: 'refresh_token', client_id: seed.publicClientId, refresh_token: first.refresh_token!, scope: 'svc.tenant.info.read' });
+    const first = await client.authorizationCodeGrant(flow.config, flow.callback, {
+      pkceCodeVerifier: flow.verifier,
+      expectedState: flow.state,
+    });
+    const r = await postToken({
+      grant_type: 'refresh_token',
+      client_id: seed.publicClientId,
+      refresh_token: first.refresh_token!,
+      scope: 'svc.tenant.info.read',
+    });
     expectTokenError(r, 400, 'invalid_scope');
   });
 
   it('refuses a disabled client with invalid_client at its next token request', async () => {
     const flow = await authorizationCode(seed.disposableClientId, 'svc.profile.self.read');
-    const first = await client.authorizationCodeGrant(flow.config, flow.callback, { pkceCodeVerifier: flow.verifier, expectedState: flow.state });
+    const first = await client.authorizationCodeGrant(flow.config, flow.callback, {
+      pkceCodeVerifier: flow.verifier,
+      expectedState: flow.state,
+    });
     await knex('clients').where('id', seed.disposableClientId).update({ status: 'disabled' });
-    const r = await postToken({ grant_type: 'refresh_token', client_id: seed.disposableClientId, refresh_token: first.refresh_token! });
+    const r = await postToken({
+      grant_type: 'refresh_token',
+      client_id: seed.disposableClientId,
+      refresh_token: first.refresh_token!,
+    });
     expectTokenError(r, 400, 'invalid_client');
   });
 });
@@ -444,16 +572,27 @@ describe('token endpoint strictness', () => {
   });
 
   it('rejects a code_verifier that does not match the challenge with invalid_grant', async () => {
-    expectTokenError(await postToken(exchange({ code_verifier: client.randomPKCECodeVerifier() })), 400, 'invalid_grant');
+    expectTokenError(
+      await postToken(exchange({ code_verifier: client.randomPKCECodeVerifier() })),
+      400,
+      'invalid_grant',
+    );
   });
 
   it('answers client_credentials with 400 unsupported_grant_type while it is switched off', async () => {
-    const r = await postToken({ grant_type: 'client_credentials', client_id: seed.confidentialClientId }, { authorization: basicAuth(seed.confidentialClientId, seed.clientSecret) });
+    const r = await postToken(
+      { grant_type: 'client_credentials', client_id: seed.confidentialClientId },
+      { authorization: basicAuth(seed.confidentialClientId, seed.clientSecret) },
+    );
     expectTokenError(r, 400, 'unsupported_grant_type');
   });
 
   it('answers an unknown or missing grant_type with unsupported_grant_type', async () => {
-    expectTokenError(await postToken({ grant_type: 'password', client_id: seed.publicClientId, username: 'a', password: 'b' }), 400, 'unsupported_grant_type');
+    expectTokenError(
+      await postToken({ grant_type: 'password', client_id: seed.publicClientId, username: 'a', password: 'b' }),
+      400,
+      'unsupported_grant_type',
+    );
     expectTokenError(await postToken({ client_id: seed.publicClientId }), 400, 'unsupported_grant_type');
   });
 
@@ -498,22 +637,44 @@ describe('confidential client', () => {
   });
 
   it.each([
-    ['without a code challenge', (u: URL) => (u.searchParams.delete('code_challenge'), u.searchParams.delete('code_challenge_method'))],
-    ['with the plain method', (u: URL) => (u.searchParams.set('code_challenge', 'v'.repeat(43)), u.searchParams.set('code_challenge_method', 'plain'))],
-  ])('must use PKCE S256 like a public client (§5 rule 6): an authorization request %s is refused', async (_name, edit) => {
-    const { authUrl, state } = await startAuthorization(seed.confidentialClientId);
-    edit(authUrl);
-    const res = await fetch(authUrl, { redirect: 'manual' });
-    const location = new URL(res.headers.get('location') ?? '', url);
-    expect(`${location.origin}${location.pathname}`).toBe(REDIRECT_URI);
-    expect({ error: location.searchParams.get('error'), code: location.searchParams.get('code'), state: location.searchParams.get('state') })
-      .toEqual({ error: 'invalid_request', code: null, state });
-  });
+    [
+      'without a code challenge',
+      (u: URL) => (u.searchParams.delete('code_challenge'), u.searchParams.delete('code_challenge_method')),
+    ],
+    [
+      'with the plain method',
+      (u: URL) => (
+        u.searchParams.set('code_challenge', 'v'.repeat(43)),
+        u.searchParams.set('code_challenge_method', 'plain')
+      ),
+    ],
+  ])(
+    'must use PKCE S256 like a public client (§5 rule 6): an authorization request %s is refused',
+    async (_name, edit) => {
+      const { authUrl, state } = await startAuthorization(seed.confidentialClientId);
+      edit(authUrl);
+      const res = await fetch(authUrl, { redirect: 'manual' });
+      const location = new URL(res.headers.get('location') ?? '', url);
+      expect(`${location.origin}${location.pathname}`).toBe(REDIRECT_URI);
+      expect({
+        error: location.searchParams.get('error'),
+        code: location.searchParams.get('code'),
+        state: location.searchParams.get('state'),
+      }).toEqual({ error: 'invalid_request', code: null, state });
+    },
+  );
 
   it('exchanges the code with the right secret (stored hashed) via Basic', async () => {
     const flow = await authorizationCode(seed.confidentialClientId, 'svc.profile.self.read', seed.clientSecret);
-    const tokens = await client.authorizationCodeGrant(flow.config, flow.callback, { pkceCodeVerifier: flow.verifier, expectedState: flow.state });
-    expect(decodeJwt(tokens.access_token)).toMatchObject({ client_id: seed.confidentialClientId, scope: 'svc.profile.self.read', sub: seed.personId });
+    const tokens = await client.authorizationCodeGrant(flow.config, flow.callback, {
+      pkceCodeVerifier: flow.verifier,
+      expectedState: flow.state,
+    });
+    expect(decodeJwt(tokens.access_token)).toMatchObject({
+      client_id: seed.confidentialClientId,
+      scope: 'svc.profile.self.read',
+      sub: seed.personId,
+    });
     expect(tokens.refresh_token).toEqual(expect.any(String));
   });
 });
@@ -551,7 +712,9 @@ describe('authorization and interactions', () => {
         await page.locator('input[name="username"]').fill(credentials.username);
         await page.locator('input[name="password"]').fill(credentials.password);
         const [res] = await Promise.all([
-          page.waitForResponse((r) => r.request().method() === 'POST' && /^\/interaction\/[^/]+\/login$/.test(new URL(r.url()).pathname)),
+          page.waitForResponse(
+            (r) => r.request().method() === 'POST' && /^\/interaction\/[^/]+\/login$/.test(new URL(r.url()).pathname),
+          ),
           page.getByRole('button', { name: 'Sign in', exact: true }).click(),
         ]);
         await page.waitForURL((u) => /^\/interaction\/[^/]+\/login$/.test(u.pathname));
@@ -578,7 +741,11 @@ describe('authorization and interactions', () => {
       const username = page.getByLabel('Username', { exact: true });
       expect(await username.getAttribute('name')).toBe('username');
       const password = page.getByLabel('Password', { exact: true });
-      expect({ id: await password.getAttribute('id'), name: await password.getAttribute('name'), type: await password.getAttribute('type') }).toEqual({
+      expect({
+        id: await password.getAttribute('id'),
+        name: await password.getAttribute('name'),
+        type: await password.getAttribute('type'),
+      }).toEqual({
         id: 'password',
         name: 'password',
         type: 'password',
@@ -594,11 +761,17 @@ describe('configuration variants', () => {
   async function issuerWith(env: Record<string, string>) {
     const http = await listen(0);
     const config = loadConfig({ ...process.env, AUTH_URL: http.url, LOG_LEVEL: 'silent', ...env });
-    const { app } = await createIssuerApp({ knex, config, log: createLogger('issuer', 'silent'), telemetry: createTelemetry() });
+    const { app } = await createIssuerApp({
+      knex,
+      config,
+      log: createLogger('issuer', 'silent'),
+      telemetry: createTelemetry(),
+    });
     http.server.on('request', app);
     return http;
   }
-  const jwksOf = async (base: string) => ((await getDocumented('getJwks', `${base}/.well-known/jwks.json`)) as { keys: Record<string, unknown>[] }).keys;
+  const jwksOf = async (base: string) =>
+    ((await getDocumented('getJwks', `${base}/.well-known/jwks.json`)) as { keys: Record<string, unknown>[] }).keys;
 
   it('keeps the generated signing key in issuer_keys and reuses it on the next start', async () => {
     const rows = await knex('issuer_keys').select('kid');
@@ -615,18 +788,30 @@ describe('configuration variants', () => {
   it('publishes every ISSUER_JWKS key (public halves only) and advertises client_credentials when enabled', async () => {
     const { generateKeyPair, exportJWK } = await import('jose');
     const keys = await Promise.all(
-      ['k-sign', 'k-old'].map(async (kid) => ({ ...(await exportJWK((await generateKeyPair('ES256', { extractable: true })).privateKey)), kid })),
+      ['k-sign', 'k-old'].map(async (kid) => ({
+        ...(await exportJWK((await generateKeyPair('ES256', { extractable: true })).privateKey)),
+        kid,
+      })),
     );
     const other = await issuerWith({ ISSUER_JWKS: JSON.stringify({ keys }), ISSUER_ENABLE_CLIENT_CREDENTIALS: 'true' });
     try {
       const published = await jwksOf(other.url);
       expect(published.map((k) => k.kid)).toEqual(['k-sign', 'k-old']);
       for (const k of published) expect(k).not.toHaveProperty('d');
-      const doc = (await getDocumented('getDiscovery', `${other.url}/.well-known/openid-configuration`)) as { grant_types_supported: string[] };
+      const doc = (await getDocumented('getDiscovery', `${other.url}/.well-known/openid-configuration`)) as {
+        grant_types_supported: string[];
+      };
       expect(doc.grant_types_supported).toEqual(['authorization_code', 'refresh_token', 'client_credentials']);
       // A public client may not use it: "grant type not allowed for this client" is unsupported_grant_type.
-      const res = await postToken({ grant_type: 'client_credentials', client_id: seed.publicClientId, scope: 'svc.profile.self.read' }, {}, other.url);
-      expect({ status: res.status, body: res.body }).toEqual({ status: 400, body: { error: 'unsupported_grant_type', error_description: expect.any(String) } });
+      const res = await postToken(
+        { grant_type: 'client_credentials', client_id: seed.publicClientId, scope: 'svc.profile.self.read' },
+        {},
+        other.url,
+      );
+      expect({ status: res.status, body: res.body }).toEqual({
+        status: 400,
+        body: { error: 'unsupported_grant_type', error_description: expect.any(String) },
+      });
       // The confidential client, now listing client_credentials, still loads and authenticates.
       const bad = await postToken(
         { grant_type: 'refresh_token', refresh_token: 'no-such-token' },

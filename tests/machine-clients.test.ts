@@ -9,7 +9,13 @@ import type { System } from '../infra/system.js';
 import { clientSecretMatches } from '../issuer/clients.js';
 import { ROTATION_OVERLAP_MS } from '../policies/admin/client-secrets.js';
 import { startTestSystem } from './support/system.js';
-import { adminClient, setupMachineClient, setupTenant, type AdminClient, type MachineClientSetup } from './support/admin.js';
+import {
+  adminClient,
+  setupMachineClient,
+  setupTenant,
+  type AdminClient,
+  type MachineClientSetup,
+} from './support/admin.js';
 import { callApi } from './support/api.js';
 import { assertResponseMatches, captureResponse } from './support/openapi.js';
 import { basicAuth, postTokenForm } from './support/oauth.js';
@@ -29,15 +35,19 @@ const BOTH = 'svc.profile.self.read svc.tenant.info.read';
 type MachineClient = MachineClientSetup;
 
 /** A tenant with a confidential client granted `grant`, and its service account holding `capabilities`. */
-const machineClient = (opts: { grant?: string[]; capabilities?: string[]; plan?: 'L1' | 'L2' } = {}): Promise<MachineClient> =>
-  setupMachineClient(admin, { ...opts, grant: opts.grant ?? BOTH.split(' ') });
+const machineClient = (
+  opts: { grant?: string[]; capabilities?: string[]; plan?: 'L1' | 'L2' } = {},
+): Promise<MachineClient> => setupMachineClient(admin, { ...opts, grant: opts.grant ?? BOTH.split(' ') });
 
 /** openid-client configured from discovery, every token answer checked against token-api.yaml. */
 async function configFor(app: { clientId: string }, auth: oidc.ClientAuth): Promise<oidc.Configuration> {
-  const config = await oidc.discovery(new URL(system.authUrl), app.clientId, undefined, auth, { execute: [oidc.allowInsecureRequests] });
+  const config = await oidc.discovery(new URL(system.authUrl), app.clientId, undefined, auth, {
+    execute: [oidc.allowInsecureRequests],
+  });
   config[oidc.customFetch] = async (input, init) => {
     const res = await fetch(input, init as RequestInit);
-    if (new URL(input).pathname === '/oauth2/token') assertResponseMatches('token', 'issueToken', await captureResponse(res.clone()));
+    if (new URL(input).pathname === '/oauth2/token')
+      assertResponseMatches('token', 'issueToken', await captureResponse(res.clone()));
     return res;
   };
   return config;
@@ -50,7 +60,8 @@ async function workloadToken(app: MachineClient, scope = BOTH, secret = app.clie
 }
 
 /** A raw token request (for the shapes openid-client would never send); the answer is held to the document. */
-const postToken = (form: Record<string, string>, headers: Record<string, string> = {}) => postTokenForm(system.authUrl, form, headers);
+const postToken = (form: Record<string, string>, headers: Record<string, string> = {}) =>
+  postTokenForm(system.authUrl, form, headers);
 
 /** The token error openid-client surfaced, as {status, error}: from the body, or for a 401 from the Basic challenge. */
 async function grantError(attempt: Promise<unknown>) {
@@ -83,19 +94,31 @@ describe('client_credentials through openid-client', () => {
     expect(tokens.scope).toBe(BOTH);
     const claims = decodeJwt(tokens.access_token);
     expect(claims).toMatchObject({
-      sub: app.serviceAccountId, actor_account_id: app.serviceAccountId, actor_epoch: 1, profile: 'workload',
-      client_id: app.clientId, tenant_id: app.tenantId, aud: 'svc-api', scope: BOTH,
+      sub: app.serviceAccountId,
+      actor_account_id: app.serviceAccountId,
+      actor_epoch: 1,
+      profile: 'workload',
+      client_id: app.clientId,
+      tenant_id: app.tenantId,
+      aud: 'svc-api',
+      scope: BOTH,
     });
     expect(claims.sid).toBeUndefined();
   });
 
   it('issues the same with client_secret_post, and GET /v1/me answers the service account itself', async () => {
-    const tokens = await oidc.clientCredentialsGrant(await configFor(app, oidc.ClientSecretPost(app.clientSecret)), { scope: BOTH });
+    const tokens = await oidc.clientCredentialsGrant(await configFor(app, oidc.ClientSecretPost(app.clientSecret)), {
+      scope: BOTH,
+    });
     const res = await me(tokens.access_token);
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
-      subjectType: 'service_account', subjectId: app.serviceAccountId, tenantId: app.tenantId, clientId: app.clientId,
-      scopes: BOTH.split(' '), actor: { accountId: app.serviceAccountId },
+      subjectType: 'service_account',
+      subjectId: app.serviceAccountId,
+      tenantId: app.tenantId,
+      clientId: app.clientId,
+      scopes: BOTH.split(' '),
+      actor: { accountId: app.serviceAccountId },
     });
   });
 
@@ -106,13 +129,19 @@ describe('client_credentials through openid-client', () => {
   });
 
   it('refuses a wrong secret with 401 invalid_client', async () => {
-    expect(await grantError(workloadToken(app, BOTH, 'not-the-secret-0123456789abcdef0123'))).toEqual({ status: 401, error: 'invalid_client' });
+    expect(await grantError(workloadToken(app, BOTH, 'not-the-secret-0123456789abcdef0123'))).toEqual({
+      status: 401,
+      error: 'invalid_client',
+    });
   });
 
   it('refuses Basic and client_secret in one request with 401 invalid_client', async () => {
-    const r = await postToken({ grant_type: 'client_credentials', client_id: app.clientId, client_secret: app.clientSecret, scope: BOTH }, {
-      authorization: basicAuth(app.clientId, app.clientSecret),
-    });
+    const r = await postToken(
+      { grant_type: 'client_credentials', client_id: app.clientId, client_secret: app.clientSecret, scope: BOTH },
+      {
+        authorization: basicAuth(app.clientId, app.clientSecret),
+      },
+    );
     expect({ status: r.status, error: r.body.error }).toEqual({ status: 401, error: 'invalid_client' });
   });
 
@@ -121,7 +150,12 @@ describe('client_credentials through openid-client', () => {
     ['an unlisted field', { scope: BOTH, resource: 'urn:svc-api' }, 'invalid_grant'],
     ['no scope at all (nothing requested, nothing to intersect)', {}, 'invalid_scope'],
   ])('refuses %s with 400 and no token', async (_name, extra, error) => {
-    const r = await postToken({ grant_type: 'client_credentials', client_id: app.clientId, client_secret: app.clientSecret, ...extra });
+    const r = await postToken({
+      grant_type: 'client_credentials',
+      client_id: app.clientId,
+      client_secret: app.clientSecret,
+      ...extra,
+    });
     expect({ status: r.status, error: r.body.error }).toEqual({ status: 400, error });
     expect(r.body.access_token).toBeUndefined();
   });
@@ -134,9 +168,19 @@ describe('client_credentials through openid-client', () => {
 
   it('refuses a client without a service account with invalid_grant, and a second service account with 409', async () => {
     const tenant = await setupTenant(admin, { type: 'confidential' });
-    const r = await postToken({ grant_type: 'client_credentials', client_id: tenant.clientId, client_secret: tenant.clientSecret!, scope: BOTH });
+    const r = await postToken({
+      grant_type: 'client_credentials',
+      client_id: tenant.clientId,
+      client_secret: tenant.clientSecret!,
+      scope: BOTH,
+    });
     expect({ status: r.status, error: r.body.error }).toEqual({ status: 400, error: 'invalid_grant' });
-    const create = () => admin.checked('createServiceAccount', 'POST', `/tenants/${tenant.tenantId}/service-accounts`, { clientId: tenant.clientId, name: 'a', capabilities: [] });
+    const create = () =>
+      admin.checked('createServiceAccount', 'POST', `/tenants/${tenant.tenantId}/service-accounts`, {
+        clientId: tenant.clientId,
+        name: 'a',
+        capabilities: [],
+      });
     expect((await create()).status).toBe(201);
     const second = await create();
     expect({ status: second.status, error: second.body.error }).toEqual({ status: 409, error: 'already_exists' });
@@ -147,16 +191,29 @@ describe('effective scope of a workload token', () => {
   it('is requested ∩ service account capabilities ∩ tenant grant ∩ plan ceiling ∩ open capabilities', async () => {
     // Plan L1 excludes svc.person.read; the service account lacks svc.tenant.info.read.
     const app = await machineClient({
-      plan: 'L1', grant: ['svc.profile.self.read', 'svc.tenant.info.read', 'svc.person.read'], capabilities: ['svc.profile.self.read', 'svc.person.read'],
+      plan: 'L1',
+      grant: ['svc.profile.self.read', 'svc.tenant.info.read', 'svc.person.read'],
+      capabilities: ['svc.profile.self.read', 'svc.person.read'],
     });
-    const tokens = await workloadToken(app, 'svc.profile.self.read svc.tenant.info.read svc.person.read svc.person.metadata.read');
+    const tokens = await workloadToken(
+      app,
+      'svc.profile.self.read svc.tenant.info.read svc.person.read svc.person.metadata.read',
+    );
     expect(tokens.scope).toBe('svc.profile.self.read');
-    expect(await grantError(workloadToken(app, 'svc.tenant.info.read svc.person.read'))).toEqual({ status: 400, error: 'invalid_scope' });
+    expect(await grantError(workloadToken(app, 'svc.tenant.info.read svc.person.read'))).toEqual({
+      status: 400,
+      error: 'invalid_scope',
+    });
 
-    const closed = await admin.checked('updateCapability', 'PATCH', '/capabilities/svc.profile.self.read', { enabled: false });
+    const closed = await admin.checked('updateCapability', 'PATCH', '/capabilities/svc.profile.self.read', {
+      enabled: false,
+    });
     expect(closed.body).toEqual({ capability: 'svc.profile.self.read', enabled: false });
     try {
-      expect(await grantError(workloadToken(app, 'svc.profile.self.read'))).toEqual({ status: 400, error: 'invalid_scope' });
+      expect(await grantError(workloadToken(app, 'svc.profile.self.read'))).toEqual({
+        status: 400,
+        error: 'invalid_scope',
+      });
     } finally {
       await admin.ok('PATCH', '/capabilities/svc.profile.self.read', { enabled: true });
     }
@@ -170,8 +227,15 @@ describe('service account revocation on the next request', () => {
     const { access_token } = await workloadToken(app);
     expect((await me(access_token)).status).toBe(200);
 
-    const off = await admin.checked('updateAccount', 'PATCH', `/accounts/${app.serviceAccountId}`, { status: 'disabled' });
-    expect(off.body).toMatchObject({ accountId: app.serviceAccountId, kind: 'service', status: 'disabled', clientId: app.clientId });
+    const off = await admin.checked('updateAccount', 'PATCH', `/accounts/${app.serviceAccountId}`, {
+      status: 'disabled',
+    });
+    expect(off.body).toMatchObject({
+      accountId: app.serviceAccountId,
+      kind: 'service',
+      status: 'disabled',
+      clientId: app.clientId,
+    });
     expect((await me(access_token)).body.error).toBe('subject_revoked');
     expect(await grantError(workloadToken(app))).toEqual({ status: 400, error: 'invalid_grant' });
 
@@ -207,18 +271,29 @@ describe('client secret rotation (contract §5.9)', () => {
 
     const promoted = await admin.checked('promoteClientSecret', 'POST', `/clients/${app.clientId}/secrets/promote`);
     expect(promoted.body).toMatchObject({ clientId: app.clientId, type: 'confidential' });
-    expect(await grantError(workloadToken(app, BOTH, app.clientSecret))).toEqual({ status: 401, error: 'invalid_client' });
+    expect(await grantError(workloadToken(app, BOTH, app.clientSecret))).toEqual({
+      status: 401,
+      error: 'invalid_client',
+    });
     expect((await workloadToken(app, BOTH, next)).access_token).toBeTruthy();
-    expect((await admin.checked('promoteClientSecret', 'POST', `/clients/${app.clientId}/secrets/promote`)).status).toBe(422);
+    expect(
+      (await admin.checked('promoteClientSecret', 'POST', `/clients/${app.clientId}/secrets/promote`)).status,
+    ).toBe(422);
   });
 
   it('the old secret stops by itself once the 7-day overlap is over (checked with an injected clock)', async () => {
     const app = await machineClient();
-    const { clientSecret: next } = (await admin.checked('createClientSecret', 'POST', `/clients/${app.clientId}/secrets`)).body;
+    const { clientSecret: next } = (
+      await admin.checked('createClientSecret', 'POST', `/clients/${app.clientId}/secrets`)
+    ).body;
     const at = (ms: number) => new Date(Date.now() + ms);
     const knex = system.db.knex;
-    expect(await clientSecretMatches(knex, app.clientId, app.clientSecret, at(ROTATION_OVERLAP_MS - 60_000))).toBe(true);
-    expect(await clientSecretMatches(knex, app.clientId, app.clientSecret, at(ROTATION_OVERLAP_MS + 60_000))).toBe(false);
+    expect(await clientSecretMatches(knex, app.clientId, app.clientSecret, at(ROTATION_OVERLAP_MS - 60_000))).toBe(
+      true,
+    );
+    expect(await clientSecretMatches(knex, app.clientId, app.clientSecret, at(ROTATION_OVERLAP_MS + 60_000))).toBe(
+      false,
+    );
     expect(await clientSecretMatches(knex, app.clientId, next, at(ROTATION_OVERLAP_MS + 60_000))).toBe(true);
   });
 

@@ -48,7 +48,10 @@ describe('graceful close', () => {
     const agent = new Agent({ keepAliveTimeout: 600_000 });
     await (await request(`${http.url}/`, { dispatcher: agent })).body.json();
     // No deadline to fall back on: close completes only because the idle connection is closed (well within 10 s).
-    const closed = await Promise.race([http.close(2 ** 31 - 1).then(() => 'closed'), sleep(10_000, undefined, { ref: false }).then(() => 'still open')]);
+    const closed = await Promise.race([
+      http.close(2 ** 31 - 1).then(() => 'closed'),
+      sleep(10_000, undefined, { ref: false }).then(() => 'still open'),
+    ]);
     expect(closed).toBe('closed');
     await agent.close();
   });
@@ -56,7 +59,10 @@ describe('graceful close', () => {
   it('cuts what is still open at the deadline', async () => {
     const arrived = signal();
     const http = await serve(() => arrived.fire()); // never answers
-    const hanging = fetch(`${http.url}/never`).then(() => 'answered', (err: { cause?: { code?: string } }) => `cut (${err.cause?.code ?? 'no code'})`);
+    const hanging = fetch(`${http.url}/never`).then(
+      () => 'answered',
+      (err: { cause?: { code?: string } }) => `cut (${err.cause?.code ?? 'no code'})`,
+    );
     await arrived.fired;
     await http.close(200);
     // Cut after it was accepted (the connection reset or closed), not refused before it arrived.
@@ -80,14 +86,23 @@ describe('management listener', () => {
 
     expect(await get('/livez')).toEqual({ status: 200, body: { status: 'ok' } });
     // Still migrating or binding its port: alive, but nothing may be sent to it yet.
-    expect(await get('/readyz')).toEqual({ status: 503, body: { status: 'unready', checks: { database: 'ok', startup: 'starting' } } });
+    expect(await get('/readyz')).toEqual({
+      status: 503,
+      body: { status: 'unready', checks: { database: 'ok', startup: 'starting' } },
+    });
     telemetry.started();
     expect(await get('/readyz')).toEqual({ status: 200, body: { status: 'ready', checks: { database: 'ok' } } });
     databaseUp = false;
-    expect(await get('/readyz')).toEqual({ status: 503, body: { status: 'unready', checks: { database: 'connection refused' } } });
+    expect(await get('/readyz')).toEqual({
+      status: 503,
+      body: { status: 'unready', checks: { database: 'connection refused' } },
+    });
     databaseUp = true;
     telemetry.drain();
-    expect(await get('/readyz')).toEqual({ status: 503, body: { status: 'unready', checks: { database: 'ok', shutdown: 'draining' } } });
+    expect(await get('/readyz')).toEqual({
+      status: 503,
+      body: { status: 'unready', checks: { database: 'ok', shutdown: 'draining' } },
+    });
     expect((await get('/livez')).status).toBe(200);
   });
 
@@ -107,9 +122,13 @@ describe('management listener', () => {
     const management = await startManagement(0, '127.0.0.1', telemetry);
     open.push(management);
     const text = await (await fetch(`${management.url}/metrics`)).text();
-    expect(text).toContain('http_requests_total{service="backend",method="GET",route="/v1/persons/:personId",status="404"} 2');
+    expect(text).toContain(
+      'http_requests_total{service="backend",method="GET",route="/v1/persons/:personId",status="404"} 2',
+    );
     expect(text).toContain('http_requests_total{service="backend",method="GET",route="unmatched",status="404"} 1');
-    expect(text).toMatch(/http_request_duration_seconds_bucket\{le="0.005",service="backend",method="GET",route="\/v1\/persons\/:personId",status="404"\} \d/);
+    expect(text).toMatch(
+      /http_request_duration_seconds_bucket\{le="0.005",service="backend",method="GET",route="\/v1\/persons\/:personId",status="404"\} \d/,
+    );
     expect(text).toContain('pdp_decisions_total{outcome="deny",code="capability_not_granted"} 1');
     expect(text).toContain('process_cpu_user_seconds_total');
     expect(text).not.toContain('psn_01h');
@@ -122,14 +141,22 @@ describe('a whole system', () => {
     try {
       const readiness = await system.telemetry.readiness();
       expect(readiness.ready).toBe(true);
-      expect(Object.keys(readiness.checks).sort()).toEqual([
-        'backend: database', 'gateway: database', 'gateway: issuer key set', ...(process.env.REDIS_URL ? ['gateway: redis'] : []),
-        'issuer: database', 'policies: database',
-      ].sort());
+      expect(Object.keys(readiness.checks).sort()).toEqual(
+        [
+          'backend: database',
+          'gateway: database',
+          'gateway: issuer key set',
+          ...(process.env.REDIS_URL ? ['gateway: redis'] : []),
+          'issuer: database',
+          'policies: database',
+        ].sort(),
+      );
       await fetch(`${system.baseUrl}/me`, { headers: { authorization: 'Bearer not.a.token' } });
       const text = await system.telemetry.registry.metrics();
       expect(text).toContain('http_requests_total{service="gateway",method="GET",route="/v1/me",status="401"} 1');
-      expect(text).toMatch(/http_requests_total\{service="issuer",method="GET",route="\/\.well-known\/jwks\.json",status="200"\} \d/); // the key set fetch
+      expect(text).toMatch(
+        /http_requests_total\{service="issuer",method="GET",route="\/\.well-known\/jwks\.json",status="200"\} \d/,
+      ); // the key set fetch
       system.telemetry.drain();
       expect((await system.telemetry.readiness()).checks.shutdown).toBe('draining');
     } finally {

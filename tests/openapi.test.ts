@@ -20,41 +20,102 @@ import {
 // ---- The contract's vocabulary, copied from the contract text (not from code), so either side drifting fails.
 
 const CONTRACT_ERROR_CODES = [
-  'invalid_token', 'client_unknown', 'client_disabled', 'actor_unknown', 'tenant_suspended', 'client_not_third_party',
-  'profile_not_supported', 'subject_revoked', 'epoch_changed', 'capability_not_granted', 'plan_capability_excluded',
-  'capability_not_in_token', 'capability_unavailable', 'resource_type_mismatch', 'tenant_mismatch', 'no_relationship',
-  'forbidden', 'not_found', 'revision_conflict', 'already_exists', 'precondition_required', 'payload_too_large',
-  'quota_exceeded', 'schema_invalid', 'rate_limited', 'authorization_unavailable', 'token_verification_unavailable',
+  'invalid_token',
+  'client_unknown',
+  'client_disabled',
+  'actor_unknown',
+  'tenant_suspended',
+  'client_not_third_party',
+  'profile_not_supported',
+  'subject_revoked',
+  'epoch_changed',
+  'capability_not_granted',
+  'plan_capability_excluded',
+  'capability_not_in_token',
+  'capability_unavailable',
+  'resource_type_mismatch',
+  'tenant_mismatch',
+  'no_relationship',
+  'forbidden',
+  'not_found',
+  'revision_conflict',
+  'already_exists',
+  'precondition_required',
+  'payload_too_large',
+  'quota_exceeded',
+  'schema_invalid',
+  'rate_limited',
+  'authorization_unavailable',
+  'token_verification_unavailable',
 ];
 const CONTRACT_DENY_CODES = [
-  'client_unknown', 'client_disabled', 'actor_unknown', 'tenant_suspended', 'client_not_third_party',
-  'profile_not_supported', 'subject_revoked', 'epoch_changed', 'capability_not_granted', 'plan_capability_excluded',
-  'capability_not_in_token', 'capability_unavailable', 'resource_type_mismatch', 'tenant_mismatch', 'no_relationship',
+  'client_unknown',
+  'client_disabled',
+  'actor_unknown',
+  'tenant_suspended',
+  'client_not_third_party',
+  'profile_not_supported',
+  'subject_revoked',
+  'epoch_changed',
+  'capability_not_granted',
+  'plan_capability_excluded',
+  'capability_not_in_token',
+  'capability_unavailable',
+  'resource_type_mismatch',
+  'tenant_mismatch',
+  'no_relationship',
   'forbidden',
 ];
 const TOKEN_ERROR_CODES = ['invalid_client', 'invalid_grant', 'invalid_scope', 'unsupported_grant_type'];
 const CAPABILITIES = [
-  'svc.profile.self.read', 'svc.tenant.info.read', 'svc.person.read', 'svc.person.metadata.read', 'svc.person.metadata.write',
+  'svc.profile.self.read',
+  'svc.tenant.info.read',
+  'svc.person.read',
+  'svc.person.metadata.read',
+  'svc.person.metadata.write',
 ];
 /** Contract section 4: operationId -> method, path relative to {base_url}, capability, declared statuses. */
 const PUBLIC_OPERATIONS: Record<string, { method: string; path: string; capability: string; statuses: string[] }> = {
-  getMe: { method: 'get', path: '/me', capability: 'svc.profile.self.read', statuses: ['200', '401', '403', '429', '503'] },
-  getTenant: { method: 'get', path: '/tenant', capability: 'svc.tenant.info.read', statuses: ['200', '401', '403', '429', '503'] },
-  getPerson: { method: 'get', path: '/persons/{personId}', capability: 'svc.person.read', statuses: ['200', '401', '403', '404', '429', '503'] },
+  getMe: {
+    method: 'get',
+    path: '/me',
+    capability: 'svc.profile.self.read',
+    statuses: ['200', '401', '403', '429', '503'],
+  },
+  getTenant: {
+    method: 'get',
+    path: '/tenant',
+    capability: 'svc.tenant.info.read',
+    statuses: ['200', '401', '403', '429', '503'],
+  },
+  getPerson: {
+    method: 'get',
+    path: '/persons/{personId}',
+    capability: 'svc.person.read',
+    statuses: ['200', '401', '403', '404', '429', '503'],
+  },
   listPersonExtensions: {
-    method: 'get', path: '/persons/{personId}/extensions', capability: 'svc.person.metadata.read',
+    method: 'get',
+    path: '/persons/{personId}/extensions',
+    capability: 'svc.person.metadata.read',
     statuses: ['200', '401', '403', '404', '422', '429', '503'],
   },
   getPersonExtension: {
-    method: 'get', path: '/persons/{personId}/extensions/{extensionId}', capability: 'svc.person.metadata.read',
+    method: 'get',
+    path: '/persons/{personId}/extensions/{extensionId}',
+    capability: 'svc.person.metadata.read',
     statuses: ['200', '401', '403', '404', '429', '503'],
   },
   putPersonExtension: {
-    method: 'put', path: '/persons/{personId}/extensions/{extensionId}', capability: 'svc.person.metadata.write',
+    method: 'put',
+    path: '/persons/{personId}/extensions/{extensionId}',
+    capability: 'svc.person.metadata.write',
     statuses: ['200', '201', '401', '403', '404', '409', '413', '422', '428', '429', '503'],
   },
   deletePersonExtension: {
-    method: 'delete', path: '/persons/{personId}/extensions/{extensionId}', capability: 'svc.person.metadata.write',
+    method: 'delete',
+    path: '/persons/{personId}/extensions/{extensionId}',
+    capability: 'svc.person.metadata.write',
     statuses: ['204', '401', '403', '404', '409', '428', '429', '503'],
   },
 };
@@ -102,7 +163,10 @@ const obj = (v: unknown): Record<string, unknown> => {
 };
 const schema = (doc: DocName, name: string) => obj(at(doc, 'components', 'schemas', name));
 
-function responsesOf(doc: DocName, operationId: string): [string, Record<string, unknown>, { doc: DocName; pointer: string }][] {
+function responsesOf(
+  doc: DocName,
+  operationId: string,
+): [string, Record<string, unknown>, { doc: DocName; pointer: string }][] {
   const op = findOperation(doc, operationId);
   return Object.keys(obj(op.operation.responses)).map((status) => {
     const loc = locate(doc, `${op.pointer}/responses/${status}`);
@@ -144,12 +208,19 @@ function examplesOf(doc: DocName): ExampleCase[] {
     if (Array.isArray(node)) return node.forEach((n, i) => walk(n, `${pointer}/${i}`));
     if (!isObject(node)) return;
     if (Array.isArray(node.examples)) {
-      node.examples.forEach((value, i) => out.push({ label: `${doc}#${pointer}/examples/${i}`, doc, schemaPointer: pointer, value }));
+      node.examples.forEach((value, i) =>
+        out.push({ label: `${doc}#${pointer}/examples/${i}`, doc, schemaPointer: pointer, value }),
+      );
     }
     if ('schema' in node && isObject(node.examples)) {
       for (const name of Object.keys(node.examples)) {
         const example = locate(doc, `${pointer}${pointerOf('examples', name)}`);
-        out.push({ label: `${doc}#${pointer}/examples/${name}`, doc, schemaPointer: `${pointer}/schema`, value: obj(example.node).value });
+        out.push({
+          label: `${doc}#${pointer}/examples/${name}`,
+          doc,
+          schemaPointer: `${pointer}/schema`,
+          value: obj(example.node).value,
+        });
       }
     }
     if ('schema' in node && 'example' in node) {
@@ -157,7 +228,16 @@ function examplesOf(doc: DocName): ExampleCase[] {
     }
     for (const [key, child] of Object.entries(node)) {
       if (key === 'example' || key === 'examples') continue;
-      walk(child, pointerOf(...pointer.split('/').slice(1).map((t) => t.replace(/~1/g, '/').replace(/~0/g, '~')), key));
+      walk(
+        child,
+        pointerOf(
+          ...pointer
+            .split('/')
+            .slice(1)
+            .map((t) => t.replace(/~1/g, '/').replace(/~0/g, '~')),
+          key,
+        ),
+      );
     }
   };
   walk(loadApiDocuments()[doc], '');
@@ -176,7 +256,8 @@ function syntheticResponse(
     const header = headerOf(response, name);
     if (header && header.example !== undefined) headers[name] = String(header.example);
   }
-  if (mediaType) headers['content-type'] = mediaType === 'application/json' ? 'application/json; charset=utf-8' : mediaType;
+  if (mediaType)
+    headers['content-type'] = mediaType === 'application/json' ? 'application/json; charset=utf-8' : mediaType;
   if (isObject(body) && typeof body.etag === 'string') headers.etag = body.etag;
   if (isObject(body) && typeof body.requestId === 'string') headers['x-request-id'] = body.requestId;
   return { status: 0, headers, body };
@@ -193,7 +274,11 @@ const ME = {
   scopes: ['svc.profile.self.read'],
   actor: { accountId: 'acc_01hq3v5k8m9n2p4r6s7t8v9w0z' },
 };
-const okHeaders = { 'x-request-id': RID, 'x-ratelimit-remaining': '10', 'content-type': 'application/json; charset=utf-8' };
+const okHeaders = {
+  'x-request-id': RID,
+  'x-ratelimit-remaining': '10',
+  'content-type': 'application/json; charset=utf-8',
+};
 const problemHeaders = { 'x-request-id': RID, 'content-type': 'application/problem+json' };
 const RECORD = {
   extensionId: 'loyalty_profile',
@@ -226,7 +311,9 @@ describe('OpenAPI documents follow the contract', () => {
       expect(op?.operation.security).toEqual([{ bearerAuth: [], oauth2: [expected.capability] }]);
       expect(Object.keys(obj(op?.operation.responses)).sort()).toEqual([...expected.statuses].sort());
     }
-    expect(ops.map((o) => o.operationId).sort()).toEqual([...Object.keys(PUBLIC_OPERATIONS), 'getOpenApiDocument', 'getApiGuide'].sort());
+    expect(ops.map((o) => o.operationId).sort()).toEqual(
+      [...Object.keys(PUBLIC_OPERATIONS), 'getOpenApiDocument', 'getApiGuide'].sort(),
+    );
   });
 
   it('public: GET /openapi.json needs no token and answers 200 application/json', () => {
@@ -271,16 +358,27 @@ describe('OpenAPI documents follow the contract', () => {
     expect(obj(request.discriminator).propertyName).toBe('grant_type');
     const shapes = (request.oneOf as { $ref: string }[]).map((r) => obj(locate('token', r.$ref.slice(1)).node));
     const summary = Object.fromEntries(
-      shapes.map((s) => [obj(obj(s.properties).grant_type).const, { required: s.required, fields: Object.keys(obj(s.properties)).sort(), ap: s.additionalProperties }]),
+      shapes.map((s) => [
+        obj(obj(s.properties).grant_type).const,
+        { required: s.required, fields: Object.keys(obj(s.properties)).sort(), ap: s.additionalProperties },
+      ]),
     );
     expect(summary).toEqual({
-      client_credentials: { required: ['grant_type', 'client_id'], fields: ['client_id', 'client_secret', 'grant_type', 'scope'], ap: false },
+      client_credentials: {
+        required: ['grant_type', 'client_id'],
+        fields: ['client_id', 'client_secret', 'grant_type', 'scope'],
+        ap: false,
+      },
       authorization_code: {
         required: ['grant_type', 'client_id', 'code', 'code_verifier', 'redirect_uri'],
         fields: ['client_id', 'client_secret', 'code', 'code_verifier', 'grant_type', 'redirect_uri'],
         ap: false,
       },
-      refresh_token: { required: ['grant_type', 'client_id', 'refresh_token'], fields: ['client_id', 'client_secret', 'grant_type', 'refresh_token', 'scope'], ap: false },
+      refresh_token: {
+        required: ['grant_type', 'client_id', 'refresh_token'],
+        fields: ['client_id', 'client_secret', 'grant_type', 'refresh_token', 'scope'],
+        ap: false,
+      },
     });
     const verifier = obj(obj(schema('token', 'AuthorizationCodeGrant').properties).code_verifier);
     expect([verifier.minLength, verifier.maxLength, verifier.pattern]).toEqual([43, 128, '^[A-Za-z0-9._~-]{43,128}$']);
@@ -314,14 +412,23 @@ describe('OpenAPI documents follow the contract', () => {
     expect(Object.keys(obj(obj(flows.clientCredentials).scopes))).toEqual(CAPABILITIES);
     for (const description of Object.values(obj(code.scopes))) expect(typeof description).toBe('string');
     expect(schema('public', 'Capability').enum).toEqual(CAPABILITIES);
-    expect(at('public', 'components', 'securitySchemes', 'bearerAuth')).toMatchObject({ type: 'http', scheme: 'bearer', bearerFormat: 'at+jwt' });
+    expect(at('public', 'components', 'securitySchemes', 'bearerAuth')).toMatchObject({
+      type: 'http',
+      scheme: 'bearer',
+      bearerFormat: 'at+jwt',
+    });
   });
 
   it('every response of the public and admin documents and the token endpoint requires x-request-id', () => {
     for (const doc of DOCS) {
       for (const op of operationsOf(doc)) {
         for (const [status, , loc] of responsesOf(doc, op.operationId)) {
-          expect([doc, op.operationId, status, headerOf(loc, 'x-request-id')?.required]).toEqual([doc, op.operationId, status, true]);
+          expect([doc, op.operationId, status, headerOf(loc, 'x-request-id')?.required]).toEqual([
+            doc,
+            op.operationId,
+            status,
+            true,
+          ]);
         }
       }
     }
@@ -335,7 +442,9 @@ describe('OpenAPI documents follow the contract', () => {
         if (status === '429' || status === '503') {
           const retry = locate(loc.doc, `${loc.pointer}${pointerOf('headers', 'retry-after')}`);
           expect([label, obj(retry.node).required, locate(retry.doc, `${retry.pointer}/schema`).node]).toEqual([
-            label, true, { type: 'integer', minimum: 1 },
+            label,
+            true,
+            { type: 'integer', minimum: 1 },
           ]);
         }
         // Documents served without a token (the OpenAPI document, the guide) are not API reads: no rate limit applies.
@@ -343,7 +452,8 @@ describe('OpenAPI documents follow the contract', () => {
         if (status === '200' && op.method === 'get' && !tokenless) {
           expect([label, headerOf(loc, 'x-ratelimit-remaining')?.required]).toEqual([label, true]);
         }
-        if (Number(status) >= 400) expect([label, Object.keys(obj(node.content))]).toEqual([label, ['application/problem+json']]);
+        if (Number(status) >= 400)
+          expect([label, Object.keys(obj(node.content))]).toEqual([label, ['application/problem+json']]);
       }
     }
     const putResponses = Object.fromEntries(responsesOf('public', 'putPersonExtension').map(([s, , loc]) => [s, loc]));
@@ -389,7 +499,12 @@ describe('OpenAPI documents follow the contract', () => {
       const op = ops.find((o) => o.operationId === operationId);
       expect([operationId, op?.method, op?.path]).toEqual([operationId, method, path]);
       for (const [status, node] of responsesOf('admin', operationId)) {
-        if (Number(status) >= 400) expect([operationId, status, Object.keys(obj(node.content))]).toEqual([operationId, status, ['application/problem+json']]);
+        if (Number(status) >= 400)
+          expect([operationId, status, Object.keys(obj(node.content))]).toEqual([
+            operationId,
+            status,
+            ['application/problem+json'],
+          ]);
       }
     }
     expect(ops).toHaveLength(Object.keys(ADMIN_OPERATIONS).length);
@@ -413,7 +528,9 @@ describe('every example in the documents is valid', () => {
     it(`${doc}: examples validate against their schemas`, () => {
       const cases = examplesOf(doc);
       expect(cases.length).toBeGreaterThan(doc === 'token' ? 10 : 25);
-      const failures = cases.flatMap((c) => schemaProblems(c.doc, c.schemaPointer, c.value).map((p) => `${c.label}: ${p}`));
+      const failures = cases.flatMap((c) =>
+        schemaProblems(c.doc, c.schemaPointer, c.value).map((p) => `${c.label}: ${p}`),
+      );
       expect(failures).toEqual([]);
     });
 
@@ -422,7 +539,8 @@ describe('every example in the documents is valid', () => {
       for (const op of operationsOf(doc)) {
         for (const [status, node, loc] of responsesOf(doc, op.operationId)) {
           const content = isObject(node.content) ? node.content : {};
-          const cases: [string | undefined, unknown][] = Object.keys(content).length === 0 ? [[undefined, undefined]] : [];
+          const cases: [string | undefined, unknown][] =
+            Object.keys(content).length === 0 ? [[undefined, undefined]] : [];
           for (const [mediaType, media] of Object.entries(content)) {
             for (const name of Object.keys(obj(obj(media).examples))) {
               const example = locate(loc.doc, `${loc.pointer}${pointerOf('content', mediaType, 'examples', name)}`);
@@ -446,7 +564,8 @@ describe('every example in the documents is valid', () => {
         for (const [mediaType, media] of Object.entries(obj(body.content))) {
           const examples = Object.values(obj(obj(media).examples)).map((e) => obj(e).value);
           expect(examples.length).toBeGreaterThan(0);
-          for (const value of examples) expect(() => assertRequestMatches(doc, op.operationId, value, mediaType)).not.toThrow();
+          for (const value of examples)
+            expect(() => assertRequestMatches(doc, op.operationId, value, mediaType)).not.toThrow();
         }
       }
     });
@@ -456,70 +575,174 @@ describe('every example in the documents is valid', () => {
 describe('assertResponseMatches rejects responses that break the documents', () => {
   it('accepts a correct Me with plain-object or Headers headers', () => {
     expect(assertResponseMatches('public', 'getMe', { status: 200, headers: okHeaders, body: ME })).toEqual(ME);
-    expect(() => assertResponseMatches('public', 'getMe', { status: 200, headers: new Headers(okHeaders), body: JSON.stringify(ME) })).not.toThrow();
     expect(() =>
-      assertResponseMatches('public', 'getMe', { status: 200, headers: { 'X-Request-Id': RID, 'X-RateLimit-Remaining': 0, 'Content-Type': 'application/json' }, body: ME }),
+      assertResponseMatches('public', 'getMe', {
+        status: 200,
+        headers: new Headers(okHeaders),
+        body: JSON.stringify(ME),
+      }),
+    ).not.toThrow();
+    expect(() =>
+      assertResponseMatches('public', 'getMe', {
+        status: 200,
+        headers: { 'X-Request-Id': RID, 'X-RateLimit-Remaining': 0, 'Content-Type': 'application/json' },
+        body: ME,
+      }),
     ).not.toThrow();
   });
 
   it('rejects a Me with an extra field, a missing field, or a bad id', () => {
-    expect(() => assertResponseMatches('public', 'getMe', { status: 200, headers: okHeaders, body: { ...ME, email: 'a@b.c' } })).toThrow(/"email"/);
+    expect(() =>
+      assertResponseMatches('public', 'getMe', { status: 200, headers: okHeaders, body: { ...ME, email: 'a@b.c' } }),
+    ).toThrow(/"email"/);
     const { actor: _actor, ...withoutActor } = ME;
-    expect(() => assertResponseMatches('public', 'getMe', { status: 200, headers: okHeaders, body: withoutActor })).toThrow(/actor/);
-    expect(() => assertResponseMatches('public', 'getMe', { status: 200, headers: okHeaders, body: { ...ME, subjectId: 'acc_01hq3v5k8m9n2p4r6s7t8v9w0z' } })).toThrow(/subjectId/);
-    expect(() => assertResponseMatches('public', 'getMe', { status: 200, headers: okHeaders, body: { ...ME, scopes: ['svc.admin'] } })).toThrow(/scopes/);
+    expect(() =>
+      assertResponseMatches('public', 'getMe', { status: 200, headers: okHeaders, body: withoutActor }),
+    ).toThrow(/actor/);
+    expect(() =>
+      assertResponseMatches('public', 'getMe', {
+        status: 200,
+        headers: okHeaders,
+        body: { ...ME, subjectId: 'acc_01hq3v5k8m9n2p4r6s7t8v9w0z' },
+      }),
+    ).toThrow(/subjectId/);
+    expect(() =>
+      assertResponseMatches('public', 'getMe', {
+        status: 200,
+        headers: okHeaders,
+        body: { ...ME, scopes: ['svc.admin'] },
+      }),
+    ).toThrow(/scopes/);
   });
 
   it('rejects a Tenant that leaks unlisted fields', () => {
     const body = { tenantId: ME.tenantId, displayName: 'Acme', status: 'active' };
-    expect(() => assertResponseMatches('public', 'getTenant', { status: 200, headers: okHeaders, body })).toThrow(/"status"/);
+    expect(() => assertResponseMatches('public', 'getTenant', { status: 200, headers: okHeaders, body })).toThrow(
+      /"status"/,
+    );
   });
 
   it('rejects a Problem whose error is outside the enum, or narrowed away for that status', () => {
     const problem = (error: string) => ({ error, requestId: RID });
-    expect(() => assertResponseMatches('public', 'getPerson', { status: 404, headers: problemHeaders, body: problem('nope') })).toThrow(/allowed values/);
-    expect(() => assertResponseMatches('public', 'getPerson', { status: 404, headers: problemHeaders, body: problem('not_found') })).not.toThrow();
+    expect(() =>
+      assertResponseMatches('public', 'getPerson', { status: 404, headers: problemHeaders, body: problem('nope') }),
+    ).toThrow(/allowed values/);
+    expect(() =>
+      assertResponseMatches('public', 'getPerson', {
+        status: 404,
+        headers: problemHeaders,
+        body: problem('not_found'),
+      }),
+    ).not.toThrow();
     // 403 on a person resource never says no_relationship (folded into 404); on /me it may.
-    expect(() => assertResponseMatches('public', 'getPerson', { status: 403, headers: problemHeaders, body: problem('no_relationship') })).toThrow();
-    expect(() => assertResponseMatches('public', 'getMe', { status: 403, headers: problemHeaders, body: problem('no_relationship') })).not.toThrow();
-    expect(() => assertResponseMatches('public', 'getMe', { status: 403, headers: problemHeaders, body: problem('not_found') })).toThrow();
-    expect(() => assertResponseMatches('public', 'getMe', { status: 403, headers: problemHeaders, body: { ...problem('forbidden'), stack: 'x' } })).toThrow(/"stack"/);
+    expect(() =>
+      assertResponseMatches('public', 'getPerson', {
+        status: 403,
+        headers: problemHeaders,
+        body: problem('no_relationship'),
+      }),
+    ).toThrow();
+    expect(() =>
+      assertResponseMatches('public', 'getMe', {
+        status: 403,
+        headers: problemHeaders,
+        body: problem('no_relationship'),
+      }),
+    ).not.toThrow();
+    expect(() =>
+      assertResponseMatches('public', 'getMe', { status: 403, headers: problemHeaders, body: problem('not_found') }),
+    ).toThrow();
+    expect(() =>
+      assertResponseMatches('public', 'getMe', {
+        status: 403,
+        headers: problemHeaders,
+        body: { ...problem('forbidden'), stack: 'x' },
+      }),
+    ).toThrow(/"stack"/);
   });
 
   it('rejects a 401 without www-authenticate, and accepts it with a Bearer challenge', () => {
     const body = { error: 'invalid_token', requestId: RID };
-    expect(() => assertResponseMatches('public', 'getMe', { status: 401, headers: problemHeaders, body })).toThrow(/www-authenticate/);
+    expect(() => assertResponseMatches('public', 'getMe', { status: 401, headers: problemHeaders, body })).toThrow(
+      /www-authenticate/,
+    );
     expect(() =>
-      assertResponseMatches('public', 'getMe', { status: 401, headers: { ...problemHeaders, 'www-authenticate': 'Basic realm="x"' }, body }),
+      assertResponseMatches('public', 'getMe', {
+        status: 401,
+        headers: { ...problemHeaders, 'www-authenticate': 'Basic realm="x"' },
+        body,
+      }),
     ).toThrow(/www-authenticate/);
     expect(() =>
-      assertResponseMatches('public', 'getMe', { status: 401, headers: { ...problemHeaders, 'www-authenticate': 'Bearer error="invalid_token"' }, body }),
+      assertResponseMatches('public', 'getMe', {
+        status: 401,
+        headers: { ...problemHeaders, 'www-authenticate': 'Bearer error="invalid_token"' },
+        body,
+      }),
     ).not.toThrow();
   });
 
   it('rejects a status the operation does not declare', () => {
-    expect(() => assertResponseMatches('public', 'getMe', { status: 404, headers: problemHeaders, body: { error: 'not_found', requestId: RID } })).toThrow(
-      /status 404 is not declared/,
-    );
-    expect(() => assertResponseMatches('public', 'getTenant', { status: 500, headers: problemHeaders, body: {} })).toThrow(/not declared/);
-    expect(() => assertResponseMatches('public', 'noSuchOperation', { status: 200, headers: okHeaders, body: {} })).toThrow(/not declared/);
+    expect(() =>
+      assertResponseMatches('public', 'getMe', {
+        status: 404,
+        headers: problemHeaders,
+        body: { error: 'not_found', requestId: RID },
+      }),
+    ).toThrow(/status 404 is not declared/);
+    expect(() =>
+      assertResponseMatches('public', 'getTenant', { status: 500, headers: problemHeaders, body: {} }),
+    ).toThrow(/not declared/);
+    expect(() =>
+      assertResponseMatches('public', 'noSuchOperation', { status: 200, headers: okHeaders, body: {} }),
+    ).toThrow(/not declared/);
   });
 
   it('rejects missing or malformed required headers', () => {
     const { 'x-request-id': _rid, ...noRequestId } = okHeaders;
-    expect(() => assertResponseMatches('public', 'getMe', { status: 200, headers: noRequestId, body: ME })).toThrow(/x-request-id/);
-    expect(() => assertResponseMatches('public', 'getMe', { status: 200, headers: { ...okHeaders, 'x-ratelimit-remaining': '-1' }, body: ME })).toThrow(
+    expect(() => assertResponseMatches('public', 'getMe', { status: 200, headers: noRequestId, body: ME })).toThrow(
+      /x-request-id/,
+    );
+    expect(() =>
+      assertResponseMatches('public', 'getMe', {
+        status: 200,
+        headers: { ...okHeaders, 'x-ratelimit-remaining': '-1' },
+        body: ME,
+      }),
+    ).toThrow(/x-ratelimit-remaining/);
+    const { 'x-ratelimit-remaining': _rl, ...noRemaining } = okHeaders;
+    expect(() => assertResponseMatches('public', 'getMe', { status: 200, headers: noRemaining, body: ME })).toThrow(
       /x-ratelimit-remaining/,
     );
-    const { 'x-ratelimit-remaining': _rl, ...noRemaining } = okHeaders;
-    expect(() => assertResponseMatches('public', 'getMe', { status: 200, headers: noRemaining, body: ME })).toThrow(/x-ratelimit-remaining/);
     const limited = { error: 'rate_limited', requestId: RID };
-    expect(() => assertResponseMatches('public', 'getMe', { status: 429, headers: problemHeaders, body: limited })).toThrow(/retry-after/);
-    expect(() => assertResponseMatches('public', 'getMe', { status: 429, headers: { ...problemHeaders, 'retry-after': '0' }, body: limited })).toThrow(/retry-after/);
-    expect(() => assertResponseMatches('public', 'getMe', { status: 429, headers: { ...problemHeaders, 'retry-after': 'soon' }, body: limited })).toThrow(/retry-after/);
-    expect(() => assertResponseMatches('public', 'getMe', { status: 429, headers: { ...problemHeaders, 'retry-after': '3' }, body: limited })).not.toThrow();
+    expect(() =>
+      assertResponseMatches('public', 'getMe', { status: 429, headers: problemHeaders, body: limited }),
+    ).toThrow(/retry-after/);
+    expect(() =>
+      assertResponseMatches('public', 'getMe', {
+        status: 429,
+        headers: { ...problemHeaders, 'retry-after': '0' },
+        body: limited,
+      }),
+    ).toThrow(/retry-after/);
+    expect(() =>
+      assertResponseMatches('public', 'getMe', {
+        status: 429,
+        headers: { ...problemHeaders, 'retry-after': 'soon' },
+        body: limited,
+      }),
+    ).toThrow(/retry-after/);
+    expect(() =>
+      assertResponseMatches('public', 'getMe', {
+        status: 429,
+        headers: { ...problemHeaders, 'retry-after': '3' },
+        body: limited,
+      }),
+    ).not.toThrow();
     const unavailable = { error: 'authorization_unavailable', requestId: RID };
-    expect(() => assertResponseMatches('public', 'getMe', { status: 503, headers: problemHeaders, body: unavailable })).toThrow(/retry-after/);
+    expect(() =>
+      assertResponseMatches('public', 'getMe', { status: 503, headers: problemHeaders, body: unavailable }),
+    ).toThrow(/retry-after/);
   });
 
   it('checks etag and location on extension writes', () => {
@@ -528,62 +751,168 @@ describe('assertResponseMatches rejects responses that break the documents', () 
       etag: RECORD.etag,
       location: `/v1/persons/${RECORD.personId}/extensions/${RECORD.extensionId}`,
     };
-    expect(() => assertResponseMatches('public', 'putPersonExtension', { status: 201, headers: created, body: RECORD })).not.toThrow();
+    expect(() =>
+      assertResponseMatches('public', 'putPersonExtension', { status: 201, headers: created, body: RECORD }),
+    ).not.toThrow();
     const { location: _l, ...noLocation } = created;
-    expect(() => assertResponseMatches('public', 'putPersonExtension', { status: 201, headers: noLocation, body: RECORD })).toThrow(/location/);
-    expect(() => assertResponseMatches('public', 'putPersonExtension', { status: 201, headers: { ...created, location: '/v1/persons/x' }, body: RECORD })).toThrow(
-      /location/,
-    );
-    expect(() => assertResponseMatches('public', 'putPersonExtension', { status: 200, headers: { ...created, etag: 'W/"r1"' }, body: RECORD })).toThrow(/etag/);
-    expect(() => assertResponseMatches('public', 'putPersonExtension', { status: 200, headers: { ...created, etag: '"other"' }, body: RECORD })).toThrow(
-      /differs from the etag header/,
-    );
+    expect(() =>
+      assertResponseMatches('public', 'putPersonExtension', { status: 201, headers: noLocation, body: RECORD }),
+    ).toThrow(/location/);
+    expect(() =>
+      assertResponseMatches('public', 'putPersonExtension', {
+        status: 201,
+        headers: { ...created, location: '/v1/persons/x' },
+        body: RECORD,
+      }),
+    ).toThrow(/location/);
+    expect(() =>
+      assertResponseMatches('public', 'putPersonExtension', {
+        status: 200,
+        headers: { ...created, etag: 'W/"r1"' },
+        body: RECORD,
+      }),
+    ).toThrow(/etag/);
+    expect(() =>
+      assertResponseMatches('public', 'putPersonExtension', {
+        status: 200,
+        headers: { ...created, etag: '"other"' },
+        body: RECORD,
+      }),
+    ).toThrow(/differs from the etag header/);
     const conflict = { error: 'already_exists', requestId: RID };
-    expect(() => assertResponseMatches('public', 'putPersonExtension', { status: 409, headers: problemHeaders, body: conflict })).toThrow(/etag/);
-    expect(() => assertResponseMatches('public', 'putPersonExtension', { status: 409, headers: { ...problemHeaders, etag: '"r2"' }, body: conflict })).not.toThrow();
+    expect(() =>
+      assertResponseMatches('public', 'putPersonExtension', { status: 409, headers: problemHeaders, body: conflict }),
+    ).toThrow(/etag/);
+    expect(() =>
+      assertResponseMatches('public', 'putPersonExtension', {
+        status: 409,
+        headers: { ...problemHeaders, etag: '"r2"' },
+        body: conflict,
+      }),
+    ).not.toThrow();
   });
 
   it('rejects a wrong content type, a body where none is declared, and a requestId that differs from x-request-id', () => {
     const body = { error: 'not_found', requestId: RID };
-    expect(() => assertResponseMatches('public', 'getPerson', { status: 404, headers: { ...problemHeaders, 'content-type': 'application/json' }, body })).toThrow(
-      /content-type/,
-    );
-    const { 'content-type': _ct, ...noType } = problemHeaders;
-    expect(() => assertResponseMatches('public', 'getPerson', { status: 404, headers: noType, body })).toThrow(/content-type is missing/);
-    expect(() => assertResponseMatches('public', 'deletePersonExtension', { status: 204, headers: { 'x-request-id': RID }, body: '' })).not.toThrow();
-    expect(() => assertResponseMatches('public', 'deletePersonExtension', { status: 204, headers: { 'x-request-id': RID }, body: '{}' })).toThrow(/no content/);
     expect(() =>
-      assertResponseMatches('public', 'getPerson', { status: 404, headers: { ...problemHeaders, 'x-request-id': 'another-id-1' }, body }),
+      assertResponseMatches('public', 'getPerson', {
+        status: 404,
+        headers: { ...problemHeaders, 'content-type': 'application/json' },
+        body,
+      }),
+    ).toThrow(/content-type/);
+    const { 'content-type': _ct, ...noType } = problemHeaders;
+    expect(() => assertResponseMatches('public', 'getPerson', { status: 404, headers: noType, body })).toThrow(
+      /content-type is missing/,
+    );
+    expect(() =>
+      assertResponseMatches('public', 'deletePersonExtension', {
+        status: 204,
+        headers: { 'x-request-id': RID },
+        body: '',
+      }),
+    ).not.toThrow();
+    expect(() =>
+      assertResponseMatches('public', 'deletePersonExtension', {
+        status: 204,
+        headers: { 'x-request-id': RID },
+        body: '{}',
+      }),
+    ).toThrow(/no content/);
+    expect(() =>
+      assertResponseMatches('public', 'getPerson', {
+        status: 404,
+        headers: { ...problemHeaders, 'x-request-id': 'another-id-1' },
+        body,
+      }),
     ).toThrow(/differs from x-request-id/);
-    expect(() => assertResponseMatches('public', 'getPerson', { status: 404, headers: problemHeaders, body: '{not json' })).toThrow(/not valid JSON/);
+    expect(() =>
+      assertResponseMatches('public', 'getPerson', { status: 404, headers: problemHeaders, body: '{not json' }),
+    ).toThrow(/not valid JSON/);
   });
 
   it('rejects a list page over 100 items or with a bad cursor', () => {
-    const item = { extensionId: 'loyalty_profile', schemaVersion: 1, etag: '"a"', updatedAt: '2026-03-05T12:00:00Z', updatedBy: 'tp_acme_loyalty-app' };
-    const page = (items: unknown[], nextCursor: unknown) => ({ status: 200, headers: okHeaders, body: { items, nextCursor } });
+    const item = {
+      extensionId: 'loyalty_profile',
+      schemaVersion: 1,
+      etag: '"a"',
+      updatedAt: '2026-03-05T12:00:00Z',
+      updatedBy: 'tp_acme_loyalty-app',
+    };
+    const page = (items: unknown[], nextCursor: unknown) => ({
+      status: 200,
+      headers: okHeaders,
+      body: { items, nextCursor },
+    });
     expect(() => assertResponseMatches('public', 'listPersonExtensions', page([item], null))).not.toThrow();
-    expect(() => assertResponseMatches('public', 'listPersonExtensions', page(Array(101).fill(item), 'c'))).toThrow(/items/);
-    expect(() => assertResponseMatches('public', 'listPersonExtensions', page([item], 'x'.repeat(513)))).toThrow(/nextCursor/);
-    expect(() => assertResponseMatches('public', 'listPersonExtensions', page([{ ...item, data: {} }], null))).toThrow(/"data"/);
+    expect(() => assertResponseMatches('public', 'listPersonExtensions', page(Array(101).fill(item), 'c'))).toThrow(
+      /items/,
+    );
+    expect(() => assertResponseMatches('public', 'listPersonExtensions', page([item], 'x'.repeat(513)))).toThrow(
+      /nextCursor/,
+    );
+    expect(() => assertResponseMatches('public', 'listPersonExtensions', page([{ ...item, data: {} }], null))).toThrow(
+      /"data"/,
+    );
   });
 
   it('token: rejects unknown error codes, id_token, missing cache-control, and private key material', () => {
     const base = { 'x-request-id': RID, 'content-type': 'application/json' };
     const token = { access_token: 'a.b.c', token_type: 'Bearer', expires_in: 900, scope: 'svc.profile.self.read' };
-    expect(() => assertResponseMatches('token', 'issueToken', { status: 200, headers: { ...base, 'cache-control': 'no-store' }, body: token })).not.toThrow();
-    expect(() => assertResponseMatches('token', 'issueToken', { status: 200, headers: base, body: token })).toThrow(/cache-control/);
     expect(() =>
-      assertResponseMatches('token', 'issueToken', { status: 200, headers: { ...base, 'cache-control': 'no-store' }, body: { ...token, id_token: 'x.y.z' } }),
+      assertResponseMatches('token', 'issueToken', {
+        status: 200,
+        headers: { ...base, 'cache-control': 'no-store' },
+        body: token,
+      }),
+    ).not.toThrow();
+    expect(() => assertResponseMatches('token', 'issueToken', { status: 200, headers: base, body: token })).toThrow(
+      /cache-control/,
+    );
+    expect(() =>
+      assertResponseMatches('token', 'issueToken', {
+        status: 200,
+        headers: { ...base, 'cache-control': 'no-store' },
+        body: { ...token, id_token: 'x.y.z' },
+      }),
     ).toThrow(/id_token/);
-    expect(() => assertResponseMatches('token', 'issueToken', { status: 400, headers: base, body: { error: 'invalid_request' } })).toThrow(/allowed values/);
-    expect(() => assertResponseMatches('token', 'issueToken', { status: 400, headers: base, body: { error: 'invalid_scope', scope: 'x' } })).toThrow(/"scope"/);
-    expect(() => assertResponseMatches('token', 'issueToken', { status: 401, headers: base, body: { error: 'invalid_client' } })).toThrow(/www-authenticate/);
     expect(() =>
-      assertResponseMatches('token', 'issueToken', { status: 401, headers: { ...base, 'www-authenticate': 'Basic realm="x"' }, body: { error: 'invalid_grant' } }),
+      assertResponseMatches('token', 'issueToken', { status: 400, headers: base, body: { error: 'invalid_request' } }),
+    ).toThrow(/allowed values/);
+    expect(() =>
+      assertResponseMatches('token', 'issueToken', {
+        status: 400,
+        headers: base,
+        body: { error: 'invalid_scope', scope: 'x' },
+      }),
+    ).toThrow(/"scope"/);
+    expect(() =>
+      assertResponseMatches('token', 'issueToken', { status: 401, headers: base, body: { error: 'invalid_client' } }),
+    ).toThrow(/www-authenticate/);
+    expect(() =>
+      assertResponseMatches('token', 'issueToken', {
+        status: 401,
+        headers: { ...base, 'www-authenticate': 'Basic realm="x"' },
+        body: { error: 'invalid_grant' },
+      }),
     ).toThrow(/error/);
-    expect(() => assertResponseMatches('token', 'issueToken', { status: 429, headers: base, body: { error: 'invalid_client' } })).toThrow(/retry-after/);
-    const key = { kty: 'EC', crv: 'P-256', kid: 'k1', alg: 'ES256', use: 'sig', x: 'f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU', y: 'x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0' };
-    const jwks = (k: unknown) => ({ status: 200, headers: { 'x-request-id': RID, 'content-type': 'application/jwk-set+json; charset=utf-8' }, body: { keys: [k] } });
+    expect(() =>
+      assertResponseMatches('token', 'issueToken', { status: 429, headers: base, body: { error: 'invalid_client' } }),
+    ).toThrow(/retry-after/);
+    const key = {
+      kty: 'EC',
+      crv: 'P-256',
+      kid: 'k1',
+      alg: 'ES256',
+      use: 'sig',
+      x: 'f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU',
+      y: 'x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0',
+    };
+    const jwks = (k: unknown) => ({
+      status: 200,
+      headers: { 'x-request-id': RID, 'content-type': 'application/jwk-set+json; charset=utf-8' },
+      body: { keys: [k] },
+    });
     expect(() => assertResponseMatches('token', 'getJwks', jwks(key))).not.toThrow();
     expect(() => assertResponseMatches('token', 'getJwks', jwks({ ...key, d: 'secret' }))).toThrow(/"d"/);
   });
@@ -601,74 +930,204 @@ describe('assertResponseMatches rejects responses that break the documents', () 
       scopes_supported: CAPABILITIES,
       claims_supported: ['sub'],
     };
-    const res = (body: unknown) => ({ status: 200, headers: { 'x-request-id': RID, 'content-type': 'application/json' }, body });
+    const res = (body: unknown) => ({
+      status: 200,
+      headers: { 'x-request-id': RID, 'content-type': 'application/json' },
+      body,
+    });
     expect(() => assertResponseMatches('token', 'getDiscovery', res(discovery))).not.toThrow();
-    expect(() => assertResponseMatches('token', 'getDiscovery', res({ ...discovery, code_challenge_methods_supported: ['S256', 'plain'] }))).toThrow();
-    expect(() => assertResponseMatches('token', 'getDiscovery', res({ ...discovery, grant_types_supported: ['implicit'] }))).toThrow();
+    expect(() =>
+      assertResponseMatches(
+        'token',
+        'getDiscovery',
+        res({ ...discovery, code_challenge_methods_supported: ['S256', 'plain'] }),
+      ),
+    ).toThrow();
+    expect(() =>
+      assertResponseMatches('token', 'getDiscovery', res({ ...discovery, grant_types_supported: ['implicit'] })),
+    ).toThrow();
   });
 
   it('admin: checks secrets, forbidden codes and record shapes', () => {
     const headers = { 'x-request-id': RID, 'content-type': 'application/json' };
     const client = {
-      clientId: 'tp_acme_loyalty-sync', tenantId: ME.tenantId, slug: 'loyalty-sync', name: 'Sync', kind: 'third_party',
-      type: 'confidential', status: 'active', redirectUris: [], allowedOrigins: [],
+      clientId: 'tp_acme_loyalty-sync',
+      tenantId: ME.tenantId,
+      slug: 'loyalty-sync',
+      name: 'Sync',
+      kind: 'third_party',
+      type: 'confidential',
+      status: 'active',
+      redirectUris: [],
+      allowedOrigins: [],
     };
     const secret = 'Vb8-kQ2mZr7tLx4cN0pWy6sDf1gHj3aE9uIo5';
-    expect(() => assertResponseMatches('admin', 'createClient', { status: 201, headers, body: { ...client, clientSecret: secret } })).not.toThrow();
-    expect(() => assertResponseMatches('admin', 'createClient', { status: 201, headers, body: client })).toThrow(/clientSecret/);
-    expect(() => assertResponseMatches('admin', 'createClient', { status: 201, headers, body: { ...client, type: 'public', clientSecret: secret } })).toThrow();
-    expect(() => assertResponseMatches('admin', 'updateClient', { status: 200, headers, body: { ...client, clientSecret: secret } })).toThrow(/clientSecret/);
-    expect(() => assertResponseMatches('admin', 'updateClient', { status: 200, headers, body: { ...client, clientId: 'fp_acme_loyalty-sync' } })).toThrow();
     expect(() =>
-      assertResponseMatches('admin', 'updateClient', { status: 200, headers, body: { ...client, kind: 'first_party', clientId: 'fp_acme_loyalty-sync' } }),
+      assertResponseMatches('admin', 'createClient', {
+        status: 201,
+        headers,
+        body: { ...client, clientSecret: secret },
+      }),
+    ).not.toThrow();
+    expect(() => assertResponseMatches('admin', 'createClient', { status: 201, headers, body: client })).toThrow(
+      /clientSecret/,
+    );
+    expect(() =>
+      assertResponseMatches('admin', 'createClient', {
+        status: 201,
+        headers,
+        body: { ...client, type: 'public', clientSecret: secret },
+      }),
+    ).toThrow();
+    expect(() =>
+      assertResponseMatches('admin', 'updateClient', {
+        status: 200,
+        headers,
+        body: { ...client, clientSecret: secret },
+      }),
+    ).toThrow(/clientSecret/);
+    expect(() =>
+      assertResponseMatches('admin', 'updateClient', {
+        status: 200,
+        headers,
+        body: { ...client, clientId: 'fp_acme_loyalty-sync' },
+      }),
+    ).toThrow();
+    expect(() =>
+      assertResponseMatches('admin', 'updateClient', {
+        status: 200,
+        headers,
+        body: { ...client, kind: 'first_party', clientId: 'fp_acme_loyalty-sync' },
+      }),
     ).not.toThrow();
     expect(() =>
-      assertResponseMatches('admin', 'updateClient', { status: 200, headers, body: { ...client, kind: 'internal', clientId: 'fp_acme_loyalty-sync' } }),
+      assertResponseMatches('admin', 'updateClient', {
+        status: 200,
+        headers,
+        body: { ...client, kind: 'internal', clientId: 'fp_acme_loyalty-sync' },
+      }),
     ).toThrow(/clientId/);
     const problem = { 'x-request-id': RID, 'content-type': 'application/problem+json' };
-    expect(() => assertResponseMatches('admin', 'updateTenant', { status: 403, headers: problem, body: { error: 'forbidden', requestId: RID } })).not.toThrow();
-    expect(() => assertResponseMatches('admin', 'updateTenant', { status: 403, headers: problem, body: { error: 'tenant_mismatch', requestId: RID } })).toThrow();
-    expect(() => assertResponseMatches('admin', 'createTenant', { status: 409, headers: problem, body: { error: 'already_exists', requestId: RID } })).not.toThrow();
-    expect(() => assertResponseMatches('admin', 'getGrant', { status: 409, headers: problem, body: { error: 'already_exists', requestId: RID } })).toThrow(/not declared/);
-    expect(() => assertSchema('admin', 'AdminTenant', { tenantId: ME.tenantId, label: 'Acme_1', displayName: 'A', plan: 'L2', status: 'active' })).toThrow(/label/);
+    expect(() =>
+      assertResponseMatches('admin', 'updateTenant', {
+        status: 403,
+        headers: problem,
+        body: { error: 'forbidden', requestId: RID },
+      }),
+    ).not.toThrow();
+    expect(() =>
+      assertResponseMatches('admin', 'updateTenant', {
+        status: 403,
+        headers: problem,
+        body: { error: 'tenant_mismatch', requestId: RID },
+      }),
+    ).toThrow();
+    expect(() =>
+      assertResponseMatches('admin', 'createTenant', {
+        status: 409,
+        headers: problem,
+        body: { error: 'already_exists', requestId: RID },
+      }),
+    ).not.toThrow();
+    expect(() =>
+      assertResponseMatches('admin', 'getGrant', {
+        status: 409,
+        headers: problem,
+        body: { error: 'already_exists', requestId: RID },
+      }),
+    ).toThrow(/not declared/);
+    expect(() =>
+      assertSchema('admin', 'AdminTenant', {
+        tenantId: ME.tenantId,
+        label: 'Acme_1',
+        displayName: 'A',
+        plan: 'L2',
+        status: 'active',
+      }),
+    ).toThrow(/label/);
   });
 });
 
 describe('assertRequestMatches checks request bodies', () => {
   const verifier = 'dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk';
   const form = 'application/x-www-form-urlencoded';
-  const code = { grant_type: 'authorization_code', client_id: 'tp_acme_loyalty-app', code: 'abc', code_verifier: verifier, redirect_uri: 'https://a.example/cb' };
+  const code = {
+    grant_type: 'authorization_code',
+    client_id: 'tp_acme_loyalty-app',
+    code: 'abc',
+    code_verifier: verifier,
+    redirect_uri: 'https://a.example/cb',
+  };
 
   it('token form: accepts the three shapes and rejects unlisted fields, short verifiers and unknown grants', () => {
     expect(() => assertRequestMatches('token', 'issueToken', code, form)).not.toThrow();
-    expect(() => assertRequestMatches('token', 'issueToken', { grant_type: 'client_credentials', client_id: 'tp_acme_sync' })).not.toThrow();
-    expect(() => assertRequestMatches('token', 'issueToken', { grant_type: 'refresh_token', client_id: 'tp_acme_app', refresh_token: 'r', scope: 'svc.person.read' })).not.toThrow();
-    expect(() => assertRequestMatches('token', 'issueToken', { ...code, code_verifier: verifier.slice(0, 42) })).toThrow(/code_verifier/);
-    expect(() => assertRequestMatches('token', 'issueToken', { ...code, code_verifier: `${verifier.slice(0, 42)}+` })).toThrow(/code_verifier/);
+    expect(() =>
+      assertRequestMatches('token', 'issueToken', { grant_type: 'client_credentials', client_id: 'tp_acme_sync' }),
+    ).not.toThrow();
+    expect(() =>
+      assertRequestMatches('token', 'issueToken', {
+        grant_type: 'refresh_token',
+        client_id: 'tp_acme_app',
+        refresh_token: 'r',
+        scope: 'svc.person.read',
+      }),
+    ).not.toThrow();
+    expect(() =>
+      assertRequestMatches('token', 'issueToken', { ...code, code_verifier: verifier.slice(0, 42) }),
+    ).toThrow(/code_verifier/);
+    expect(() =>
+      assertRequestMatches('token', 'issueToken', { ...code, code_verifier: `${verifier.slice(0, 42)}+` }),
+    ).toThrow(/code_verifier/);
     expect(() => assertRequestMatches('token', 'issueToken', { ...code, scope: 'svc.person.read' })).toThrow(/scope/);
-    expect(() => assertRequestMatches('token', 'issueToken', { grant_type: 'password', client_id: 'tp_acme_app' })).toThrow();
-    expect(() => assertRequestMatches('token', 'issueToken', { grant_type: 'refresh_token', client_id: 'tp_acme_app' })).toThrow(/refresh_token/);
+    expect(() =>
+      assertRequestMatches('token', 'issueToken', { grant_type: 'password', client_id: 'tp_acme_app' }),
+    ).toThrow();
+    expect(() =>
+      assertRequestMatches('token', 'issueToken', { grant_type: 'refresh_token', client_id: 'tp_acme_app' }),
+    ).toThrow(/refresh_token/);
     expect(() => assertRequestMatches('token', 'issueToken', code, 'application/json')).toThrow(/not declared/);
   });
 
   it('public PUT body: closed PersonExtensionWrite', () => {
     expect(() => assertRequestMatches('public', 'putPersonExtension', { schemaVersion: 1, data: {} })).not.toThrow();
-    expect(() => assertRequestMatches('public', 'putPersonExtension', { schemaVersion: 0, data: {} })).toThrow(/schemaVersion/);
+    expect(() => assertRequestMatches('public', 'putPersonExtension', { schemaVersion: 0, data: {} })).toThrow(
+      /schemaVersion/,
+    );
     expect(() => assertRequestMatches('public', 'putPersonExtension', { schemaVersion: 1, data: [] })).toThrow(/data/);
-    expect(() => assertRequestMatches('public', 'putPersonExtension', { schemaVersion: 1, data: {}, etag: '"x"' })).toThrow(/"etag"/);
+    expect(() =>
+      assertRequestMatches('public', 'putPersonExtension', { schemaVersion: 1, data: {}, etag: '"x"' }),
+    ).toThrow(/"etag"/);
   });
 
   it('admin bodies: closed request schemas with the agreed bounds', () => {
-    expect(() => assertRequestMatches('admin', 'createTenant', { label: 'acme-east', displayName: 'Acme', plan: 'L1' })).not.toThrow();
-    expect(() => assertRequestMatches('admin', 'createTenant', { label: 'acme_east', displayName: 'Acme', plan: 'L1' })).toThrow(/label/);
-    expect(() => assertRequestMatches('admin', 'createTenant', { label: 'acme', displayName: 'Acme', plan: 'L3' })).toThrow(/plan/);
-    expect(() => assertRequestMatches('admin', 'updateTenant', { status: 'paused' })).toThrow(/status/);
-    expect(() => assertRequestMatches('admin', 'updateTenant', { rateLimit: { tenant: { points: 10, durationS: 60 } } })).toThrow(/account/);
-    expect(() => assertRequestMatches('admin', 'putGrant', { capabilities: ['svc.person.read', 'svc.admin'] })).toThrow(/capabilities/);
     expect(() =>
-      assertRequestMatches('admin', 'createClient', { slug: 'app', name: 'App', kind: 'third_party', type: 'public', redirectUris: [] }),
+      assertRequestMatches('admin', 'createTenant', { label: 'acme-east', displayName: 'Acme', plan: 'L1' }),
+    ).not.toThrow();
+    expect(() =>
+      assertRequestMatches('admin', 'createTenant', { label: 'acme_east', displayName: 'Acme', plan: 'L1' }),
+    ).toThrow(/label/);
+    expect(() =>
+      assertRequestMatches('admin', 'createTenant', { label: 'acme', displayName: 'Acme', plan: 'L3' }),
+    ).toThrow(/plan/);
+    expect(() => assertRequestMatches('admin', 'updateTenant', { status: 'paused' })).toThrow(/status/);
+    expect(() =>
+      assertRequestMatches('admin', 'updateTenant', { rateLimit: { tenant: { points: 10, durationS: 60 } } }),
+    ).toThrow(/account/);
+    expect(() => assertRequestMatches('admin', 'putGrant', { capabilities: ['svc.person.read', 'svc.admin'] })).toThrow(
+      /capabilities/,
+    );
+    expect(() =>
+      assertRequestMatches('admin', 'createClient', {
+        slug: 'app',
+        name: 'App',
+        kind: 'third_party',
+        type: 'public',
+        redirectUris: [],
+      }),
     ).toThrow(/redirectUris/);
     expect(() => assertRequestMatches('admin', 'createExtension', { name: 'x', schemas: { '0': {} } })).toThrow();
-    expect(() => assertRequestMatches('admin', 'createExtension', { name: 'x', schemas: { '1': { type: 'object' } } })).not.toThrow();
+    expect(() =>
+      assertRequestMatches('admin', 'createExtension', { name: 'x', schemas: { '1': { type: 'object' } } }),
+    ).not.toThrow();
   });
 });

@@ -22,7 +22,14 @@ afterAll(async () => {
 
 const inputFor = (t: TenantSetup, clientId = t.clientId): DecisionInput => ({
   requestId: 'r-batch',
-  token: { sub: t.personId, client_id: clientId, tenant_id: t.tenantId, profile: 'self', scope: 'svc.profile.self.read', actor_account_id: t.accountId },
+  token: {
+    sub: t.personId,
+    client_id: clientId,
+    tenant_id: t.tenantId,
+    profile: 'self',
+    scope: 'svc.profile.self.read',
+    actor_account_id: t.accountId,
+  },
   capability: 'svc.profile.self.read',
   resource: { type: 'self' },
 });
@@ -30,16 +37,28 @@ const inputFor = (t: TenantSetup, clientId = t.clientId): DecisionInput => ({
 describe('decision facts read together', () => {
   it('answers each of many decisions asked in one turn with the facts of its own input, in any mix', async () => {
     const store = knexPolicyStore(system.db.knex);
-    const inputs = Array.from({ length: 150 }, (_, i) => (i % 3 === 2 ? inputFor(tenants[0]!, 'tp_nobody_app') : inputFor(tenants[i % 3]!)));
+    const inputs = Array.from({ length: 150 }, (_, i) =>
+      i % 3 === 2 ? inputFor(tenants[0]!, 'tp_nobody_app') : inputFor(tenants[i % 3]!),
+    );
     const facts = await Promise.all(inputs.map((input) => store.facts(input)));
     facts.forEach((f, i) => {
       const input = inputs[i]!;
       const tenant = tenants.find((t) => t.tenantId === input.token.tenant_id)!;
-      expect({ client: f.client?.tenant_id ?? null, tenant: f.tenant?.id, account: f.account?.id, granted: [...f.granted].sort() }).toEqual({
+      expect({
+        client: f.client?.tenant_id ?? null,
+        tenant: f.tenant?.id,
+        account: f.account?.id,
+        granted: [...f.granted].sort(),
+      }).toEqual({
         client: input.token.client_id === tenant.clientId ? tenant.tenantId : null,
         tenant: tenant.tenantId,
         account: tenant.accountId,
-        granted: input.token.client_id === tenant.clientId ? (tenant === tenants[0] ? ['svc.profile.self.read', 'svc.tenant.info.read'] : ['svc.tenant.info.read']) : [],
+        granted:
+          input.token.client_id === tenant.clientId
+            ? tenant === tenants[0]
+              ? ['svc.profile.self.read', 'svc.tenant.info.read']
+              : ['svc.tenant.info.read']
+            : [],
       });
     });
   });
@@ -60,18 +79,30 @@ describe('decision facts read together', () => {
 describe('the batch endpoint', () => {
   const askBatch = async (items: unknown[], secret = INTERNAL_SECRET) => {
     const res = await fetch(`${system.pdpUrl}${DECISION_BATCH_PATH}`, {
-      method: 'POST', headers: { 'content-type': 'application/json', 'x-internal-secret': secret }, body: JSON.stringify({ items }),
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-internal-secret': secret },
+      body: JSON.stringify({ items }),
     });
-    return { status: res.status, body: (await res.json()) as { items?: Record<string, unknown>[]; error?: string; message?: string } };
+    return {
+      status: res.status,
+      body: (await res.json()) as { items?: Record<string, unknown>[]; error?: string; message?: string },
+    };
   };
-  const logRows = (requestId: string) => system.db.knex('decision_logs').where({ request_id: requestId }).select('allow', 'code');
+  const logRows = (requestId: string) =>
+    system.db.knex('decision_logs').where({ request_id: requestId }).select('allow', 'code');
   const flushed = async (requestId: string, rows: number) => {
-    for (let i = 0; i < 100 && (await logRows(requestId)).length < rows; i++) await new Promise((r) => setTimeout(r, 50));
+    for (let i = 0; i < 100 && (await logRows(requestId)).length < rows; i++)
+      await new Promise((r) => setTimeout(r, 50));
   };
 
-  const askOne = async (item: DecisionInput) => (await fetch(`${system.pdpUrl}${DECISION_PATH}`, {
-    method: 'POST', headers: { 'content-type': 'application/json', 'x-internal-secret': INTERNAL_SECRET }, body: JSON.stringify(item),
-  })).json();
+  const askOne = async (item: DecisionInput) =>
+    (
+      await fetch(`${system.pdpUrl}${DECISION_PATH}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-internal-secret': INTERNAL_SECRET },
+        body: JSON.stringify(item),
+      })
+    ).json();
 
   it('answers each item with its own decision, the one the single-decision endpoint gives, in the order asked, and logs each', async () => {
     const requestId = `r-batch-${Date.now()}`;
@@ -96,20 +127,39 @@ describe('the batch endpoint', () => {
   it('answers a malformed item with schema_invalid, which decides nothing, and still decides the others', async () => {
     const { status, body } = await askBatch([{ requestId: 'r-bad' }, inputFor(tenants[0]!)]);
     expect(status).toBe(200);
-    expect(body.items).toEqual([{ error: 'schema_invalid', message: 'malformed decision request' }, await askOne(inputFor(tenants[0]!))]);
+    expect(body.items).toEqual([
+      { error: 'schema_invalid', message: 'malformed decision request' },
+      await askOne(inputFor(tenants[0]!)),
+    ]);
     expect(body.items![1]).toHaveProperty('allow');
   });
 
   it.each([
-    ['more items than the cap', MAX_DECISIONS_PER_CALL + 1, `a batch carries at most ${MAX_DECISIONS_PER_CALL} decisions; this one has ${MAX_DECISIONS_PER_CALL + 1}`],
+    [
+      'more items than the cap',
+      MAX_DECISIONS_PER_CALL + 1,
+      `a batch carries at most ${MAX_DECISIONS_PER_CALL} decisions; this one has ${MAX_DECISIONS_PER_CALL + 1}`,
+    ],
     ['no items', 0, 'a batch is {"items": [decision request, ...]}'],
-  ])('refuses a batch of %s with 422 schema_invalid saying why, and decides none of it', async (_name, size, message) => {
-    const { status, body } = await askBatch(Array.from({ length: size }, () => inputFor(tenants[0]!)));
-    expect({ status, error: body.error, message: body.message, items: body.items }).toEqual({ status: 422, error: 'schema_invalid', message, items: undefined });
-  });
+  ])(
+    'refuses a batch of %s with 422 schema_invalid saying why, and decides none of it',
+    async (_name, size, message) => {
+      const { status, body } = await askBatch(Array.from({ length: size }, () => inputFor(tenants[0]!)));
+      expect({ status, error: body.error, message: body.message, items: body.items }).toEqual({
+        status: 422,
+        error: 'schema_invalid',
+        message,
+        items: undefined,
+      });
+    },
+  );
 
   it('answers only the gateway: without the internal secret, 403 forbidden and no decision', async () => {
     const { status, body } = await askBatch([inputFor(tenants[0]!)], 'guess');
-    expect({ status, error: body.error, items: body.items }).toEqual({ status: 403, error: 'forbidden', items: undefined });
+    expect({ status, error: body.error, items: body.items }).toEqual({
+      status: 403,
+      error: 'forbidden',
+      items: undefined,
+    });
   });
 });

@@ -8,7 +8,12 @@ import { upstreamPool } from '../gateway/upstream.js';
 import { pdpClient, type PdpAnswer } from '../gateway/plugins/authorize/pdp-client.js';
 import { DECISION_BATCH_PATH, type DecisionInput } from '../wire/decision.js';
 
-interface Call { path: string; requestId: string | undefined; secret: string | undefined; items: DecisionInput[] }
+interface Call {
+  path: string;
+  requestId: string | undefined;
+  secret: string | undefined;
+  items: DecisionInput[];
+}
 /** How the fake PDP answers a call: a status and a body (an object is sent as JSON). */
 type Answer = (items: DecisionInput[]) => { status: number; body: unknown };
 
@@ -21,13 +26,21 @@ beforeAll(async () => {
   pdp = await listen(0);
   pdp.server.on('request', (req, res) => {
     let text = '';
-    req.setEncoding('utf8').on('data', (chunk: string) => (text += chunk)).on('end', () => {
-      const { items } = JSON.parse(text) as { items: DecisionInput[] };
-      calls.push({ path: req.url!, requestId: req.headers['x-request-id'] as string | undefined, secret: req.headers['x-internal-secret'] as string | undefined, items });
-      const { status, body } = answer(items);
-      res.writeHead(status, { 'content-type': 'application/json' });
-      res.end(typeof body === 'string' ? body : JSON.stringify(body));
-    });
+    req
+      .setEncoding('utf8')
+      .on('data', (chunk: string) => (text += chunk))
+      .on('end', () => {
+        const { items } = JSON.parse(text) as { items: DecisionInput[] };
+        calls.push({
+          path: req.url!,
+          requestId: req.headers['x-request-id'] as string | undefined,
+          secret: req.headers['x-internal-secret'] as string | undefined,
+          items,
+        });
+        const { status, body } = answer(items);
+        res.writeHead(status, { 'content-type': 'application/json' });
+        res.end(typeof body === 'string' ? body : JSON.stringify(body));
+      });
   });
   pool = upstreamPool(pdp.url);
 });
@@ -46,7 +59,12 @@ const inputFor = (n: number): DecisionInput => ({
   resource: { type: 'self' },
 });
 const input = inputFor(1);
-const allow = { allow: true, effectiveScopes: ['svc.profile.self.read'], subjectType: 'person', rateLimit: { tenant: { points: 1, durationS: 1 }, account: { points: 1, durationS: 1 } } };
+const allow = {
+  allow: true,
+  effectiveScopes: ['svc.profile.self.read'],
+  subjectType: 'person',
+  rateLimit: { tenant: { points: 1, durationS: 1 }, account: { points: 1, durationS: 1 } },
+};
 const denial = { allow: false, code: 'client_disabled', check: 'client.status' };
 /** Undecidable: the gateway answers it 503 authorization_unavailable, never an allow. */
 const UNDECIDABLE = { ok: false, error: 'authorization_unavailable' };
@@ -60,7 +78,9 @@ const decideOne = (item: unknown, call?: { status: number; body: unknown }) => {
 describe('reading PDP answers', () => {
   it('passes a well-formed allow through, asked on the batch endpoint with the secret and the request id', async () => {
     expect(await decideOne(allow)).toEqual({ ok: true, value: allow });
-    expect(calls).toEqual([{ path: DECISION_BATCH_PATH, requestId: input.requestId, secret: 'secret', items: [input] }]);
+    expect(calls).toEqual([
+      { path: DECISION_BATCH_PATH, requestId: input.requestId, secret: 'secret', items: [input] },
+    ]);
   });
 
   it('keeps a known deny code and its check', async () => {
@@ -68,7 +88,10 @@ describe('reading PDP answers', () => {
   });
 
   it('turns an unknown deny code into forbidden, still a denial', async () => {
-    expect(await decideOne({ allow: false, code: 'quota_of_moons', check: 'x' })).toMatchObject({ ok: true, value: { allow: false, code: 'forbidden' } });
+    expect(await decideOne({ allow: false, code: 'quota_of_moons', check: 'x' })).toMatchObject({
+      ok: true,
+      value: { allow: false, code: 'forbidden' },
+    });
   });
 
   it.each([
@@ -76,7 +99,7 @@ describe('reading PDP answers', () => {
     ['allow: "yes"', { allow: 'yes', effectiveScopes: [], subjectType: 'person', rateLimit: {} }],
     ['an allow with an empty rate-limit policy', { ...allow, rateLimit: {} }],
     ['an allow with a scope outside the catalogue', { ...allow, effectiveScopes: ['svc.admin'] }],
-    ['the PDP\'s refusal of a malformed item', { error: 'schema_invalid', message: 'malformed decision request' }],
+    ["the PDP's refusal of a malformed item", { error: 'schema_invalid', message: 'malformed decision request' }],
     ['null', null],
   ])('treats an item that is %s as undecidable, never as an allow', async (_name, item) => {
     expect(await decideOne(item)).toMatchObject(UNDECIDABLE);
@@ -103,14 +126,19 @@ describe('reading PDP answers', () => {
 });
 
 describe('batching', () => {
-  const echo: Answer = (items) => ({ status: 200, body: { items: items.map((i) => (Number(i.token.sub.slice(4)) % 2 ? allow : denial)) } });
+  const echo: Answer = (items) => ({
+    status: 200,
+    body: { items: items.map((i) => (Number(i.token.sub.slice(4)) % 2 ? allow : denial)) },
+  });
 
   it('sends the decisions asked in one turn in one call, and gives each request the answer to its own item', async () => {
     answer = echo;
     const sizes: number[] = [];
     const decide = pdpClient(pool, { internalSecret: 'secret', onCall: (n) => sizes.push(n) });
     const answers = await Promise.all(Array.from({ length: 10 }, (_, n) => decide(inputFor(n))));
-    expect(calls.map((c) => c.items.map((i) => i.requestId))).toEqual([Array.from({ length: 10 }, (_, n) => inputFor(n).requestId)]);
+    expect(calls.map((c) => c.items.map((i) => i.requestId))).toEqual([
+      Array.from({ length: 10 }, (_, n) => inputFor(n).requestId),
+    ]);
     expect(answers).toEqual(Array.from({ length: 10 }, (_, n) => ({ ok: true, value: n % 2 ? allow : denial })));
     expect(sizes).toEqual([10]);
     // A batch's call has its own request id; each item keeps its request's.
@@ -135,7 +163,8 @@ describe('batching', () => {
   });
 
   it('answers every member of a failed call undecidable, and only the member of a failed item', async () => {
-    answer = (items) => (items.length > 2 ? { status: 503, body: {} } : { status: 200, body: { items: [allow, { allow: 'perhaps' }] } });
+    answer = (items) =>
+      items.length > 2 ? { status: 503, body: {} } : { status: 200, body: { items: [allow, { allow: 'perhaps' }] } };
     const decide = pdpClient(pool, { internalSecret: 'secret' });
     const failed: PdpAnswer[] = await Promise.all([1, 2, 3].map((n) => decide(inputFor(n))));
     expect(failed.every((a) => !a.ok && a.error === 'authorization_unavailable')).toBe(true);

@@ -22,8 +22,16 @@ let token: string;
 let otherToken: string;
 
 const CREATE = { 'if-none-match': '*' };
-const TIER_SCHEMA_V1 = { type: 'object', additionalProperties: false, required: ['tier'], properties: { tier: { enum: ['silver', 'gold'] }, note: { type: 'string' } } };
-const TIER_SCHEMA_V2 = { ...TIER_SCHEMA_V1, properties: { ...TIER_SCHEMA_V1.properties, points: { type: 'integer', minimum: 0 } } };
+const TIER_SCHEMA_V1 = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['tier'],
+  properties: { tier: { enum: ['silver', 'gold'] }, note: { type: 'string' } },
+};
+const TIER_SCHEMA_V2 = {
+  ...TIER_SCHEMA_V1,
+  properties: { ...TIER_SCHEMA_V1.properties, points: { type: 'integer', minimum: 0 } },
+};
 
 const newPerson = (tenantId: string) => createPerson(admin, tenantId);
 
@@ -34,12 +42,22 @@ beforeAll(async () => {
   const capabilities = ['svc.person.read', 'svc.person.metadata.read', 'svc.person.metadata.write'];
   tenant = await setupTenant(admin, { capabilities });
   // Enough requests for the whole suite on one account.
-  await admin.ok('PATCH', `/tenants/${tenant.tenantId}`, { rateLimit: { tenant: { points: 100_000, durationS: 60 }, account: { points: 100_000, durationS: 60 } } });
-  const other = await admin.ok('POST', `/tenants/${tenant.tenantId}/clients`, { slug: 'other', name: 'Other app', kind: 'third_party', type: 'public', redirectUris: [tenant.redirectUri] });
+  await admin.ok('PATCH', `/tenants/${tenant.tenantId}`, {
+    rateLimit: { tenant: { points: 100_000, durationS: 60 }, account: { points: 100_000, durationS: 60 } },
+  });
+  const other = await admin.ok('POST', `/tenants/${tenant.tenantId}/clients`, {
+    slug: 'other',
+    name: 'Other app',
+    kind: 'third_party',
+    type: 'public',
+    redirectUris: [tenant.redirectUri],
+  });
   otherClientId = other.clientId;
   await admin.ok('PUT', `/tenants/${tenant.tenantId}/grants/${otherClientId}`, { capabilities });
   token = (await obtainTokens(browser, { authUrl: system.authUrl, ...tenant }, tenant, PERSON_SCOPES)).access_token;
-  otherToken = (await obtainTokens(browser, { authUrl: system.authUrl, ...tenant, clientId: otherClientId }, tenant, PERSON_SCOPES)).access_token;
+  otherToken = (
+    await obtainTokens(browser, { authUrl: system.authUrl, ...tenant, clientId: otherClientId }, tenant, PERSON_SCOPES)
+  ).access_token;
 });
 afterAll(async () => {
   await browser?.close();
@@ -48,16 +66,32 @@ afterAll(async () => {
 
 describe('admin registration of extensions', () => {
   it('registers an extension with a platform-assigned id and adds schema versions; a registered version is immutable', async () => {
-    const created = await admin.checked('createExtension', 'POST', `/clients/${tenant.clientId}/extensions`, { name: 'loyalty', schemas: { 1: TIER_SCHEMA_V1 } });
+    const created = await admin.checked('createExtension', 'POST', `/clients/${tenant.clientId}/extensions`, {
+      name: 'loyalty',
+      schemas: { 1: TIER_SCHEMA_V1 },
+    });
     expect(created.status).toBe(201);
-    expect(created.body).toEqual({ extensionId: expect.stringMatching(/^[a-z][a-z0-9_]{2,63}$/), clientId: tenant.clientId, name: 'loyalty', schemaVersions: [1] });
+    expect(created.body).toEqual({
+      extensionId: expect.stringMatching(/^[a-z][a-z0-9_]{2,63}$/),
+      clientId: tenant.clientId,
+      name: 'loyalty',
+      schemaVersions: [1],
+    });
     const id = created.body.extensionId;
     const v2 = await admin.checked('putExtensionSchema', 'PUT', `/extensions/${id}/schemas/2`, TIER_SCHEMA_V2);
-    expect({ status: v2.status, body: v2.body }).toEqual({ status: 200, body: { extensionId: id, schemaVersions: [1, 2] } });
-    expect((await admin.checked('putExtensionSchema', 'PUT', `/extensions/${id}/schemas/2`, TIER_SCHEMA_V2)).status).toBe(200);
+    expect({ status: v2.status, body: v2.body }).toEqual({
+      status: 200,
+      body: { extensionId: id, schemaVersions: [1, 2] },
+    });
+    expect(
+      (await admin.checked('putExtensionSchema', 'PUT', `/extensions/${id}/schemas/2`, TIER_SCHEMA_V2)).status,
+    ).toBe(200);
     const changed = await admin.checked('putExtensionSchema', 'PUT', `/extensions/${id}/schemas/2`, TIER_SCHEMA_V1);
     expect({ status: changed.status, error: changed.body.error }).toEqual({ status: 409, error: 'already_exists' });
-    const duplicate = await admin.checked('createExtension', 'POST', `/clients/${tenant.clientId}/extensions`, { name: 'loyalty', schemas: { 1: OPEN_SCHEMA } });
+    const duplicate = await admin.checked('createExtension', 'POST', `/clients/${tenant.clientId}/extensions`, {
+      name: 'loyalty',
+      schemas: { 1: OPEN_SCHEMA },
+    });
     expect({ status: duplicate.status, error: duplicate.body.error }).toEqual({ status: 409, error: 'already_exists' });
   });
 
@@ -71,7 +105,10 @@ describe('admin registration of extensions', () => {
     ['a broken regular expression', { type: 'object', properties: { a: { type: 'string', pattern: '(' } } }],
   ])('refuses %s at registration with 422 schema_invalid and registers nothing', async (_name, schema) => {
     const before = await system.db.knex('extensions').where({ client_id: tenant.clientId }).count({ n: '*' });
-    const res = await admin.checked('createExtension', 'POST', `/clients/${tenant.clientId}/extensions`, { name: `bad ${_name}`, schemas: { 1: schema } });
+    const res = await admin.checked('createExtension', 'POST', `/clients/${tenant.clientId}/extensions`, {
+      name: `bad ${_name}`,
+      schemas: { 1: schema },
+    });
     expect({ status: res.status, error: res.body.error }).toEqual({ status: 422, error: 'schema_invalid' });
     expect(await system.db.knex('extensions').where({ client_id: tenant.clientId }).count({ n: '*' })).toEqual(before);
   });
@@ -80,9 +117,20 @@ describe('admin registration of extensions', () => {
     const id = await registerExtension(admin, tenant.clientId);
     const res = await admin.checked('putExtensionSchema', 'PUT', `/extensions/${id}/schemas/2`, { type: 'objekt' });
     expect({ status: res.status, error: res.body.error }).toEqual({ status: 422, error: 'schema_invalid' });
-    expect((await admin.checked('putExtensionSchema', 'PUT', `/extensions/nope_unknown/schemas/2`, OPEN_SCHEMA)).status).toBe(404);
-    expect((await admin.checked('putExtensionSchema', 'PUT', `/extensions/${id}/schemas/0`, OPEN_SCHEMA)).status).toBe(404);
-    expect((await admin.checked('createExtension', 'POST', `/clients/tp_nobody_app/extensions`, { name: 'x', schemas: { 1: OPEN_SCHEMA } })).status).toBe(404);
+    expect(
+      (await admin.checked('putExtensionSchema', 'PUT', `/extensions/nope_unknown/schemas/2`, OPEN_SCHEMA)).status,
+    ).toBe(404);
+    expect((await admin.checked('putExtensionSchema', 'PUT', `/extensions/${id}/schemas/0`, OPEN_SCHEMA)).status).toBe(
+      404,
+    );
+    expect(
+      (
+        await admin.checked('createExtension', 'POST', `/clients/tp_nobody_app/extensions`, {
+          name: 'x',
+          schemas: { 1: OPEN_SCHEMA },
+        })
+      ).status,
+    ).toBe(404);
   });
 });
 
@@ -90,9 +138,17 @@ describe('GET /persons/{personId}', () => {
   it('answers exactly personId, displayName and createdAt', async () => {
     const res = await api.getPerson(token, tenant.personId);
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ personId: tenant.personId, displayName: expect.any(String), createdAt: expect.any(String) });
+    expect(res.body).toEqual({
+      personId: tenant.personId,
+      displayName: expect.any(String),
+      createdAt: expect.any(String),
+    });
     const row = await system.db.knex('persons').where({ id: tenant.personId }).first();
-    expect(res.body).toEqual({ personId: row.id, displayName: row.display_name, createdAt: new Date(row.created_at).toISOString() });
+    expect(res.body).toEqual({
+      personId: row.id,
+      displayName: row.display_name,
+      createdAt: new Date(row.created_at).toISOString(),
+    });
   });
 
   it('answers the same 404 for a person of another tenant, an ended relationship, an unknown and a malformed id', async () => {
@@ -100,13 +156,23 @@ describe('GET /persons/{personId}', () => {
     const ended = await newPerson(tenant.tenantId);
     await admin.ok('DELETE', `/tenants/${tenant.tenantId}/persons/${ended}`);
     const answers = await Promise.all(
-      [otherTenant.personId, ended, 'psn_00000000000000000000000000', 'psn_NOT-AN-ID', 'x%00y'].map((id) => api.getPerson(token, id)),
+      [otherTenant.personId, ended, 'psn_00000000000000000000000000', 'psn_NOT-AN-ID', 'x%00y'].map((id) =>
+        api.getPerson(token, id),
+      ),
     );
-    for (const res of answers) expect({ status: res.status, body: { ...res.body, requestId: 'r' } }).toEqual({ status: 404, body: { error: 'not_found', requestId: 'r' } });
+    for (const res of answers)
+      expect({ status: res.status, body: { ...res.body, requestId: 'r' } }).toEqual({
+        status: 404,
+        body: { error: 'not_found', requestId: 'r' },
+      });
     // The same folding on the extension routes.
     const extension = await registerExtension(admin, tenant.clientId);
     expectProblem(await api.get(token, otherTenant.personId, extension), 404, 'not_found');
-    expectProblem(await api.put(token, otherTenant.personId, extension, { schemaVersion: 1, data: {} }, CREATE), 404, 'not_found');
+    expectProblem(
+      await api.put(token, otherTenant.personId, extension, { schemaVersion: 1, data: {} }, CREATE),
+      404,
+      'not_found',
+    );
     expectProblem(await api.list(token, otherTenant.personId), 404, 'not_found');
   });
 
@@ -130,7 +196,11 @@ describe('extension record state table (contract §3, §4.7, §4.8)', () => {
   });
 
   it('absent: If-Match is 404, DELETE by ETag or * is 204', async () => {
-    expectProblem(await api.put(token, person, extension, { schemaVersion: 1, data: { tier: 'gold' } }, { 'if-match': '"nope"' }), 404, 'not_found');
+    expectProblem(
+      await api.put(token, person, extension, { schemaVersion: 1, data: { tier: 'gold' } }, { 'if-match': '"nope"' }),
+      404,
+      'not_found',
+    );
     expect((await api.delete(token, person, extension, { 'if-match': '"nope"' })).status).toBe(204);
     expect((await api.delete(token, person, extension, { 'if-match': '*' })).status).toBe(204);
   });
@@ -139,40 +209,82 @@ describe('extension record state table (contract §3, §4.7, §4.8)', () => {
     const someone = await newPerson(tenant.tenantId);
     const created = await api.put(token, someone, extension, { schemaVersion: 1, data: { tier: 'gold' } }, CREATE);
     const future = new Date(Date.now() + 86_400_000).toUTCString();
-    const conditions: Record<string, string>[] = [{ 'if-none-match': created.body.etag }, { 'if-none-match': '*' }, { 'if-modified-since': future }];
+    const conditions: Record<string, string>[] = [
+      { 'if-none-match': created.body.etag },
+      { 'if-none-match': '*' },
+      { 'if-modified-since': future },
+    ];
     for (const headers of conditions) {
       const read = await api.get(token, someone, extension, headers);
-      expect({ status: read.status, body: read.body, remaining: read.headers.has('x-ratelimit-remaining') }).toEqual({ status: 200, body: created.body, remaining: true });
+      expect({ status: read.status, body: read.body, remaining: read.headers.has('x-ratelimit-remaining') }).toEqual({
+        status: 200,
+        body: created.body,
+        remaining: true,
+      });
       expect((await api.list(token, someone, '', headers)).status).toBe(200);
       expect((await api.getPerson(token, someone)).status).toBe(200);
     }
   });
 
   it('walks create, conflicting create, update, stale update and deletes with the contract statuses, bodies and headers', async () => {
-    const created = await api.put(token, person, extension, { schemaVersion: 1, data: { tier: 'gold', note: 'first' } }, CREATE);
+    const created = await api.put(
+      token,
+      person,
+      extension,
+      { schemaVersion: 1, data: { tier: 'gold', note: 'first' } },
+      CREATE,
+    );
     expect(created.status).toBe(201);
     expect(created.headers.get('location')).toBe(`/v1/persons/${person}/extensions/${extension}`);
     expect(created.body).toEqual({
-      extensionId: extension, personId: person, schemaVersion: 1, etag: created.headers.get('etag'),
-      data: { tier: 'gold', note: 'first' }, createdAt: expect.any(String), updatedAt: created.body.createdAt, updatedBy: tenant.clientId,
+      extensionId: extension,
+      personId: person,
+      schemaVersion: 1,
+      etag: created.headers.get('etag'),
+      data: { tier: 'gold', note: 'first' },
+      createdAt: expect.any(String),
+      updatedAt: created.body.createdAt,
+      updatedBy: tenant.clientId,
     });
     const first = created.body.etag as string;
 
     const read = await api.get(token, person, extension);
-    expect({ status: read.status, etag: read.headers.get('etag'), body: read.body }).toEqual({ status: 200, etag: first, body: created.body });
+    expect({ status: read.status, etag: read.headers.get('etag'), body: read.body }).toEqual({
+      status: 200,
+      etag: first,
+      body: created.body,
+    });
 
     const again = await api.put(token, person, extension, { schemaVersion: 1, data: { tier: 'silver' } }, CREATE);
     expectProblem(again, 409, 'already_exists');
     expect(again.headers.get('etag')).toBe(first);
 
-    const updated = await api.put(token, person, extension, { schemaVersion: 2, data: { tier: 'silver', points: 3 } }, { 'if-match': first });
+    const updated = await api.put(
+      token,
+      person,
+      extension,
+      { schemaVersion: 2, data: { tier: 'silver', points: 3 } },
+      { 'if-match': first },
+    );
     expect(updated.status).toBe(200);
     const second = updated.headers.get('etag')!;
     expect(second).not.toBe(first);
     // The whole record is replaced: `note` is gone.
-    expect(updated.body).toEqual({ ...created.body, schemaVersion: 2, etag: second, data: { tier: 'silver', points: 3 }, updatedAt: expect.any(String) });
+    expect(updated.body).toEqual({
+      ...created.body,
+      schemaVersion: 2,
+      etag: second,
+      data: { tier: 'silver', points: 3 },
+      updatedAt: expect.any(String),
+    });
 
-    const stale = await api.put(token, person, extension, { schemaVersion: 1, data: { tier: 'gold' } }, { 'if-match': first });
+    const stale = await api.put(
+      token,
+      person,
+      extension,
+      { schemaVersion: 1, data: { tier: 'gold' } },
+      { 'if-match': first },
+    );
     expectProblem(stale, 409, 'revision_conflict');
     expect(stale.headers.get('etag')).toBe(second);
     const staleDelete = await api.delete(token, person, extension, { 'if-match': first });
@@ -184,9 +296,15 @@ describe('extension record state table (contract §3, §4.7, §4.8)', () => {
     const deleted = await api.delete(token, person, extension, { 'if-match': second, 'if-none-match': '"whatever"' });
     expect({ status: deleted.status, body: deleted.body }).toEqual({ status: 204, body: undefined });
     expectProblem(await api.get(token, person, extension), 404, 'not_found');
-    expectProblem(await api.put(token, person, extension, { schemaVersion: 1, data: { tier: 'gold' } }, { 'if-match': second }), 404, 'not_found');
+    expectProblem(
+      await api.put(token, person, extension, { schemaVersion: 1, data: { tier: 'gold' } }, { 'if-match': second }),
+      404,
+      'not_found',
+    );
 
-    expect((await api.put(token, person, extension, { schemaVersion: 1, data: { tier: 'gold' } }, CREATE)).status).toBe(201);
+    expect((await api.put(token, person, extension, { schemaVersion: 1, data: { tier: 'gold' } }, CREATE)).status).toBe(
+      201,
+    );
     expect((await api.delete(token, person, extension, { 'if-match': '*' })).status).toBe(204);
     expectProblem(await api.get(token, person, extension), 404, 'not_found');
   });
@@ -241,8 +359,28 @@ describe('PUT body', () => {
     const created = await api.put(token, person, extension, { schemaVersion: 1, data: dataOfBytes(16_384) }, CREATE);
     expect(created.status).toBe(201);
     expect((await api.get(token, person, extension)).body.data).toEqual(dataOfBytes(16_384));
-    expectProblem(await api.put(token, person, extension, { schemaVersion: 1, data: dataOfBytes(16_385) }, { 'if-match': created.body.etag }), 413, 'payload_too_large');
-    expect((await api.put(token, person, extension, { schemaVersion: 1, data: dataOfBytes(16_384) }, { 'if-match': created.body.etag })).status).toBe(200);
+    expectProblem(
+      await api.put(
+        token,
+        person,
+        extension,
+        { schemaVersion: 1, data: dataOfBytes(16_385) },
+        { 'if-match': created.body.etag },
+      ),
+      413,
+      'payload_too_large',
+    );
+    expect(
+      (
+        await api.put(
+          token,
+          person,
+          extension,
+          { schemaVersion: 1, data: dataOfBytes(16_384) },
+          { 'if-match': created.body.etag },
+        )
+      ).status,
+    ).toBe(200);
   });
 
   it('accepts data nested 32 levels deep and refuses 33 with 422 schema_invalid, leaving the record as it was', async () => {
@@ -252,27 +390,65 @@ describe('PUT body', () => {
       return data;
     };
     const someone = await newPerson(tenant.tenantId);
-    expectProblem(await api.put(token, someone, extension, { schemaVersion: 1, data: nestedData(33) }, CREATE), 422, 'schema_invalid');
+    expectProblem(
+      await api.put(token, someone, extension, { schemaVersion: 1, data: nestedData(33) }, CREATE),
+      422,
+      'schema_invalid',
+    );
     expect((await api.get(token, someone, extension)).status).toBe(404);
     const created = await api.put(token, someone, extension, { schemaVersion: 1, data: nestedData(32) }, CREATE);
     expect(created.status).toBe(201);
-    expectProblem(await api.put(token, someone, extension, { schemaVersion: 1, data: nestedData(33) }, { 'if-match': created.body.etag }), 422, 'schema_invalid');
+    expectProblem(
+      await api.put(
+        token,
+        someone,
+        extension,
+        { schemaVersion: 1, data: nestedData(33) },
+        { 'if-match': created.body.etag },
+      ),
+      422,
+      'schema_invalid',
+    );
     expect((await api.get(token, someone, extension)).body).toEqual(created.body);
     // Thousands of levels in 10 KB: refused the same way, before anything recursive (JSON.stringify, the schema
     // validator, jsonb) overflows its stack — that was a 503 once.
     const deep = `{"schemaVersion":1,"data":{"n":${'['.repeat(5000)}${']'.repeat(5000)}}}`;
-    expectProblem(await api.put(token, someone, extension, deep, { 'if-match': created.body.etag }), 422, 'schema_invalid');
-    expectProblem(await api.put(token, await newPerson(tenant.tenantId), extension, deep, CREATE), 422, 'schema_invalid');
+    expectProblem(
+      await api.put(token, someone, extension, deep, { 'if-match': created.body.etag }),
+      422,
+      'schema_invalid',
+    );
+    expectProblem(
+      await api.put(token, await newPerson(tenant.tenantId), extension, deep, CREATE),
+      422,
+      'schema_invalid',
+    );
     expect((await api.get(token, someone, extension)).body).toEqual(created.body);
   });
 
   it('refuses data with a lone surrogate (an escape jsonb cannot store) with 422 schema_invalid, in keys and values, leaving the record as it was', async () => {
     const someone = await newPerson(tenant.tenantId);
-    for (const body of ['{"schemaVersion":1,"data":{"note":"\\ud800"}}', '{"schemaVersion":1,"data":{"\\udc00x":1}}', '{"schemaVersion":1,"data":{"a":["ok","\\ud83d"]}}'])
+    for (const body of [
+      '{"schemaVersion":1,"data":{"note":"\\ud800"}}',
+      '{"schemaVersion":1,"data":{"\\udc00x":1}}',
+      '{"schemaVersion":1,"data":{"a":["ok","\\ud83d"]}}',
+    ])
       expectProblem(await api.put(token, someone, extension, body, CREATE), 422, 'schema_invalid');
-    const created = await api.put(token, someone, extension, { schemaVersion: 1, data: { note: 'paired \ud83d\ude00 is fine' } }, CREATE);
+    const created = await api.put(
+      token,
+      someone,
+      extension,
+      { schemaVersion: 1, data: { note: 'paired \ud83d\ude00 is fine' } },
+      CREATE,
+    );
     expect(created.status).toBe(201);
-    expectProblem(await api.put(token, someone, extension, '{"schemaVersion":1,"data":{"note":"\\ud800"}}', { 'if-match': created.body.etag }), 422, 'schema_invalid');
+    expectProblem(
+      await api.put(token, someone, extension, '{"schemaVersion":1,"data":{"note":"\\ud800"}}', {
+        'if-match': created.body.etag,
+      }),
+      422,
+      'schema_invalid',
+    );
     expect((await api.get(token, someone, extension)).body).toEqual(created.body);
   });
 
@@ -311,14 +487,18 @@ describe('concurrent writers', () => {
     const extension = await registerExtension(admin, tenant.clientId);
     const person = await newPerson(tenant.tenantId);
     const creates = await Promise.all(
-      Array.from({ length: WRITERS }, (_, i) => api.put(token, person, extension, { schemaVersion: 1, data: { note: `create ${i}` } }, CREATE)),
+      Array.from({ length: WRITERS }, (_, i) =>
+        api.put(token, person, extension, { schemaVersion: 1, data: { note: `create ${i}` } }, CREATE),
+      ),
     );
     expect(creates.filter((r) => r.status === 201)).toHaveLength(1);
     expect(creates.filter((r) => r.status === 409 && r.body.error === 'already_exists')).toHaveLength(WRITERS - 1);
     const etag = creates.find((r) => r.status === 201)!.body.etag;
 
     const updates = await Promise.all(
-      Array.from({ length: WRITERS }, (_, i) => api.put(token, person, extension, { schemaVersion: 1, data: { note: `update ${i}` } }, { 'if-match': etag })),
+      Array.from({ length: WRITERS }, (_, i) =>
+        api.put(token, person, extension, { schemaVersion: 1, data: { note: `update ${i}` } }, { 'if-match': etag }),
+      ),
     );
     const winners = updates.filter((r) => r.status === 200);
     expect(winners).toHaveLength(1);
@@ -338,8 +518,11 @@ describe('listing (GET /persons/{personId}/extensions)', () => {
     for (let i = 0; i < 5; i++) mine.push(await registerExtension(admin, tenant.clientId));
     mine.sort();
     othersExtension = await registerExtension(admin, otherClientId);
-    for (const id of mine) expect((await api.put(token, person, id, { schemaVersion: 1, data: { note: id } }, CREATE)).status).toBe(201);
-    expect((await api.put(otherToken, person, othersExtension, { schemaVersion: 1, data: {} }, CREATE)).status).toBe(201);
+    for (const id of mine)
+      expect((await api.put(token, person, id, { schemaVersion: 1, data: { note: id } }, CREATE)).status).toBe(201);
+    expect((await api.put(otherToken, person, othersExtension, { schemaVersion: 1, data: {} }, CREATE)).status).toBe(
+      201,
+    );
   });
 
   it("lists only the calling app's records, as summaries without data, in a stable order, with nextCursor null at the end", async () => {
@@ -347,7 +530,8 @@ describe('listing (GET /persons/{personId}/extensions)', () => {
     expect(page.status).toBe(200);
     expect(page.body.nextCursor).toBeNull();
     expect(page.body.items.map((i: { extensionId: string }) => i.extensionId)).toEqual(mine);
-    for (const item of page.body.items) expect(Object.keys(item).sort()).toEqual(['etag', 'extensionId', 'schemaVersion', 'updatedAt', 'updatedBy']);
+    for (const item of page.body.items)
+      expect(Object.keys(item).sort()).toEqual(['etag', 'extensionId', 'schemaVersion', 'updatedAt', 'updatedBy']);
     expect((await api.list(token, person)).body).toEqual(page.body);
     const theirs = await api.list(otherToken, person);
     expect(theirs.body.items.map((i: { extensionId: string }) => i.extensionId)).toEqual([othersExtension]);
@@ -408,19 +592,27 @@ describe('404 reveals nothing', () => {
     expect((await api.put(otherToken, person, theirs, { schemaVersion: 1, data: {} }, CREATE)).status).toBe(201);
     const raw = async (method: string, extensionId: string, headers: Record<string, string> = {}) => {
       const res = await fetch(`${system.baseUrl}/persons/${person}/extensions/${extensionId}`, {
-        method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...headers },
+        method,
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...headers },
         body: method === 'PUT' ? JSON.stringify({ schemaVersion: 1, data: {} }) : undefined,
       });
       const text = await res.text();
       return `${res.status} ${res.headers.get('content-type')} ${text.replace(res.headers.get('x-request-id')!, '<id>')}`;
     };
-    for (const [method, headers] of [['GET', {}], ['PUT', { 'if-match': '"x"' }]] as const) {
-      const answers = await Promise.all(['unregistered_ext', theirs, mine, 'BAD'].map((id) => raw(method, id, headers)));
+    for (const [method, headers] of [
+      ['GET', {}],
+      ['PUT', { 'if-match': '"x"' }],
+    ] as const) {
+      const answers = await Promise.all(
+        ['unregistered_ext', theirs, mine, 'BAD'].map((id) => raw(method, id, headers)),
+      );
       expect(new Set(answers).size).toBe(1);
       expect(answers[0]).toBe('404 application/problem+json; charset=utf-8 {"error":"not_found","requestId":"<id>"}');
     }
     // Deleting another app's record is the same 404 and leaves it in place.
-    expect(await raw('DELETE', theirs, { 'if-match': '*' })).toBe(await raw('DELETE', 'unregistered_ext', { 'if-match': '*' }));
+    expect(await raw('DELETE', theirs, { 'if-match': '*' })).toBe(
+      await raw('DELETE', 'unregistered_ext', { 'if-match': '*' }),
+    );
     expect((await api.get(otherToken, person, theirs)).status).toBe(200);
     // Each answer above is also one the document declares.
     expectProblem(await api.get(token, person, theirs), 404, 'not_found');
@@ -428,8 +620,17 @@ describe('404 reveals nothing', () => {
 });
 
 describe('storage access paths', () => {
-  interface Query { sql: string; bindings: unknown[] }
-  interface PlanNode { 'Node Type': string; 'Relation Name'?: string; 'Index Name'?: string; 'Index Cond'?: string; Plans?: PlanNode[] }
+  interface Query {
+    sql: string;
+    bindings: unknown[];
+  }
+  interface PlanNode {
+    'Node Type': string;
+    'Relation Name'?: string;
+    'Index Name'?: string;
+    'Index Cond'?: string;
+    Plans?: PlanNode[];
+  }
   /** Each table's primary key, and the leading key columns a query must fix so that it reads one key range only. */
   const KEY_PREFIX: Record<string, { index: string; fixed: string[] }> = {
     person_extensions: { index: 'person_extensions_pkey', fixed: ['tenant_id', 'person_id'] },
@@ -437,15 +638,24 @@ describe('storage access paths', () => {
   };
   /** Scans of those tables that are not a primary-key range with the leading columns fixed. */
   const unboundedScans = (node: PlanNode): string[] => {
-    const prefix = node['Node Type'].endsWith('Scan') && node['Relation Name'] ? KEY_PREFIX[node['Relation Name']] : undefined;
-    const bounded = !prefix || (node['Index Name'] === prefix.index && prefix.fixed.every((c) => (node['Index Cond'] ?? '').includes(`(${c} = `)));
-    return [...(bounded ? [] : [`${node['Node Type']} on ${node['Relation Name']} ${node['Index Cond'] ?? ''}`]), ...(node.Plans ?? []).flatMap(unboundedScans)];
+    const prefix =
+      node['Node Type'].endsWith('Scan') && node['Relation Name'] ? KEY_PREFIX[node['Relation Name']] : undefined;
+    const bounded =
+      !prefix ||
+      (node['Index Name'] === prefix.index &&
+        prefix.fixed.every((c) => (node['Index Cond'] ?? '').includes(`(${c} = `)));
+    return [
+      ...(bounded ? [] : [`${node['Node Type']} on ${node['Relation Name']} ${node['Index Cond'] ?? ''}`]),
+      ...(node.Plans ?? []).flatMap(unboundedScans),
+    ];
   };
 
   /** The plan PostgreSQL chooses with sequential and bitmap scans priced out, checked for unbounded scans. */
   async function unboundedScansOf(q: Query): Promise<string[]> {
     const client = system.db.knex.client as unknown as {
-      acquireConnection(): Promise<{ query(sql: string, values?: unknown[]): Promise<{ rows: Record<string, any>[] }> }>;
+      acquireConnection(): Promise<{
+        query(sql: string, values?: unknown[]): Promise<{ rows: Record<string, any>[] }>;
+      }>;
       releaseConnection(c: unknown): Promise<void>;
     };
     const connection = await client.acquireConnection();
@@ -470,7 +680,13 @@ describe('storage access paths', () => {
       await api.put(token, person, extension, { schemaVersion: 1, data: {} }, CREATE);
       await api.get(token, person, extension);
       await api.list(token, person, '?limit=1');
-      const updated = await api.put(token, person, extension, { schemaVersion: 1, data: { note: 'x' } }, { 'if-match': created.body.etag });
+      const updated = await api.put(
+        token,
+        person,
+        extension,
+        { schemaVersion: 1, data: { note: 'x' } },
+        { 'if-match': created.body.etag },
+      );
       await api.put(token, person, extension, { schemaVersion: 1, data: {} }, { 'if-match': created.body.etag });
       await api.delete(token, person, extension, { 'if-match': created.body.etag });
       expect((await api.delete(token, person, extension, { 'if-match': updated.body.etag })).status).toBe(204);
@@ -479,7 +695,8 @@ describe('storage access paths', () => {
     }
     const reading = queries.filter((q) => /^\s*(select|update|delete)/i.test(q.sql));
     expect(reading.length).toBeGreaterThanOrEqual(8);
-    for (const q of reading) expect({ sql: q.sql, unbounded: await unboundedScansOf(q) }).toEqual({ sql: q.sql, unbounded: [] });
+    for (const q of reading)
+      expect({ sql: q.sql, unbounded: await unboundedScansOf(q) }).toEqual({ sql: q.sql, unbounded: [] });
     expect(queries.filter((q) => /count\(/i.test(q.sql))).toEqual([]);
   });
 });

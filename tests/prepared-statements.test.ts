@@ -17,10 +17,18 @@ afterAll(async () => {
 describe('runPrepared', () => {
   it('prepares at most 100 distinct texts; the rest run unnamed, with right answers', async () => {
     for (let n = 0; n < 150; n++) {
-      const { rows } = await runPrepared<{ v: number }>(db.knex, db.knex.select(db.knex.raw(`?::int + ${n} as v`, [1])));
+      const { rows } = await runPrepared<{ v: number }>(
+        db.knex,
+        db.knex.select(db.knex.raw(`?::int + ${n} as v`, [1])),
+      );
       expect(rows).toEqual([{ v: n + 1 }]);
     }
-    const { rows } = await preparedQuery<{ n: number }>(db.knex, undefined, 'select count(*)::int as n from pg_prepared_statements', []);
+    const { rows } = await preparedQuery<{ n: number }>(
+      db.knex,
+      undefined,
+      'select count(*)::int as n from pg_prepared_statements',
+      [],
+    );
     expect(rows[0]!.n).toBeGreaterThan(0);
     expect(rows[0]!.n).toBeLessThanOrEqual(100);
   });

@@ -51,7 +51,10 @@ describe.each(stores)('two-layer charging in %s', (_name, store) => {
     expect(answers).toEqual(['allowed', 'account', 'account', 'account', 'allowed', 'allowed', 'tenant']);
     // Charged in Redis, not in process: the counters are there (read back rather than counting client errors, since a
     // command that timed out on a loaded machine still ran in Redis while this process fell back for that request).
-    if (redis) expect(await Promise.all([tenant.key, ...['a', 'b', 'c', 'd'].map((id) => account(id).key)].map((k) => redis.get(k)))).toEqual(['3', '1', '1', '1', null]);
+    if (redis)
+      expect(
+        await Promise.all([tenant.key, ...['a', 'b', 'c', 'd'].map((id) => account(id).key)].map((k) => redis.get(k))),
+      ).toEqual(['3', '1', '1', '1', null]);
   });
 
   it('reports the stricter remainder and a retry-after from the refusing layer', async () => {
@@ -96,12 +99,17 @@ describe('a Redis Cluster', () => {
     const keys = [tenantLayerKey(run, 'api', w), accountLayerKey(run, `acc-${run}`, 'api', w)];
     const slots = await Promise.all(keys.map((k) => (redis as RedisClient).call('CLUSTER', 'KEYSLOT', k)));
     expect(slots[0]).toBe(slots[1]);
-    expect((await createRateLimiter(redis, log).consume({ key: keys[0]!, window: w }, { key: keys[1]!, window: w })).allowed).toBe(true);
+    expect(
+      (await createRateLimiter(redis, log).consume({ key: keys[0]!, window: w }, { key: keys[1]!, window: w })).allowed,
+    ).toBe(true);
     expect(await Promise.all(keys.map((k) => redis.get(k)))).toEqual(['1', '1']); // charged in the cluster, not in process
   });
 
   it('runs the single-key limiters (token endpoint, flood guard) on it', async () => {
-    const limiter = limiterStore(await connect(cluster.url, true)).limiter(`test-${randomUUID()}`, { points: 1, durationS: 60 });
+    const limiter = limiterStore(await connect(cluster.url, true)).limiter(`test-${randomUUID()}`, {
+      points: 1,
+      durationS: 60,
+    });
     await expect(limiter.consume('caller')).resolves.toMatchObject({ remainingPoints: 0 });
     await expect(limiter.consume('caller')).rejects.toMatchObject({ remainingPoints: 0 });
   });

@@ -31,6 +31,10 @@ describe('README.md generated references', () => {
 
   it.each([...PLUGINS.keys()])('describe every setting of the plugin %s', (name) => {
     const shape = (PLUGINS.get(name)!.settings as z.ZodObject).shape;
-    expect(Object.entries(shape).filter(([, setting]) => !setting.description).map(([setting]) => setting)).toEqual([]);
+    expect(
+      Object.entries(shape)
+        .filter(([, setting]) => !setting.description)
+        .map(([setting]) => setting),
+    ).toEqual([]);
   });
 });

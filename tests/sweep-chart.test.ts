@@ -6,10 +6,14 @@ import { launchBrowser } from './support/browser.js';
 import { sweepChartSvg, sweepPoints } from '../bench/sweep-chart.js';
 
 const SWEEP = [
-  { id: 'R1 c=1', rps: 476, p99: 7.87 }, { id: 'B2 c=1', rps: 1393, p99: 3.76 },
-  { id: 'R1 c=10', rps: 1343, p99: 21.74 }, { id: 'B2 c=10', rps: 3236, p99: 11.13 },
-  { id: 'R1 c=64', rps: 2001, p99: 69.49 }, { id: 'B2 c=64', rps: 3564, p99: 37.59 },
-  { id: 'R1 c=256', rps: 1786, p99: 388.06 }, { id: 'B2 c=256', rps: 2912, p99: 117.32 },
+  { id: 'R1 c=1', rps: 476, p99: 7.87 },
+  { id: 'B2 c=1', rps: 1393, p99: 3.76 },
+  { id: 'R1 c=10', rps: 1343, p99: 21.74 },
+  { id: 'B2 c=10', rps: 3236, p99: 11.13 },
+  { id: 'R1 c=64', rps: 2001, p99: 69.49 },
+  { id: 'B2 c=64', rps: 3564, p99: 37.59 },
+  { id: 'R1 c=256', rps: 1786, p99: 388.06 },
+  { id: 'B2 c=256', rps: 2912, p99: 117.32 },
 ];
 
 let browser: Browser;
@@ -52,6 +56,18 @@ describe('sweep chart', () => {
     const [r1Rps, b2Rps, r1P99, b2P99] = drawn.lines;
     expect(b2Rps!.points[2]!.y).toBeLessThan(r1Rps!.points[2]!.y);
     expect(Math.min(...r1P99!.points.map((p) => p.y), ...b2P99!.points.map((p) => p.y))).toBe(r1P99!.points[3]!.y);
-    expect(drawn.texts).toEqual(expect.arrayContaining(['requests per second', 'p99 latency (ms)', '1', '10', '64', '256', 'connections', 'R1 full path', 'B2 bare proxy']));
+    expect(drawn.texts).toEqual(
+      expect.arrayContaining([
+        'requests per second',
+        'p99 latency (ms)',
+        '1',
+        '10',
+        '64',
+        '256',
+        'connections',
+        'R1 full path',
+        'B2 bare proxy',
+      ]),
+    );
   });
 });

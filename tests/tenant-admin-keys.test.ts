@@ -21,11 +21,24 @@ let keyAdmin: AdminClient;
 async function richTenant() {
   const tenant = await setupTenant(operator);
   const confidential = await operator.ok('POST', `/tenants/${tenant.tenantId}/clients`, {
-    slug: 'sync', name: 'Sync', kind: 'third_party', type: 'confidential', redirectUris: ['https://sync.example/cb'],
+    slug: 'sync',
+    name: 'Sync',
+    kind: 'third_party',
+    type: 'confidential',
+    redirectUris: ['https://sync.example/cb'],
   });
-  const sa = await operator.ok('POST', `/tenants/${tenant.tenantId}/service-accounts`, { clientId: confidential.clientId, name: 'sync', capabilities: [] });
+  const sa = await operator.ok('POST', `/tenants/${tenant.tenantId}/service-accounts`, {
+    clientId: confidential.clientId,
+    name: 'sync',
+    capabilities: [],
+  });
   const extensionId = await registerExtension(operator, tenant.clientId);
-  return { ...tenant, serviceAccountId: sa.accountId as string, extensionId, confidentialClientId: confidential.clientId as string };
+  return {
+    ...tenant,
+    serviceAccountId: sa.accountId as string,
+    extensionId,
+    confidentialClientId: confidential.clientId as string,
+  };
 }
 
 beforeAll(async () => {
@@ -51,31 +64,112 @@ interface Case {
 
 /** One call per admin operation, aimed at tenant `t`'s objects. */
 const CASES: Case[] = [
-  { operationId: 'createTenant', method: 'POST', path: () => '/tenants', body: () => ({ label: `k${Date.now().toString(36)}`, displayName: 'X', plan: 'L1' }) },
+  {
+    operationId: 'createTenant',
+    method: 'POST',
+    path: () => '/tenants',
+    body: () => ({ label: `k${Date.now().toString(36)}`, displayName: 'X', plan: 'L1' }),
+  },
   { operationId: 'listTenants', method: 'GET', path: () => '/tenants' },
   { operationId: 'listPersons', method: 'GET', path: (t) => `/tenants/${t.tenantId}/persons` },
   { operationId: 'listClients', method: 'GET', path: (t) => `/tenants/${t.tenantId}/clients` },
   { operationId: 'listServiceAccounts', method: 'GET', path: (t) => `/tenants/${t.tenantId}/service-accounts` },
   { operationId: 'listTenantAdminKeys', method: 'GET', path: (t) => `/tenants/${t.tenantId}/admin-keys` },
-  { operationId: 'updateTenant', method: 'PATCH', path: (t) => `/tenants/${t.tenantId}`, body: () => ({ displayName: 'Renamed' }) },
+  {
+    operationId: 'updateTenant',
+    method: 'PATCH',
+    path: (t) => `/tenants/${t.tenantId}`,
+    body: () => ({ displayName: 'Renamed' }),
+  },
   { operationId: 'createTenantAdminKey', method: 'POST', path: (t) => `/tenants/${t.tenantId}/admin-keys` },
-  { operationId: 'revokeTenantAdminKey', method: 'DELETE', path: (t) => `/tenants/${t.tenantId}/admin-keys/key_00000000000000000000000000` },
-  { operationId: 'createPerson', method: 'POST', path: (t) => `/tenants/${t.tenantId}/persons`, body: () => ({ displayName: 'P', username: `p-${Math.random().toString(36).slice(2)}`, password: 'long enough password' }) },
-  { operationId: 'endPersonRelationship', method: 'DELETE', path: (t) => `/tenants/${t.tenantId}/persons/psn_00000000000000000000000000` },
-  { operationId: 'createClient', method: 'POST', path: (t) => `/tenants/${t.tenantId}/clients`, body: () => ({ slug: `c${Math.random().toString(36).slice(2, 8)}`, name: 'C', kind: 'third_party', type: 'public', redirectUris: ['https://c.example/cb'] }) },
-  { operationId: 'updateClient', method: 'PATCH', path: (t) => `/clients/${t.clientId}`, body: () => ({ status: 'active' }) },
+  {
+    operationId: 'revokeTenantAdminKey',
+    method: 'DELETE',
+    path: (t) => `/tenants/${t.tenantId}/admin-keys/key_00000000000000000000000000`,
+  },
+  {
+    operationId: 'createPerson',
+    method: 'POST',
+    path: (t) => `/tenants/${t.tenantId}/persons`,
+    body: () => ({
+      displayName: 'P',
+      username: `p-${Math.random().toString(36).slice(2)}`,
+      password: 'long enough password',
+    }),
+  },
+  {
+    operationId: 'endPersonRelationship',
+    method: 'DELETE',
+    path: (t) => `/tenants/${t.tenantId}/persons/psn_00000000000000000000000000`,
+  },
+  {
+    operationId: 'createClient',
+    method: 'POST',
+    path: (t) => `/tenants/${t.tenantId}/clients`,
+    body: () => ({
+      slug: `c${Math.random().toString(36).slice(2, 8)}`,
+      name: 'C',
+      kind: 'third_party',
+      type: 'public',
+      redirectUris: ['https://c.example/cb'],
+    }),
+  },
+  {
+    operationId: 'updateClient',
+    method: 'PATCH',
+    path: (t) => `/clients/${t.clientId}`,
+    body: () => ({ status: 'active' }),
+  },
   { operationId: 'createClientSecret', method: 'POST', path: (t) => `/clients/${t.clientId}/secrets` },
-  { operationId: 'promoteClientSecret', method: 'POST', path: (t) => `/clients/${t.confidentialClientId}/secrets/promote` },
-  { operationId: 'putGrant', method: 'PUT', path: (t) => `/tenants/${t.tenantId}/grants/${t.clientId}`, body: () => ({ capabilities: ['svc.profile.self.read', 'svc.tenant.info.read'] }) },
+  {
+    operationId: 'promoteClientSecret',
+    method: 'POST',
+    path: (t) => `/clients/${t.confidentialClientId}/secrets/promote`,
+  },
+  {
+    operationId: 'putGrant',
+    method: 'PUT',
+    path: (t) => `/tenants/${t.tenantId}/grants/${t.clientId}`,
+    body: () => ({ capabilities: ['svc.profile.self.read', 'svc.tenant.info.read'] }),
+  },
   { operationId: 'getGrant', method: 'GET', path: (t) => `/tenants/${t.tenantId}/grants/${t.clientId}` },
-  { operationId: 'deleteGrant', method: 'DELETE', path: (t) => `/tenants/${t.tenantId}/grants/${t.confidentialClientId}` },
-  { operationId: 'createServiceAccount', method: 'POST', path: (t) => `/tenants/${t.tenantId}/service-accounts`, body: (t) => ({ clientId: t.clientId, name: 'S', capabilities: [] }) },
-  { operationId: 'updateAccount', method: 'PATCH', path: (t) => `/accounts/${t.serviceAccountId}`, body: () => ({ status: 'active' }) },
+  {
+    operationId: 'deleteGrant',
+    method: 'DELETE',
+    path: (t) => `/tenants/${t.tenantId}/grants/${t.confidentialClientId}`,
+  },
+  {
+    operationId: 'createServiceAccount',
+    method: 'POST',
+    path: (t) => `/tenants/${t.tenantId}/service-accounts`,
+    body: (t) => ({ clientId: t.clientId, name: 'S', capabilities: [] }),
+  },
+  {
+    operationId: 'updateAccount',
+    method: 'PATCH',
+    path: (t) => `/accounts/${t.serviceAccountId}`,
+    body: () => ({ status: 'active' }),
+  },
   { operationId: 'advanceAccountEpoch', method: 'POST', path: (t) => `/accounts/${t.serviceAccountId}/epoch` },
   { operationId: 'revokeAccountSessions', method: 'POST', path: (t) => `/accounts/${t.accountId}/sessions/revoke` },
-  { operationId: 'createExtension', method: 'POST', path: (t) => `/clients/${t.clientId}/extensions`, body: () => ({ name: 'notes', schemas: { '1': { type: 'object' } } }) },
-  { operationId: 'putExtensionSchema', method: 'PUT', path: (t) => `/extensions/${t.extensionId}/schemas/1`, body: () => ({ type: 'object' }) },
-  { operationId: 'updateCapability', method: 'PATCH', path: () => '/capabilities/svc.person.read', body: () => ({ enabled: true }) },
+  {
+    operationId: 'createExtension',
+    method: 'POST',
+    path: (t) => `/clients/${t.clientId}/extensions`,
+    body: () => ({ name: 'notes', schemas: { '1': { type: 'object' } } }),
+  },
+  {
+    operationId: 'putExtensionSchema',
+    method: 'PUT',
+    path: (t) => `/extensions/${t.extensionId}/schemas/1`,
+    body: () => ({ type: 'object' }),
+  },
+  {
+    operationId: 'updateCapability',
+    method: 'PATCH',
+    path: () => '/capabilities/svc.person.read',
+    body: () => ({ enabled: true }),
+  },
   { operationId: 'listDecisions', method: 'GET', path: (t) => `/tenants/${t.tenantId}/decisions?limit=5` },
   { operationId: 'getUsage', method: 'GET', path: (t) => `/tenants/${t.tenantId}/usage` },
   { operationId: 'exportRecords', method: 'GET', path: (t) => `/tenants/${t.tenantId}/export` },
@@ -84,13 +178,26 @@ const CASES: Case[] = [
   { operationId: 'verifyAudit', method: 'GET', path: () => '/audit/verify' },
 ];
 /** Operations a tenant admin key may never perform, even on its own tenant. */
-const OPERATOR_ONLY = new Set(['createTenant', 'listTenants', 'createTenantAdminKey', 'listTenantAdminKeys', 'revokeTenantAdminKey', 'updateCapability', 'listAudit', 'verifyAudit']);
+const OPERATOR_ONLY = new Set([
+  'createTenant',
+  'listTenants',
+  'createTenantAdminKey',
+  'listTenantAdminKeys',
+  'revokeTenantAdminKey',
+  'updateCapability',
+  'listAudit',
+  'verifyAudit',
+]);
 
 const call = (admin: AdminClient, c: Case, t: T) => admin.checked(c.operationId, c.method, c.path(t), c.body?.(t));
 
 describe('tenant admin key matrix', () => {
   it('covers every admin operation in admin-api.yaml', () => {
-    expect(CASES.map((c) => c.operationId).sort()).toEqual(operationsOf('admin').map((o) => o.operationId).sort());
+    expect(CASES.map((c) => c.operationId).sort()).toEqual(
+      operationsOf('admin')
+        .map((o) => o.operationId)
+        .sort(),
+    );
   });
 
   it.each(CASES.map((c) => [c.operationId, c] as const))('%s on another tenant: 403 forbidden', async (_id, c) => {
@@ -116,7 +223,9 @@ describe('tenant admin key matrix', () => {
   );
 
   it('may rename its tenant but never change its plan or status', async () => {
-    expect((await keyAdmin.checked('updateTenant', 'PATCH', `/tenants/${own.tenantId}`, { displayName: 'Own' })).status).toBe(200);
+    expect(
+      (await keyAdmin.checked('updateTenant', 'PATCH', `/tenants/${own.tenantId}`, { displayName: 'Own' })).status,
+    ).toBe(200);
     for (const body of [{ plan: 'L1' }, { status: 'suspended' }, { displayName: 'X', plan: 'L2' }]) {
       const res = await keyAdmin.checked('updateTenant', 'PATCH', `/tenants/${own.tenantId}`, body);
       expect({ status: res.status, error: res.body.error }).toEqual({ status: 403, error: 'forbidden' });
@@ -125,10 +234,15 @@ describe('tenant admin key matrix', () => {
     expect({ plan: tenant.plan, status: tenant.status }).toEqual({ plan: 'L2', status: 'active' });
   });
 
-  it('sets its own rate limits only within its plan\'s ceiling; the operator is not held to it', async () => {
-    const limits = (tenant: number, account: number, durationS = 60) => ({ tenant: { points: tenant, durationS }, account: { points: account, durationS } });
+  it("sets its own rate limits only within its plan's ceiling; the operator is not held to it", async () => {
+    const limits = (tenant: number, account: number, durationS = 60) => ({
+      tenant: { points: tenant, durationS },
+      account: { points: account, durationS },
+    });
     const within = limits(30_000, 6000); // L2's ceiling, exactly
-    expect((await keyAdmin.checked('updateTenant', 'PATCH', `/tenants/${own.tenantId}`, { rateLimit: within })).status).toBe(200);
+    expect(
+      (await keyAdmin.checked('updateTenant', 'PATCH', `/tenants/${own.tenantId}`, { rateLimit: within })).status,
+    ).toBe(200);
     const beyond: [string, unknown][] = [
       ['a million a second', limits(1_000_000, 1_000_000, 1)],
       ['a larger burst at a lower average rate', limits(40_000, 6000, 3600)],
@@ -140,14 +254,28 @@ describe('tenant admin key matrix', () => {
       expect({ name, status: res.status, error: res.body.error }).toEqual({ name, status: 403, error: 'forbidden' });
       expect(res.body.message).toMatch(/ceiling/);
     }
-    expect((await system.db.knex('tenants').where({ id: own.tenantId }).first('rate_limit')).rate_limit).toEqual(within);
-    const lifted = await operator.checked('updateTenant', 'PATCH', `/tenants/${own.tenantId}`, { rateLimit: limits(1_000_000, 1_000_000, 1) });
+    expect((await system.db.knex('tenants').where({ id: own.tenantId }).first('rate_limit')).rate_limit).toEqual(
+      within,
+    );
+    const lifted = await operator.checked('updateTenant', 'PATCH', `/tenants/${own.tenantId}`, {
+      rateLimit: limits(1_000_000, 1_000_000, 1),
+    });
     expect(lifted.status).toBe(200);
   });
 
-  it('cannot use another tenant\'s client in its own tenant\'s grant or service account (404)', async () => {
-    expect((await keyAdmin.checked('putGrant', 'PUT', `/tenants/${own.tenantId}/grants/${other.clientId}`, { capabilities: [] })).status).toBe(404);
-    const sa = await keyAdmin.checked('createServiceAccount', 'POST', `/tenants/${own.tenantId}/service-accounts`, { clientId: other.confidentialClientId, name: 'x', capabilities: [] });
+  it("cannot use another tenant's client in its own tenant's grant or service account (404)", async () => {
+    expect(
+      (
+        await keyAdmin.checked('putGrant', 'PUT', `/tenants/${own.tenantId}/grants/${other.clientId}`, {
+          capabilities: [],
+        })
+      ).status,
+    ).toBe(404);
+    const sa = await keyAdmin.checked('createServiceAccount', 'POST', `/tenants/${own.tenantId}/service-accounts`, {
+      clientId: other.confidentialClientId,
+      name: 'x',
+      capabilities: [],
+    });
     expect(sa.status).toBe(404);
   });
 });
@@ -171,8 +299,14 @@ describe('tenant admin key storage and revocation', () => {
     const doomed = adminClient(system, body.key);
     const path = `/tenants/${own.tenantId}/grants/${own.clientId}`;
     expect((await doomed.checked('getGrant', 'GET', path)).status).toBe(200);
-    expect((await operator.checked('revokeTenantAdminKey', 'DELETE', `/tenants/${other.tenantId}/admin-keys/${body.keyId}`)).status).toBe(404);
-    expect((await operator.checked('revokeTenantAdminKey', 'DELETE', `/tenants/${own.tenantId}/admin-keys/${body.keyId}`)).status).toBe(204);
+    expect(
+      (await operator.checked('revokeTenantAdminKey', 'DELETE', `/tenants/${other.tenantId}/admin-keys/${body.keyId}`))
+        .status,
+    ).toBe(404);
+    expect(
+      (await operator.checked('revokeTenantAdminKey', 'DELETE', `/tenants/${own.tenantId}/admin-keys/${body.keyId}`))
+        .status,
+    ).toBe(204);
     const res = await doomed.checked('getGrant', 'GET', path);
     expect({ status: res.status, error: res.body.error }).toEqual({ status: 401, error: 'invalid_token' });
     expect((await keyAdmin.checked('getGrant', 'GET', path)).status).toBe(200);

@@ -13,7 +13,13 @@ import { clientCredentialsToken } from './support/oauth.js';
 import { registerExtension } from './support/extensions.js';
 import { assertResponseMatches, operationsOf, type DocName } from './support/openapi.js';
 
-const CAPABILITIES = ['svc.profile.self.read', 'svc.tenant.info.read', 'svc.person.read', 'svc.person.metadata.read', 'svc.person.metadata.write'];
+const CAPABILITIES = [
+  'svc.profile.self.read',
+  'svc.tenant.info.read',
+  'svc.person.read',
+  'svc.person.metadata.read',
+  'svc.person.metadata.write',
+];
 
 interface Side extends MachineClientSetup {
   token: string;
@@ -34,7 +40,9 @@ async function side(): Promise<Side> {
   const extensionId = await registerExtension(admin, tenant.clientId);
   const key = await admin.ok('POST', `/tenants/${tenant.tenantId}/admin-keys`);
   const put = await fetch(`${system.baseUrl}/persons/${tenant.personId}/extensions/${extensionId}`, {
-    method: 'PUT', headers: { authorization: `Bearer ${token}`, 'if-none-match': '*', 'content-type': 'application/json' }, body: '{"schemaVersion":1,"data":{"note":"mine"}}',
+    method: 'PUT',
+    headers: { authorization: `Bearer ${token}`, 'if-none-match': '*', 'content-type': 'application/json' },
+    body: '{"schemaVersion":1,"data":{"note":"mine"}}',
   });
   if (put.status !== 201) throw new Error(`record: ${put.status}`);
   return { ...tenant, token, adminKey: key.key, adminKeyId: key.keyId, extensionId, etag: put.headers.get('etag')! };
@@ -60,7 +68,13 @@ interface Probe {
 }
 
 const theirs = (): Record<string, string> => ({
-  tenantId: b.tenantId, personId: b.personId, clientId: b.clientId, accountId: b.serviceAccountId, extensionId: b.extensionId, keyId: b.adminKeyId, version: '1',
+  tenantId: b.tenantId,
+  personId: b.personId,
+  clientId: b.clientId,
+  accountId: b.serviceAccountId,
+  extensionId: b.extensionId,
+  keyId: b.adminKeyId,
+  version: '1',
   capability: 'svc.person.read',
 });
 const NOT_FOUND: [number, string] = [404, 'not_found'];
@@ -68,15 +82,20 @@ const FORBIDDEN: [number, string] = [403, 'forbidden'];
 /** An answer about A that names nothing of B. */
 const onlyA = (body: Record<string, unknown>) => {
   const text = JSON.stringify(body);
-  for (const id of [b.tenantId, b.clientId, b.personId, b.serviceAccountId, b.extensionId]) expect(text).not.toContain(id);
+  for (const id of [b.tenantId, b.clientId, b.personId, b.serviceAccountId, b.extensionId])
+    expect(text).not.toContain(id);
 };
 
 const MATRIX: Record<string, Probe[]> = {
   // Public API, A's access token.
   'public getOpenApiDocument': [{ name: 'serves the document, no tenant data', expect: onlyA }],
   'public getApiGuide': [{ name: 'serves the guide, no tenant data', expect: onlyA }],
-  'public getMe': [{ name: "answers A's own identity", expect: (body) => (onlyA(body), expect(body.tenantId).toBe(a.tenantId)) }],
-  'public getTenant': [{ name: "answers A's own tenant", expect: (body) => (onlyA(body), expect(body.tenantId).toBe(a.tenantId)) }],
+  'public getMe': [
+    { name: "answers A's own identity", expect: (body) => (onlyA(body), expect(body.tenantId).toBe(a.tenantId)) },
+  ],
+  'public getTenant': [
+    { name: "answers A's own tenant", expect: (body) => (onlyA(body), expect(body.tenantId).toBe(a.tenantId)) },
+  ],
   'public getPerson': [{ name: "B's person", expect: NOT_FOUND, control: true }],
   'public listPersonExtensions': [{ name: "B's person", expect: NOT_FOUND, control: true }],
   'public getPersonExtension': [
@@ -84,16 +103,34 @@ const MATRIX: Record<string, Probe[]> = {
     { name: "B's extension on A's person", params: { personId: 'A' }, expect: NOT_FOUND },
   ],
   'public putPersonExtension': [
-    { name: "create on B's person", headers: { 'if-none-match': '*' }, body: { schemaVersion: 1, data: { note: 'A' } }, expect: NOT_FOUND },
-    { name: "update B's record with its ETag", headers: { 'if-match': 'B-ETAG' }, body: { schemaVersion: 1, data: { note: 'A' } }, expect: NOT_FOUND },
-    { name: "B's extension on A's person", params: { personId: 'A' }, headers: { 'if-none-match': '*' }, body: { schemaVersion: 1, data: {} }, expect: NOT_FOUND },
+    {
+      name: "create on B's person",
+      headers: { 'if-none-match': '*' },
+      body: { schemaVersion: 1, data: { note: 'A' } },
+      expect: NOT_FOUND,
+    },
+    {
+      name: "update B's record with its ETag",
+      headers: { 'if-match': 'B-ETAG' },
+      body: { schemaVersion: 1, data: { note: 'A' } },
+      expect: NOT_FOUND,
+    },
+    {
+      name: "B's extension on A's person",
+      params: { personId: 'A' },
+      headers: { 'if-none-match': '*' },
+      body: { schemaVersion: 1, data: {} },
+      expect: NOT_FOUND,
+    },
   ],
   'public deletePersonExtension': [
     { name: "B's record", headers: { 'if-match': '*' }, expect: NOT_FOUND },
     { name: "B's extension on A's person", params: { personId: 'A' }, headers: { 'if-match': '*' }, expect: NOT_FOUND },
   ],
   // Admin API, A's tenant admin key.
-  'admin createTenant': [{ name: 'operator only', body: { label: 'intruder', displayName: 'Intruder', plan: 'L2' }, expect: FORBIDDEN }],
+  'admin createTenant': [
+    { name: 'operator only', body: { label: 'intruder', displayName: 'Intruder', plan: 'L2' }, expect: FORBIDDEN },
+  ],
   'admin listTenants': [{ name: 'operator only', expect: FORBIDDEN }],
   'admin listPersons': [{ name: "B's persons", expect: FORBIDDEN, control: true }],
   'admin listClients': [{ name: "B's clients", expect: FORBIDDEN, control: true }],
@@ -103,14 +140,32 @@ const MATRIX: Record<string, Probe[]> = {
     { name: "B's display name", body: { displayName: 'Taken over' }, expect: FORBIDDEN },
     { name: "B's status", body: { status: 'suspended' }, expect: FORBIDDEN },
   ],
-  'admin createTenantAdminKey': [{ name: "a key for B", expect: FORBIDDEN }],
+  'admin createTenantAdminKey': [{ name: 'a key for B', expect: FORBIDDEN }],
   'admin revokeTenantAdminKey': [{ name: "B's key", expect: FORBIDDEN }],
-  'admin createPerson': [{ name: 'a person in B', body: { displayName: 'Mole', username: 'mole-in-b', password: 'correct horse battery' }, expect: FORBIDDEN }],
+  'admin createPerson': [
+    {
+      name: 'a person in B',
+      body: { displayName: 'Mole', username: 'mole-in-b', password: 'correct horse battery' },
+      expect: FORBIDDEN,
+    },
+  ],
   'admin endPersonRelationship': [
     { name: "B's relationship", expect: FORBIDDEN },
     { name: "B's person under A's tenant", params: { tenantId: 'A' }, expect: NOT_FOUND },
   ],
-  'admin createClient': [{ name: 'a client in B', body: { slug: 'mole', name: 'Mole', kind: 'third_party', type: 'public', redirectUris: ['https://mole.example/cb'] }, expect: FORBIDDEN }],
+  'admin createClient': [
+    {
+      name: 'a client in B',
+      body: {
+        slug: 'mole',
+        name: 'Mole',
+        kind: 'third_party',
+        type: 'public',
+        redirectUris: ['https://mole.example/cb'],
+      },
+      expect: FORBIDDEN,
+    },
+  ],
   'admin updateClient': [{ name: "disable B's client", body: { status: 'disabled' }, expect: FORBIDDEN }],
   'admin createClientSecret': [{ name: "a secret of B's client", expect: FORBIDDEN }],
   'admin promoteClientSecret': [{ name: "B's client", expect: FORBIDDEN }],
@@ -120,21 +175,46 @@ const MATRIX: Record<string, Probe[]> = {
   ],
   'admin putGrant': [
     { name: "B's grant", body: { capabilities: ['svc.profile.self.read'] }, expect: FORBIDDEN },
-    { name: "B's client under A's tenant", params: { tenantId: 'A' }, body: { capabilities: ['svc.profile.self.read'] }, expect: NOT_FOUND },
+    {
+      name: "B's client under A's tenant",
+      params: { tenantId: 'A' },
+      body: { capabilities: ['svc.profile.self.read'] },
+      expect: NOT_FOUND,
+    },
   ],
   'admin deleteGrant': [{ name: "B's grant", expect: FORBIDDEN }],
   'admin createServiceAccount': [
-    { name: 'in B', body: { clientId: 'B-CLIENT', name: 'mole', capabilities: ['svc.profile.self.read'] }, expect: FORBIDDEN },
-    { name: "for B's client in A", params: { tenantId: 'A' }, body: { clientId: 'B-CLIENT', name: 'mole', capabilities: ['svc.profile.self.read'] }, expect: NOT_FOUND },
+    {
+      name: 'in B',
+      body: { clientId: 'B-CLIENT', name: 'mole', capabilities: ['svc.profile.self.read'] },
+      expect: FORBIDDEN,
+    },
+    {
+      name: "for B's client in A",
+      params: { tenantId: 'A' },
+      body: { clientId: 'B-CLIENT', name: 'mole', capabilities: ['svc.profile.self.read'] },
+      expect: NOT_FOUND,
+    },
   ],
   'admin updateAccount': [
     { name: "disable B's service account", body: { status: 'disabled' }, expect: FORBIDDEN },
-    { name: "disable B's person's login", params: { accountId: 'B-PERSON-ACCOUNT' }, body: { status: 'disabled' }, expect: FORBIDDEN },
+    {
+      name: "disable B's person's login",
+      params: { accountId: 'B-PERSON-ACCOUNT' },
+      body: { status: 'disabled' },
+      expect: FORBIDDEN,
+    },
   ],
   'admin advanceAccountEpoch': [{ name: "B's service account", expect: FORBIDDEN }],
-  'admin revokeAccountSessions': [{ name: "B's person's login", params: { accountId: 'B-PERSON-ACCOUNT' }, expect: FORBIDDEN }],
-  'admin createExtension': [{ name: "for B's client", body: { name: 'mole', schemas: { 1: { type: 'object' } } }, expect: FORBIDDEN }],
-  'admin putExtensionSchema': [{ name: "a version of B's extension", params: { version: '2' }, body: { type: 'object' }, expect: FORBIDDEN }],
+  'admin revokeAccountSessions': [
+    { name: "B's person's login", params: { accountId: 'B-PERSON-ACCOUNT' }, expect: FORBIDDEN },
+  ],
+  'admin createExtension': [
+    { name: "for B's client", body: { name: 'mole', schemas: { 1: { type: 'object' } } }, expect: FORBIDDEN },
+  ],
+  'admin putExtensionSchema': [
+    { name: "a version of B's extension", params: { version: '2' }, body: { type: 'object' }, expect: FORBIDDEN },
+  ],
   'admin updateCapability': [{ name: 'operator only', body: { enabled: false }, expect: FORBIDDEN }],
   'admin listDecisions': [{ name: "B's decisions", expect: FORBIDDEN, control: true }],
   'admin getUsage': [{ name: "B's usage", expect: FORBIDDEN, control: true }],
@@ -147,24 +227,46 @@ const DOCS: DocName[] = ['public', 'admin'];
 
 /** Placeholders a probe may use for values known only once the tenants exist. */
 function resolve(value: string): string {
-  return ({ 'B-ETAG': b.etag, 'B-PERSON-ACCOUNT': b.accountId, 'B-CLIENT': b.clientId } as Record<string, string | undefined>)[value] ?? value;
+  return (
+    (
+      { 'B-ETAG': b.etag, 'B-PERSON-ACCOUNT': b.accountId, 'B-CLIENT': b.clientId } as Record<
+        string,
+        string | undefined
+      >
+    )[value] ?? value
+  );
 }
 
 async function send(doc: DocName, operationId: string, probe: Probe, as: Side) {
   const op = operationsOf(doc).find((o) => o.operationId === operationId)!;
   const ids = { ...theirs(), ...probe.params };
   const ofA: Record<string, string> = { tenantId: a.tenantId, personId: a.personId };
-  const path = op.path.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(ids[name] === 'A' ? ofA[name]! : resolve(ids[name]!)));
-  const body = probe.body === undefined ? undefined : JSON.stringify(probe.body, (_k, v) => (typeof v === 'string' ? resolve(v) : v));
-  const headers: Record<string, string> = Object.fromEntries(Object.entries(probe.headers ?? {}).map(([k, v]) => [k, resolve(v)]));
+  const path = op.path.replace(/\{(\w+)\}/g, (_, name: string) =>
+    encodeURIComponent(ids[name] === 'A' ? ofA[name]! : resolve(ids[name]!)),
+  );
+  const body =
+    probe.body === undefined
+      ? undefined
+      : JSON.stringify(probe.body, (_k, v) => (typeof v === 'string' ? resolve(v) : v));
+  const headers: Record<string, string> = Object.fromEntries(
+    Object.entries(probe.headers ?? {}).map(([k, v]) => [k, resolve(v)]),
+  );
   const base = doc === 'public' ? system.baseUrl : `${system.pdpUrl}/admin/v1`;
   const res = await fetch(`${base}${path}`, {
     method: op.method.toUpperCase(),
-    headers: { authorization: `Bearer ${doc === 'public' ? as.token : as.adminKey}`, ...headers, ...(body !== undefined && { 'content-type': 'application/json' }) },
+    headers: {
+      authorization: `Bearer ${doc === 'public' ? as.token : as.adminKey}`,
+      ...headers,
+      ...(body !== undefined && { 'content-type': 'application/json' }),
+    },
     body,
   });
   const text = await res.text();
-  const parsed = assertResponseMatches(doc, operationId, { status: res.status, headers: res.headers, body: text }) as Record<string, unknown>;
+  const parsed = assertResponseMatches(doc, operationId, {
+    status: res.status,
+    headers: res.headers,
+    body: text,
+  }) as Record<string, unknown>;
   return { status: res.status, body: parsed ?? {}, path };
 }
 

@@ -18,7 +18,12 @@ beforeAll(async () => {
   const { tenantId, clientId } = await setupTenant(admin);
   serverAppId = clientId;
   const app = await admin.ok('POST', `/tenants/${tenantId}/clients`, {
-    slug: 'browser', name: 'Browser', kind: 'third_party', type: 'public', redirectUris: [`${APP_ORIGIN}/cb`], allowedOrigins: [APP_ORIGIN],
+    slug: 'browser',
+    name: 'Browser',
+    kind: 'third_party',
+    type: 'public',
+    redirectUris: [`${APP_ORIGIN}/cb`],
+    allowedOrigins: [APP_ORIGIN],
   });
   browserAppId = app.clientId;
 });
@@ -33,11 +38,16 @@ const preflight = (origin: string) =>
   });
 
 async function refresh(clientId: string, origin?: string) {
-  const res = await postTokenForm(system.authUrl, { grant_type: 'refresh_token', client_id: clientId, refresh_token: 'no-such-token' }, origin ? { origin } : {});
+  const res = await postTokenForm(
+    system.authUrl,
+    { grant_type: 'refresh_token', client_id: clientId, refresh_token: 'no-such-token' },
+    origin ? { origin } : {},
+  );
   return { res, body: res.body as { error: string } };
 }
 
-const corsHeaders = (res: { headers: Headers }) => [...res.headers.keys()].filter((k) => k.startsWith('access-control-'));
+const corsHeaders = (res: { headers: Headers }) =>
+  [...res.headers.keys()].filter((k) => k.startsWith('access-control-'));
 
 describe('token endpoint CORS', () => {
   it('answers a preflight from a registered origin for that origin only, without credentials', async () => {
@@ -71,7 +81,7 @@ describe('token endpoint CORS', () => {
     expect(corsHeaders(res)).toEqual([]);
   });
 
-  it('stops answering a disabled browser app\'s origin', async () => {
+  it("stops answering a disabled browser app's origin", async () => {
     await admin.ok('PATCH', `/clients/${browserAppId}`, { status: 'disabled' });
     try {
       expect(corsHeaders(await preflight(APP_ORIGIN))).toEqual([]);

@@ -10,7 +10,11 @@ import { assertResponseMatches, captureResponse } from './support/openapi.js';
 let system: System;
 let admin: AdminClient;
 beforeAll(async () => {
-  system = await startTestSystem({ ISSUER_ENABLE_CLIENT_CREDENTIALS: 'true', TOKEN_RATE_LIMIT_PER_CLIENT: '3', TOKEN_RATE_LIMIT_PER_ADDRESS: '4' });
+  system = await startTestSystem({
+    ISSUER_ENABLE_CLIENT_CREDENTIALS: 'true',
+    TOKEN_RATE_LIMIT_PER_CLIENT: '3',
+    TOKEN_RATE_LIMIT_PER_ADDRESS: '4',
+  });
   admin = adminClient(system);
 });
 afterAll(async () => {
@@ -21,15 +25,29 @@ const SCOPE = 'svc.profile.self.read';
 
 async function machineClient() {
   const tenant = await setupTenant(admin, { type: 'confidential' });
-  await admin.ok('POST', `/tenants/${tenant.tenantId}/service-accounts`, { clientId: tenant.clientId, name: 'sync', capabilities: [SCOPE] });
+  await admin.ok('POST', `/tenants/${tenant.tenantId}/service-accounts`, {
+    clientId: tenant.clientId,
+    name: 'sync',
+    capabilities: [SCOPE],
+  });
   return { clientId: tenant.clientId, secret: tenant.clientSecret! };
 }
 
-async function tokenRequest(clientId: string, secret: string, headers: Record<string, string> = {}, authUrl = system.authUrl) {
+async function tokenRequest(
+  clientId: string,
+  secret: string,
+  headers: Record<string, string> = {},
+  authUrl = system.authUrl,
+) {
   const res = await fetch(`${authUrl}/oauth2/token`, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
-    body: new URLSearchParams({ grant_type: 'client_credentials', client_id: clientId, client_secret: secret, scope: SCOPE }).toString(),
+    body: new URLSearchParams({
+      grant_type: 'client_credentials',
+      client_id: clientId,
+      client_secret: secret,
+      scope: SCOPE,
+    }).toString(),
   });
   const body = assertResponseMatches('token', 'issueToken', await captureResponse(res)) as Record<string, string>;
   return { status: res.status, retryAfter: res.headers.get('retry-after'), body };
@@ -50,9 +68,10 @@ describe('token endpoint rate limit', () => {
     expect((await tokenRequest(quiet.clientId, quiet.secret)).status).toBe(200);
   });
 
-  it('counts failed attempts against the source address with the client they name, never the client\'s own budget, then refuses that pair', async () => {
+  it("counts failed attempts against the source address with the client they name, never the client's own budget, then refuses that pair", async () => {
     const victim = await machineClient();
-    for (let i = 0; i < 3; i++) expect((await tokenRequest(victim.clientId, 'wrong-secret-0123456789abcdef')).status).toBe(400);
+    for (let i = 0; i < 3; i++)
+      expect((await tokenRequest(victim.clientId, 'wrong-secret-0123456789abcdef')).status).toBe(400);
     // Three failures named the client, yet its own budget is untouched.
     expect((await tokenRequest(victim.clientId, victim.secret)).status).toBe(200);
     expect((await tokenRequest(victim.clientId, 'wrong-secret-0123456789abcdef')).status).toBe(400);
@@ -62,20 +81,33 @@ describe('token endpoint rate limit', () => {
 
   it('charges failures naming junk clients to each (address, client) and to the address only up to ten times as many', async () => {
     // A fresh address per test: the connecting address is 127.0.0.1 for every test here, so this one trusts one proxy hop.
-    const proxied = await startTestSystem({ ISSUER_ENABLE_CLIENT_CREDENTIALS: 'true', TOKEN_RATE_LIMIT_PER_ADDRESS: '4', TRUST_PROXY: '1' });
+    const proxied = await startTestSystem({
+      ISSUER_ENABLE_CLIENT_CREDENTIALS: 'true',
+      TOKEN_RATE_LIMIT_PER_ADDRESS: '4',
+      TRUST_PROXY: '1',
+    });
     try {
       const from = (address: string) => ({ 'x-forwarded-for': address });
       const tenant = await setupTenant(adminClient(proxied), { type: 'confidential' });
-      await adminClient(proxied).ok('POST', `/tenants/${tenant.tenantId}/service-accounts`, { clientId: tenant.clientId, name: 'sync', capabilities: [SCOPE] });
-      const junk = (n: number) => tokenRequest(`tp_junk_${n}`, 'wrong-secret-0123456789abcdef', from('203.0.113.7'), proxied.authUrl);
+      await adminClient(proxied).ok('POST', `/tenants/${tenant.tenantId}/service-accounts`, {
+        clientId: tenant.clientId,
+        name: 'sync',
+        capabilities: [SCOPE],
+      });
+      const junk = (n: number) =>
+        tokenRequest(`tp_junk_${n}`, 'wrong-secret-0123456789abcdef', from('203.0.113.7'), proxied.authUrl);
       // 39 failures, each naming another junk client: no (address, client) pair is spent, and the address is under 40.
       for (let n = 0; n < 39; n++) expect((await junk(n)).status).not.toBe(429);
-      expect((await tokenRequest(tenant.clientId, tenant.clientSecret!, from('203.0.113.7'), proxied.authUrl)).status).toBe(200);
+      expect(
+        (await tokenRequest(tenant.clientId, tenant.clientSecret!, from('203.0.113.7'), proxied.authUrl)).status,
+      ).toBe(200);
       expect((await junk(39)).status).not.toBe(429);
       // The fortieth failure spent the address's own budget (10 x 4): now every request from it waits.
       expectLimited(await tokenRequest(tenant.clientId, tenant.clientSecret!, from('203.0.113.7'), proxied.authUrl));
       // Another client address behind the same trusted proxy is not affected.
-      expect((await tokenRequest(tenant.clientId, tenant.clientSecret!, from('198.51.100.9'), proxied.authUrl)).status).toBe(200);
+      expect(
+        (await tokenRequest(tenant.clientId, tenant.clientSecret!, from('198.51.100.9'), proxied.authUrl)).status,
+      ).toBe(200);
     } finally {
       await proxied.close();
     }
@@ -83,7 +115,8 @@ describe('token endpoint rate limit', () => {
 
   it('ignores X-Forwarded-For unless TRUST_PROXY says to believe it: rotating it does not escape the address limit', async () => {
     const victim = await machineClient();
-    for (let i = 0; i < 4; i++) await tokenRequest(victim.clientId, 'wrong-secret-0123456789abcdef', { 'x-forwarded-for': `192.0.2.${i}` });
+    for (let i = 0; i < 4; i++)
+      await tokenRequest(victim.clientId, 'wrong-secret-0123456789abcdef', { 'x-forwarded-for': `192.0.2.${i}` });
     expectLimited(await tokenRequest(victim.clientId, victim.secret, { 'x-forwarded-for': '192.0.2.200' }));
   });
 });

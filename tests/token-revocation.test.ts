@@ -37,7 +37,9 @@ async function refresh(token: string): Promise<string> {
 /** POST /oauth2/revoke by hand (for what a client library will not send), held to token-api.yaml. */
 async function revokeForm(form: Record<string, string> | string, headers: Record<string, string> = {}) {
   const res = await fetch(`${system.authUrl}/oauth2/revoke`, {
-    method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body: new URLSearchParams(form).toString(),
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+    body: new URLSearchParams(form).toString(),
   });
   const body = assertResponseMatches('token', 'revokeToken', await captureResponse(res));
   return { status: res.status, headers: res.headers, body: body as { error?: string } | string | undefined };
@@ -90,7 +92,7 @@ describe('POST /oauth2/revoke', () => {
     expect((await revokeForm({ token: rotated.refresh_token!, client_id: app.clientId })).status).toBe(200);
   });
 
-  it("refuses wrong client credentials as the token endpoint does: 401 invalid_client with Basic, 400 without", async () => {
+  it('refuses wrong client credentials as the token endpoint does: 401 invalid_client with Basic, 400 without', async () => {
     const basic = await revokeForm({ token: 'x' }, { authorization: basicAuth(other.clientId, 'wrong secret') });
     expect([basic.status, (basic.body as { error: string }).error]).toEqual([401, 'invalid_client']);
     expect(basic.headers.get('www-authenticate')).toMatch(/^Basic /);
@@ -103,23 +105,35 @@ describe('POST /oauth2/revoke', () => {
     for (const form of forms) {
       const res = await revokeForm(form);
       expect({ form, status: res.status }).toEqual({ form, status: 400 });
-      expect(['invalid_client', 'invalid_grant', 'invalid_scope', 'unsupported_grant_type']).toContain((res.body as { error: string }).error);
+      expect(['invalid_client', 'invalid_grant', 'invalid_scope', 'unsupported_grant_type']).toContain(
+        (res.body as { error: string }).error,
+      );
     }
   });
 
-  it("gives CORS headers only to an origin the public client registered", async () => {
+  it('gives CORS headers only to an origin the public client registered', async () => {
     const browserApp = await admin.ok('POST', `/tenants/${app.tenantId}/clients`, {
-      slug: 'spa', name: 'SPA', kind: 'third_party', type: 'public', redirectUris: [app.redirectUri], allowedOrigins: [ORIGIN],
+      slug: 'spa',
+      name: 'SPA',
+      kind: 'third_party',
+      type: 'public',
+      redirectUris: [app.redirectUri],
+      allowedOrigins: [ORIGIN],
     });
-    const preflight = (origin: string) => fetch(`${system.authUrl}/oauth2/revoke`, {
-      method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'POST' },
-    });
+    const preflight = (origin: string) =>
+      fetch(`${system.authUrl}/oauth2/revoke`, {
+        method: 'OPTIONS',
+        headers: { origin, 'access-control-request-method': 'POST' },
+      });
     expect((await preflight(ORIGIN)).headers.get('access-control-allow-origin')).toBe(ORIGIN);
     expect((await preflight('https://elsewhere.example')).headers.get('access-control-allow-origin')).toBeNull();
     const allowed = await revokeForm({ token: 'x', client_id: browserApp.clientId }, { origin: ORIGIN });
     expect([allowed.status, allowed.headers.get('access-control-allow-origin')]).toEqual([200, ORIGIN]);
     // Another origin gets no CORS headers (and oidc-provider refuses the cross-origin call: 400 TokenError).
-    const refused = await revokeForm({ token: 'x', client_id: browserApp.clientId }, { origin: 'https://elsewhere.example' });
+    const refused = await revokeForm(
+      { token: 'x', client_id: browserApp.clientId },
+      { origin: 'https://elsewhere.example' },
+    );
     expect([refused.status, refused.headers.get('access-control-allow-origin')]).toEqual([400, null]);
   });
 });

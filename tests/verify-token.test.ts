@@ -8,7 +8,12 @@ import { createLogger } from '../common/log.js';
 import { issuerKeySet, type KeySetOptions } from '../gateway/plugins/verify-token/key-set.js';
 import { tokenVerifier } from '../gateway/plugins/verify-token/verify.js';
 
-interface Key { kid: string; privateKey: CryptoKey; publicKey: CryptoKey; publicJwk: JWK }
+interface Key {
+  kid: string;
+  privateKey: CryptoKey;
+  publicKey: CryptoKey;
+  publicJwk: JWK;
+}
 type Server = Listening & { server: import('node:http').Server; hits: number };
 
 let issuer: Server;
@@ -45,11 +50,22 @@ const nowS = () => Math.floor(Date.now() / 1000);
  * the token is signed, and an `iat` one second past that clock (a second boundary in between) would be "in the future".
  */
 const claimsFor = (overrides: Record<string, unknown> = {}) => ({
-  sub: 'psn_x', client_id: 'tp_a_b', tenant_id: 'ten_x', scope: 'svc.profile.self.read', profile: 'self', jti: 'j1',
-  iss: issuer.url, aud: 'svc-api', iat: nowS() - 1, exp: nowS() + 899, ...overrides,
+  sub: 'psn_x',
+  client_id: 'tp_a_b',
+  tenant_id: 'ten_x',
+  scope: 'svc.profile.self.read',
+  profile: 'self',
+  jti: 'j1',
+  iss: issuer.url,
+  aud: 'svc-api',
+  iat: nowS() - 1,
+  exp: nowS() + 899,
+  ...overrides,
 });
 function sign(key: Key, claims: Record<string, unknown> = {}, header: Record<string, unknown> = {}) {
-  return new SignJWT(claimsFor(claims)).setProtectedHeader({ alg: 'ES256', typ: 'at+jwt', kid: key.kid, ...header }).sign(key.privateKey);
+  return new SignJWT(claimsFor(claims))
+    .setProtectedHeader({ alg: 'ES256', typ: 'at+jwt', kid: key.kid, ...header })
+    .sign(key.privateKey);
 }
 const b64 = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url');
 
@@ -101,28 +117,52 @@ describe('token verification', () => {
     ['answers 404', () => ({ status: 404, body: '{}' })],
     ['answers something that is not JSON', () => ({ status: 200, body: 'not json' })],
     ['answers JSON that is not a key set', () => ({ status: 200, body: '{"keys": 1}' })],
-  ])('answers token_verification_unavailable with a retry-after when the key set server %s and no set was ever had', async (_name, broken) => {
-    answer = broken;
-    const result = await verifierWith().verify(await sign(keyA));
-    expect(result).toMatchObject({ ok: false, error: 'token_verification_unavailable' });
-    expect((result as { retryAfterS: number }).retryAfterS).toBeGreaterThanOrEqual(1);
-  });
+  ])(
+    'answers token_verification_unavailable with a retry-after when the key set server %s and no set was ever had',
+    async (_name, broken) => {
+      answer = broken;
+      const result = await verifierWith().verify(await sign(keyA));
+      expect(result).toMatchObject({ ok: false, error: 'token_verification_unavailable' });
+      expect((result as { retryAfterS: number }).retryAfterS).toBeGreaterThanOrEqual(1);
+    },
+  );
 });
 
 describe('forged tokens are 401, never 503, and never make the gateway fetch keys from elsewhere', () => {
   const forgeries: [string, () => Promise<string>][] = [
     ['alg none', async () => `${b64({ alg: 'none', typ: 'at+jwt', kid: 'a' })}.${b64(claimsFor())}.`],
-    ['HS256 keyed with the issuer public key', async () =>
-      new SignJWT(claimsFor()).setProtectedHeader({ alg: 'HS256', typ: 'at+jwt', kid: 'a' }).sign(new TextEncoder().encode(await exportSPKI(keyA.publicKey)))],
+    [
+      'HS256 keyed with the issuer public key',
+      async () =>
+        new SignJWT(claimsFor())
+          .setProtectedHeader({ alg: 'HS256', typ: 'at+jwt', kid: 'a' })
+          .sign(new TextEncoder().encode(await exportSPKI(keyA.publicKey))),
+    ],
     ['another key under the issuer kid', async () => sign(await newKey('a'))],
     ['an unpublished kid', async () => sign(await newKey('unpublished'))],
-    ['an embedded jwk', async () => {
-      const evil = await newKey('a');
-      return sign(evil, {}, { jwk: { kty: evil.publicJwk.kty, crv: evil.publicJwk.crv, x: evil.publicJwk.x, y: evil.publicJwk.y } });
-    }],
-    ['a jku naming a server the attacker runs', async () => sign(await attackerKey('evil-jku'), {}, { jku: `${attacker.url}/jwks.json` })],
-    ['an x5u naming a server the attacker runs', async () => sign(await attackerKey('evil-x5u'), {}, { x5u: `${attacker.url}/cert.pem` })],
-    ['an iss naming a server the attacker runs', async () => sign(await attackerKey('evil-iss'), { iss: attacker.url })],
+    [
+      'an embedded jwk',
+      async () => {
+        const evil = await newKey('a');
+        return sign(
+          evil,
+          {},
+          { jwk: { kty: evil.publicJwk.kty, crv: evil.publicJwk.crv, x: evil.publicJwk.x, y: evil.publicJwk.y } },
+        );
+      },
+    ],
+    [
+      'a jku naming a server the attacker runs',
+      async () => sign(await attackerKey('evil-jku'), {}, { jku: `${attacker.url}/jwks.json` }),
+    ],
+    [
+      'an x5u naming a server the attacker runs',
+      async () => sign(await attackerKey('evil-x5u'), {}, { x5u: `${attacker.url}/cert.pem` }),
+    ],
+    [
+      'an iss naming a server the attacker runs',
+      async () => sign(await attackerKey('evil-iss'), { iss: attacker.url }),
+    ],
   ];
   /** A key the attacker's server publishes as a key set. */
   async function attackerKey(kid: string) {
@@ -161,7 +201,9 @@ describe('the key set cache', () => {
     const { verify, clock } = verifierWith({ refetchCooldownS: 10 });
     expect(await verify(await sign(keyA))).toMatchObject({ ok: true });
     clock.now += 10_000; // a re-fetch is allowed again
-    const strangers = await Promise.all(Array.from({ length: 25 }, (_, i) => newKey(`stranger-${i}`).then((k) => sign(k))));
+    const strangers = await Promise.all(
+      Array.from({ length: 25 }, (_, i) => newKey(`stranger-${i}`).then((k) => sign(k))),
+    );
     const results = await Promise.all(strangers.map((t) => verify(t)));
     expect(results.every((r) => !r.ok && r.error === 'invalid_token')).toBe(true);
     expect(issuer.hits).toBe(2); // the first fetch and one shared re-fetch
@@ -176,7 +218,10 @@ describe('the key set cache', () => {
     clock.now += 120_000; // past cacheMaxAgeS: a refresh is attempted and fails
     expect(await verify(token)).toMatchObject({ ok: true });
     // The re-fetch for the unknown kid failed: verification cannot finish (§7.2), it is not the token's fault.
-    expect(await verify(await sign(await newKey('unknown')))).toMatchObject({ ok: false, error: 'token_verification_unavailable' });
+    expect(await verify(await sign(await newKey('unknown')))).toMatchObject({
+      ok: false,
+      error: 'token_verification_unavailable',
+    });
     clock.now += 600_000; // past maxStaleS
     expect(await verify(token)).toMatchObject({ ok: false, error: 'token_verification_unavailable' });
   });

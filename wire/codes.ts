@@ -2,23 +2,49 @@
 
 /** §7.3: what the PDP may answer when it denies. */
 export const DENY_CODES = [
-  'client_unknown', 'client_disabled', 'actor_unknown', 'tenant_suspended', 'client_not_third_party',
-  'profile_not_supported', 'subject_revoked', 'epoch_changed', 'capability_not_granted', 'plan_capability_excluded',
-  'capability_not_in_token', 'capability_unavailable', 'resource_type_mismatch', 'tenant_mismatch', 'no_relationship',
+  'client_unknown',
+  'client_disabled',
+  'actor_unknown',
+  'tenant_suspended',
+  'client_not_third_party',
+  'profile_not_supported',
+  'subject_revoked',
+  'epoch_changed',
+  'capability_not_granted',
+  'plan_capability_excluded',
+  'capability_not_in_token',
+  'capability_unavailable',
+  'resource_type_mismatch',
+  'tenant_mismatch',
+  'no_relationship',
   'forbidden',
 ] as const;
 export type DenyCode = (typeof DENY_CODES)[number];
 
 /** §7.2: every `error` a Problem body may carry. */
 const API_ERROR_CODES = [
-  'invalid_token', ...DENY_CODES, 'not_found', 'revision_conflict', 'already_exists', 'precondition_required',
-  'payload_too_large', 'quota_exceeded', 'schema_invalid', 'rate_limited', 'authorization_unavailable',
+  'invalid_token',
+  ...DENY_CODES,
+  'not_found',
+  'revision_conflict',
+  'already_exists',
+  'precondition_required',
+  'payload_too_large',
+  'quota_exceeded',
+  'schema_invalid',
+  'rate_limited',
+  'authorization_unavailable',
   'token_verification_unavailable',
 ] as const;
 export type ApiErrorCode = (typeof API_ERROR_CODES)[number];
 
 /** §7.1: the token endpoint's closed enum. */
-export const TOKEN_ERROR_CODES = ['invalid_client', 'invalid_grant', 'invalid_scope', 'unsupported_grant_type'] as const;
+export const TOKEN_ERROR_CODES = [
+  'invalid_client',
+  'invalid_grant',
+  'invalid_scope',
+  'unsupported_grant_type',
+] as const;
 export type TokenErrorCode = (typeof TOKEN_ERROR_CODES)[number];
 
 const DENY_SET: ReadonlySet<string> = new Set(DENY_CODES);

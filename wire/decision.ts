@@ -12,7 +12,10 @@ export const DECISION_BATCH_PATH = '/internal/v1/decisions/batch';
 export const MAX_DECISIONS_PER_CALL = 64;
 
 export const CAPABILITIES = [
-  'svc.profile.self.read', 'svc.tenant.info.read', 'svc.person.read', 'svc.person.metadata.read',
+  'svc.profile.self.read',
+  'svc.tenant.info.read',
+  'svc.person.read',
+  'svc.person.metadata.read',
   'svc.person.metadata.write',
 ] as const;
 export type Capability = (typeof CAPABILITIES)[number];
@@ -22,7 +25,10 @@ export type Capability = (typeof CAPABILITIES)[number];
  * usable for reading and deleting what is stored; the plan ceiling is enforced on writes instead (422
  * quota_exceeded, checked with the write). See docs/decisions.md "Data ownership after a downgrade".
  */
-export const RETAINED_DATA_CAPABILITIES: ReadonlySet<Capability> = new Set(['svc.person.metadata.read', 'svc.person.metadata.write']);
+export const RETAINED_DATA_CAPABILITIES: ReadonlySet<Capability> = new Set([
+  'svc.person.metadata.read',
+  'svc.person.metadata.write',
+]);
 
 export const RESOURCE_TYPES = ['self', 'tenant', 'person', 'person_extension'] as const;
 export type ResourceType = (typeof RESOURCE_TYPES)[number];
@@ -34,8 +40,14 @@ export const PERSON_RESOURCES: ReadonlySet<ResourceType> = new Set(['person', 'p
  * from a verified token and the PDP from a decision request: one schema for both readers.
  */
 export const TokenClaimsSchema = z.object({
-  sub: z.string(), client_id: z.string(), tenant_id: z.string(), profile: z.string(), scope: z.string(),
-  actor_account_id: z.string().optional(), actor_epoch: z.number().int().optional(), sid: z.string().optional(),
+  sub: z.string(),
+  client_id: z.string(),
+  tenant_id: z.string(),
+  profile: z.string(),
+  scope: z.string(),
+  actor_account_id: z.string().optional(),
+  actor_epoch: z.number().int().optional(),
+  sid: z.string().optional(),
 });
 export type TokenClaims = z.infer<typeof TokenClaimsSchema>;
 

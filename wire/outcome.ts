@@ -4,9 +4,18 @@
 // how long (retry-after).
 import type { ApiErrorCode } from './codes.js';
 
-export type Refusal<E extends ApiErrorCode = ApiErrorCode> = { ok: false; error: E; message?: string; retryAfterS?: number };
+export type Refusal<E extends ApiErrorCode = ApiErrorCode> = {
+  ok: false;
+  error: E;
+  message?: string;
+  retryAfterS?: number;
+};
 export type Outcome<T, E extends ApiErrorCode = ApiErrorCode> = { ok: true; value: T } | Refusal<E>;
 
 export const done = <T>(value: T): { ok: true; value: T } => ({ ok: true, value });
-export const refused = <E extends ApiErrorCode>(error: E, message?: string, retryAfterS?: number): Refusal<E> =>
-  ({ ok: false, error, ...(message && { message }), ...(retryAfterS !== undefined && { retryAfterS }) });
+export const refused = <E extends ApiErrorCode>(error: E, message?: string, retryAfterS?: number): Refusal<E> => ({
+  ok: false,
+  error,
+  ...(message && { message }),
+  ...(retryAfterS !== undefined && { retryAfterS }),
+});

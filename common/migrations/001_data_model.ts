@@ -2,11 +2,36 @@
 import type { Knex } from 'knex';
 
 const CAPABILITIES = [
-  { id: 'svc.profile.self.read', description: 'Read the identity behind this token', resource_type: 'self', min_plan: 'L1' },
-  { id: 'svc.tenant.info.read', description: "Read the tenant's public identity", resource_type: 'tenant', min_plan: 'L1' },
-  { id: 'svc.person.read', description: 'Read minimal person fields (display name, creation time)', resource_type: 'person', min_plan: 'L2' },
-  { id: 'svc.person.metadata.read', description: "Read this app's own metadata about a person", resource_type: 'person_extension', min_plan: 'L2' },
-  { id: 'svc.person.metadata.write', description: "Write and delete this app's own metadata about a person", resource_type: 'person_extension', min_plan: 'L2' },
+  {
+    id: 'svc.profile.self.read',
+    description: 'Read the identity behind this token',
+    resource_type: 'self',
+    min_plan: 'L1',
+  },
+  {
+    id: 'svc.tenant.info.read',
+    description: "Read the tenant's public identity",
+    resource_type: 'tenant',
+    min_plan: 'L1',
+  },
+  {
+    id: 'svc.person.read',
+    description: 'Read minimal person fields (display name, creation time)',
+    resource_type: 'person',
+    min_plan: 'L2',
+  },
+  {
+    id: 'svc.person.metadata.read',
+    description: "Read this app's own metadata about a person",
+    resource_type: 'person_extension',
+    min_plan: 'L2',
+  },
+  {
+    id: 'svc.person.metadata.write',
+    description: "Write and delete this app's own metadata about a person",
+    resource_type: 'person_extension',
+    min_plan: 'L2',
+  },
 ];
 
 export async function up(knex: Knex): Promise<void> {
@@ -29,7 +54,9 @@ export async function up(knex: Knex): Promise<void> {
     t.boolean('enabled').notNullable().defaultTo(true); // closed on this deployment -> capability_unavailable
     t.text('catalogue_version').notNullable();
   });
-  await knex('capabilities').insert(CAPABILITIES.map((c) => ({ ...c, availability: 'preview', catalogue_version: '1.0.0-draft' })));
+  await knex('capabilities').insert(
+    CAPABILITIES.map((c) => ({ ...c, availability: 'preview', catalogue_version: '1.0.0-draft' })),
+  );
 
   await knex.schema.createTable('tenants', (t) => {
     t.text('id').primary();
@@ -209,9 +236,25 @@ export async function up(knex: Knex): Promise<void> {
 
 export async function down(knex: Knex): Promise<void> {
   for (const table of [
-    'decision_logs', 'usage_records', 'issuer_keys', 'sessions', 'oidc_payloads', 'person_extensions',
-    'extension_schemas', 'extensions', 'tenant_grants', 'service_account_capabilities', 'accounts',
-    'tenant_person_relationships', 'persons', 'client_secrets', 'clients', 'tenant_admin_keys', 'tenants',
-    'capabilities', 'plans',
-  ]) await knex.schema.dropTableIfExists(table);
+    'decision_logs',
+    'usage_records',
+    'issuer_keys',
+    'sessions',
+    'oidc_payloads',
+    'person_extensions',
+    'extension_schemas',
+    'extensions',
+    'tenant_grants',
+    'service_account_capabilities',
+    'accounts',
+    'tenant_person_relationships',
+    'persons',
+    'client_secrets',
+    'clients',
+    'tenant_admin_keys',
+    'tenants',
+    'capabilities',
+    'plans',
+  ])
+    await knex.schema.dropTableIfExists(table);
 }

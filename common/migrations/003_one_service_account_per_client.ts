@@ -2,7 +2,9 @@
 import type { Knex } from 'knex';
 
 export async function up(knex: Knex): Promise<void> {
-  await knex.raw(`create unique index accounts_one_service_account_per_client on accounts (client_id) where kind = 'service'`);
+  await knex.raw(
+    `create unique index accounts_one_service_account_per_client on accounts (client_id) where kind = 'service'`,
+  );
 }
 
 export async function down(knex: Knex): Promise<void> {

@@ -13,7 +13,10 @@ export async function up(knex: Knex): Promise<void> {
   await knex.schema.alterTable('plans', (t) => {
     t.jsonb('rate_limit_ceiling');
   });
-  for (const [id, ceiling] of Object.entries(CEILINGS)) await knex('plans').where({ id }).update({ rate_limit_ceiling: JSON.stringify(ceiling) });
+  for (const [id, ceiling] of Object.entries(CEILINGS))
+    await knex('plans')
+      .where({ id })
+      .update({ rate_limit_ceiling: JSON.stringify(ceiling) });
 }
 
 export async function down(knex: Knex): Promise<void> {

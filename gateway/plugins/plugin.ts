@@ -65,7 +65,8 @@ export interface Plugin<Schema extends z.ZodType = z.ZodType> {
 /** A plugin with its schema's types erased, as the registry holds them. */
 export type AnyPlugin = Plugin<z.ZodType>;
 
-export const definePlugin = <Schema extends z.ZodType>(plugin: Plugin<Schema>): AnyPlugin => plugin as unknown as AnyPlugin;
+export const definePlugin = <Schema extends z.ZodType>(plugin: Plugin<Schema>): AnyPlugin =>
+  plugin as unknown as AnyPlugin;
 
 /** What earlier plugins learnt about the request, for later ones. */
 export interface RequestState {

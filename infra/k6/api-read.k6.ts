@@ -26,17 +26,24 @@ function reads(): { endpoint: string; path: string; ok: number[] }[] {
   return [
     { endpoint: 'me', path: '/me', ok: [200] },
     { endpoint: 'tenant', path: '/tenant', ok: [200] },
-    ...(person ? [
-      { endpoint: 'person', path: `/persons/${person}`, ok: [200] },
-      { endpoint: 'extensions', path: `/persons/${person}/extensions?limit=20`, ok: [200] },
-      ...(APP.extensionId ? [{ endpoint: 'extension', path: `/persons/${person}/extensions/${APP.extensionId}`, ok: [200, 404] }] : []),
-    ] : []),
+    ...(person
+      ? [
+          { endpoint: 'person', path: `/persons/${person}`, ok: [200] },
+          { endpoint: 'extensions', path: `/persons/${person}/extensions?limit=20`, ok: [200] },
+          ...(APP.extensionId
+            ? [{ endpoint: 'extension', path: `/persons/${person}/extensions/${APP.extensionId}`, ok: [200, 404] }]
+            : []),
+        ]
+      : []),
   ];
 }
 
 export default function (): void {
   for (const { endpoint, path, ok } of reads()) {
-    const res = apiCall('GET', `${BASE_URL}${path}`, null, { tags: { endpoint }, responseCallback: http.expectedStatuses(...ok) });
+    const res = apiCall('GET', `${BASE_URL}${path}`, null, {
+      tags: { endpoint },
+      responseCallback: http.expectedStatuses(...ok),
+    });
     if (res.status === 429) rateLimited.add(1);
     const left = res.headers['X-Ratelimit-Remaining'];
     if (left !== undefined) remaining.add(Number(left));

@@ -24,7 +24,11 @@ const gaveUp = new Counter('write_gave_up');
 
 export function setup(): void {
   required('PERSON_IDS', PERSON_IDS.join(','), 'the persons whose extension records to write (a users file has them)');
-  required('EXTENSION_ID', APP.extensionId, 'an extension registered for the app (seed-load --extension, or -e EXTENSION_ID)');
+  required(
+    'EXTENSION_ID',
+    APP.extensionId,
+    'an extension registered for the app (seed-load --extension, or -e EXTENSION_ID)',
+  );
 }
 
 const recordUrl = (person: string) => `${BASE_URL}/persons/${person}/extensions/${APP.extensionId}`;
@@ -39,7 +43,10 @@ function currentEtag(person: string): string | undefined {
 
 export default function (): void {
   const person = PERSON_IDS[Math.floor(Math.random() * PERSON_IDS.length)]!;
-  const body = JSON.stringify({ schemaVersion: SCHEMA_VERSION, data: { note: `k6 ${__VU}:${__ITER}`, at: Date.now() } });
+  const body = JSON.stringify({
+    schemaVersion: SCHEMA_VERSION,
+    data: { note: `k6 ${__VU}:${__ITER}`, at: Date.now() },
+  });
   let etag = currentEtag(person);
   for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
     const precondition: Record<string, string> = etag ? { 'if-match': etag } : { 'if-none-match': '*' };
@@ -51,7 +58,11 @@ export default function (): void {
     if (res.status === 200 || res.status === 201) {
       check(res, { 'put: etag on success': (r) => Boolean(r.headers.Etag) });
       if (Math.random() < 0.1) {
-        const del = apiCall('DELETE', recordUrl(person), null, { headers: { 'if-match': res.headers.Etag as string }, tags: { endpoint: 'delete' }, responseCallback: handled });
+        const del = apiCall('DELETE', recordUrl(person), null, {
+          headers: { 'if-match': res.headers.Etag as string },
+          tags: { endpoint: 'delete' },
+          responseCallback: handled,
+        });
         check(del, { 'delete: 204 or 409': (r) => r.status === 204 || r.status === 409 });
       }
       return;

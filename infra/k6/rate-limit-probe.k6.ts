@@ -13,11 +13,16 @@ import { apiCall } from './lib/tokens.ts';
 import { summaryFiles, type SummaryData } from './lib/summary.ts';
 
 // Refusals are what this script looks for: not failed requests but well-formed 429s are its thresholds.
-const { scenarios, thresholds } = scenarioFor('probe', [], {
-  rate_limited: ['count>0'],
-  malformed_429: ['count<1'],
-  'checks{check:remaining}': ['rate==1'],
-}, { failedRequests: false });
+const { scenarios, thresholds } = scenarioFor(
+  'probe',
+  [],
+  {
+    rate_limited: ['count>0'],
+    malformed_429: ['count<1'],
+    'checks{check:remaining}': ['rate==1'],
+  },
+  { failedRequests: false },
+);
 export const options: Options = { scenarios, thresholds };
 export const handleSummary = (data: SummaryData) => summaryFiles('rate-limit-probe', SUMMARY_DIR, data);
 
@@ -25,7 +30,10 @@ const limited = new Counter('rate_limited');
 const malformed = new Counter('malformed_429');
 
 export default function (): void {
-  const res = apiCall('GET', `${BASE_URL}/me`, null, { tags: { endpoint: 'me' }, responseCallback: http.expectedStatuses(200, 429) });
+  const res = apiCall('GET', `${BASE_URL}/me`, null, {
+    tags: { endpoint: 'me' },
+    responseCallback: http.expectedStatuses(200, 429),
+  });
   if (res.status === 200) {
     check(res, { remaining: (r) => /^\d+$/.test(String(r.headers['X-Ratelimit-Remaining'])) }, { check: 'remaining' });
     return;

@@ -28,7 +28,15 @@ const limited = new Counter('token_rate_limited');
 const chainBroken = new Counter('refresh_chain_broken');
 
 function clientCredentials(): void {
-  const { status, body } = tokenRequest({ grant_type: 'client_credentials', client_id: __ENV.CLIENT_ID!, client_secret: __ENV.CLIENT_SECRET!, ...(__ENV.SCOPE && { scope: __ENV.SCOPE }) }, false);
+  const { status, body } = tokenRequest(
+    {
+      grant_type: 'client_credentials',
+      client_id: __ENV.CLIENT_ID!,
+      client_secret: __ENV.CLIENT_SECRET!,
+      ...(__ENV.SCOPE && { scope: __ENV.SCOPE }),
+    },
+    false,
+  );
   if (status === 429) return void limited.add(1);
   check(body, {
     'client_credentials: access token': (b) => status === 200 && Boolean((b as TokenResponse).access_token),
@@ -47,7 +55,10 @@ function refresh(): void {
       throw err;
     }
   }
-  const { status, body } = tokenRequest({ grant_type: 'refresh_token', client_id: APP.clientId, refresh_token: refreshToken }, false);
+  const { status, body } = tokenRequest(
+    { grant_type: 'refresh_token', client_id: APP.clientId, refresh_token: refreshToken },
+    false,
+  );
   if (status === 429) return void limited.add(1);
   const ok = check(body, { 'refresh: rotated': (b) => status === 200 && Boolean((b as TokenResponse).refresh_token) });
   if (!ok) chainBroken.add(1);

@@ -61,5 +61,6 @@ export async function stripUnlistedCors(ctx: KoaContextWithOIDC, next: () => Pro
   const route = routeOf(ctx);
   if (!['token', 'cors.token', 'revocation', 'cors.revocation'].includes(route ?? '')) return;
   if ((ctx.res as unknown as Response).locals?.corsAllowed) return;
-  for (const name of Object.keys(ctx.response.headers)) if (name.toLowerCase().startsWith('access-control-')) ctx.remove(name);
+  for (const name of Object.keys(ctx.response.headers))
+    if (name.toLowerCase().startsWith('access-control-')) ctx.remove(name);
 }

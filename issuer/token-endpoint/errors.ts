@@ -39,7 +39,13 @@ export interface TokenErrorBody {
 }
 
 /** The pre-filter's own answers, shaped like oidc-provider's token responses (no-store). */
-export function sendTokenError(res: Response, issuer: string, error: TokenErrorCode, description: string, basic: boolean): void {
+export function sendTokenError(
+  res: Response,
+  issuer: string,
+  error: TokenErrorCode,
+  description: string,
+  basic: boolean,
+): void {
   const status = error === 'invalid_client' && basic ? 401 : 400;
   res.set({ 'cache-control': 'no-store', pragma: 'no-cache' });
   if (status === 401) res.set('www-authenticate', challenge(issuer, description));
@@ -92,11 +98,18 @@ export function tokenErrorRemapper(issuer: string, onFailure: (err: unknown) => 
       return answerTryLater(ctx, UNAVAILABLE_RETRY_AFTER_S, UNAVAILABLE);
     }
     if (ctx.state.hashingBusy instanceof HashingBusy) {
-      return answerTryLater(ctx, ctx.state.hashingBusy.retryAfterS, 'client authentication is busy; retry after the given seconds');
+      return answerTryLater(
+        ctx,
+        ctx.state.hashingBusy.retryAfterS,
+        'client authentication is busy; retry after the given seconds',
+      );
     }
     if (!onTokenRoute(ctx) || ctx.status < 400) return;
     if (ctx.status >= 500) return answerTryLater(ctx, UNAVAILABLE_RETRY_AFTER_S, UNAVAILABLE);
-    const out = (typeof ctx.body === 'object' && ctx.body !== null ? ctx.body : {}) as { error?: unknown; error_description?: unknown };
+    const out = (typeof ctx.body === 'object' && ctx.body !== null ? ctx.body : {}) as {
+      error?: unknown;
+      error_description?: unknown;
+    };
     const description = typeof out.error_description === 'string' ? out.error_description : undefined;
     const error = toTokenErrorCode(typeof out.error === 'string' ? out.error : '', description);
     const body: TokenErrorBody = { error, ...(description !== undefined ? { error_description: description } : {}) };
@@ -111,14 +124,15 @@ export function tokenErrorRemapper(issuer: string, onFailure: (err: unknown) => 
   };
 }
 
-
 /**
  * The token route's last error handler: a failure of our own middleware (a database or Redis error before
  * oidc-provider runs) gets the 429 try-later answer, never a TokenError that would tell the client its grant is bad.
  * Nothing was issued or consumed.
  */
-export const tokenRouteFailed = (log: Logger): ErrorRequestHandler => (err, _req, res, _next) => {
-  log.error({ err: (err as Error).message }, 'token request failed before oidc-provider');
-  res.set({ ...TRY_LATER_HEADERS, 'retry-after': String(UNAVAILABLE_RETRY_AFTER_S) });
-  res.status(429).json(tryLater(`${UNAVAILABLE}; nothing was issued or consumed`));
-};
+export const tokenRouteFailed =
+  (log: Logger): ErrorRequestHandler =>
+  (err, _req, res, _next) => {
+    log.error({ err: (err as Error).message }, 'token request failed before oidc-provider');
+    res.set({ ...TRY_LATER_HEADERS, 'retry-after': String(UNAVAILABLE_RETRY_AFTER_S) });
+    res.status(429).json(tryLater(`${UNAVAILABLE}; nothing was issued or consumed`));
+  };

@@ -24,18 +24,32 @@ export interface TokenEndpointDeps {
 
 export function tokenEndpointRoutes({ knex, config, log, limiters, telemetry }: TokenEndpointDeps): Router {
   const windowS = config.TOKEN_RATE_LIMIT_WINDOW_S;
-  const limit = tokenRateLimit(limiters, {
-    perClient: { points: config.TOKEN_RATE_LIMIT_PER_CLIENT, durationS: windowS },
-    perAddressAndClient: { points: config.TOKEN_RATE_LIMIT_PER_ADDRESS, durationS: windowS },
-    perAddress: { points: config.TOKEN_RATE_LIMIT_PER_ADDRESS_ALL_CLIENTS ?? 10 * config.TOKEN_RATE_LIMIT_PER_ADDRESS, durationS: windowS },
-  }, config.AUTH_URL, () => telemetry.rateLimited.inc({ layer: 'token_endpoint' }));
+  const limit = tokenRateLimit(
+    limiters,
+    {
+      perClient: { points: config.TOKEN_RATE_LIMIT_PER_CLIENT, durationS: windowS },
+      perAddressAndClient: { points: config.TOKEN_RATE_LIMIT_PER_ADDRESS, durationS: windowS },
+      perAddress: {
+        points: config.TOKEN_RATE_LIMIT_PER_ADDRESS_ALL_CLIENTS ?? 10 * config.TOKEN_RATE_LIMIT_PER_ADDRESS,
+        durationS: windowS,
+      },
+    },
+    config.AUTH_URL,
+    () => telemetry.rateLimited.inc({ layer: 'token_endpoint' }),
+  );
   const cors = tokenResponseCors(knex);
   const failed = tokenRouteFailed(log);
 
   const router = Router();
   router.options('/oauth2/token', tokenPreflight(knex));
-  router.post('/oauth2/token', readTokenBody, cors, limit,
-    ...tokenRequestFilter({ issuer: config.AUTH_URL, clientCredentials: config.ISSUER_ENABLE_CLIENT_CREDENTIALS }), failed);
+  router.post(
+    '/oauth2/token',
+    readTokenBody,
+    cors,
+    limit,
+    ...tokenRequestFilter({ issuer: config.AUTH_URL, clientCredentials: config.ISSUER_ENABLE_CLIENT_CREDENTIALS }),
+    failed,
+  );
   // RFC 7009 revocation: the same CORS and limit (the same counters); oidc-provider checks the form itself.
   router.options('/oauth2/revoke', tokenPreflight(knex));
   router.post('/oauth2/revoke', readTokenBody, cors, limit, malformedBody(config.AUTH_URL), failed);

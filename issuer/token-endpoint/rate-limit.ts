@@ -24,7 +24,12 @@ export interface TokenRateLimits {
  * Runs after the body is read (express.text) and before everything else on the token route. `scope` names the
  * counters (the issuer URL), so issuers sharing a Redis count together only when they are the same issuer.
  */
-export function tokenRateLimit(store: LimiterStore, limits: TokenRateLimits, scope: string, onRefused: () => void): RequestHandler {
+export function tokenRateLimit(
+  store: LimiterStore,
+  limits: TokenRateLimits,
+  scope: string,
+  onRefused: () => void,
+): RequestHandler {
   const perClient = store.limiter(`token-client:${scope}`, limits.perClient);
   const perPair = store.limiter(`token-address-client:${scope}`, limits.perAddressAndClient);
   const perAddress = store.limiter(`token-address:${scope}`, limits.perAddress);
@@ -39,7 +44,9 @@ export function tokenRateLimit(store: LimiterStore, limits: TokenRateLimits, sco
     const pair = `${address} ${clientId ?? ''}`;
     // The windows are read at once (one Redis round trip with auto-pipelining); the address's are reported first.
     const [addressWait, pairWait, clientWait] = await Promise.all([
-      spent(perAddress, address), spent(perPair, pair), clientId ? spent(perClient, clientId) : undefined,
+      spent(perAddress, address),
+      spent(perPair, pair),
+      clientId ? spent(perClient, clientId) : undefined,
     ]);
     const waitMs = addressWait ?? pairWait ?? clientWait;
     if (waitMs !== undefined) {

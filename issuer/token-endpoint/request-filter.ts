@@ -17,7 +17,8 @@ const CODE_VERIFIER = /^[A-Za-z0-9._~-]{43,128}$/;
 export const readTokenBody = express.text({ type: 'application/x-www-form-urlencoded', limit: '56kb' });
 
 /** body-parser's refusals of the request itself carry a `type` such as entity.too.large or charset.unsupported. */
-const isBodyError = (err: unknown) => typeof (err as { type?: unknown })?.type === 'string' && ((err as { status?: number }).status ?? 500) < 500;
+const isBodyError = (err: unknown) =>
+  typeof (err as { type?: unknown })?.type === 'string' && ((err as { status?: number }).status ?? 500) < 500;
 
 export interface TokenFilterOptions {
   issuer: string;
@@ -28,9 +29,15 @@ export interface TokenFilterOptions {
  * The body is read as text and handed on untouched: oidc-provider parses req.body itself when the stream was already
  * consumed, so both sides see the same form.
  */
-export function tokenRequestFilter({ issuer, clientCredentials }: TokenFilterOptions): (RequestHandler | ErrorRequestHandler)[] {
-  const enabled = new Set(['authorization_code', 'refresh_token', ...(clientCredentials ? ['client_credentials'] : [])]);
-
+export function tokenRequestFilter({
+  issuer,
+  clientCredentials,
+}: TokenFilterOptions): (RequestHandler | ErrorRequestHandler)[] {
+  const enabled = new Set([
+    'authorization_code',
+    'refresh_token',
+    ...(clientCredentials ? ['client_credentials'] : []),
+  ]);
 
   const check: RequestHandler = (req, res, next) => {
     const basic = usedBasicAuth(req.get('authorization'));
@@ -51,8 +58,13 @@ export function tokenRequestFilter({ issuer, clientCredentials }: TokenFilterOpt
     const allowed = FIELDS[grantType]!;
     const seen = new Set<string>();
     for (const name of form.keys()) {
-      if (!allowed.has(name)) return fail('invalid_grant', `parameter not allowed for ${grantType}: ${name.slice(0, 64)}`);
-      if (seen.has(name)) return fail(CLIENT_AUTH_FIELDS.has(name) ? 'invalid_client' : 'invalid_grant', `${name} must not be provided twice`);
+      if (!allowed.has(name))
+        return fail('invalid_grant', `parameter not allowed for ${grantType}: ${name.slice(0, 64)}`);
+      if (seen.has(name))
+        return fail(
+          CLIENT_AUTH_FIELDS.has(name) ? 'invalid_client' : 'invalid_grant',
+          `${name} must not be provided twice`,
+        );
       seen.add(name);
     }
     // An empty secret is not "no secret": public clients send none at all, confidential ones a real one (§4.1).
@@ -61,7 +73,8 @@ export function tokenRequestFilter({ issuer, clientCredentials }: TokenFilterOpt
       return fail('invalid_client', 'client authentication must use either HTTP Basic or client_secret, not both');
 
     // A comma-separated scope is a client mistake the contract names (§4.1), not one unknown scope to drop silently.
-    if (form.get('scope')?.includes(',')) return fail('invalid_scope', 'scope is a space-separated list, not comma-separated');
+    if (form.get('scope')?.includes(','))
+      return fail('invalid_scope', 'scope is a space-separated list, not comma-separated');
 
     const verifier = form.get('code_verifier');
     if (verifier !== null && !CODE_VERIFIER.test(verifier))
@@ -77,5 +90,9 @@ export function tokenRequestFilter({ issuer, clientCredentials }: TokenFilterOpt
  * Body parser failures (too large, bad charset) are still answered as TokenError, never as an HTML page; any other
  * error (a store that failed) is not the client's and goes on to the route's last handler.
  */
-export const malformedBody = (issuer: string): ErrorRequestHandler => (err, req, res, next) =>
-  isBodyError(err) ? sendTokenError(res, issuer, 'invalid_grant', 'malformed request body', usedBasicAuth(req.get('authorization'))) : next(err);
+export const malformedBody =
+  (issuer: string): ErrorRequestHandler =>
+  (err, req, res, next) =>
+    isBodyError(err)
+      ? sendTokenError(res, issuer, 'invalid_grant', 'malformed request body', usedBasicAuth(req.get('authorization')))
+      : next(err);

@@ -7,7 +7,18 @@ import { sendProblem } from '../../common/http.js';
 import { isId, newId } from '../../common/ids.js';
 import { revokeAccountSessions } from '../../common/sessions.js';
 import { CAPABILITIES } from '../../wire/decision.js';
-import { DISPLAY_NAME, createOrConflict, done, idPages, parse, refused, reply, tenantExists, validate, type Outcome } from './support.js';
+import {
+  DISPLAY_NAME,
+  createOrConflict,
+  done,
+  idPages,
+  parse,
+  refused,
+  reply,
+  tenantExists,
+  validate,
+  type Outcome,
+} from './support.js';
 import { fieldChanges, recordChange } from './audit.js';
 
 const CreateServiceAccount = z.strictObject({
@@ -17,17 +28,35 @@ const CreateServiceAccount = z.strictObject({
 });
 const UpdateAccount = z.strictObject({ status: z.enum(['active', 'disabled']) });
 
-interface AccountRow { id: string; tenant_id: string; kind: string; status: string; epoch: number; person_id: string | null; client_id: string | null; name: string | null; capabilities: string[] }
+interface AccountRow {
+  id: string;
+  tenant_id: string;
+  kind: string;
+  status: string;
+  epoch: number;
+  person_id: string | null;
+  client_id: string | null;
+  name: string | null;
+  capabilities: string[];
+}
 
 /** Accounts with their service-account capabilities aggregated, so a listing is one read however long it is. */
-const accountsWithCapabilities = (knex: Knex) => knex('accounts as a')
-  .leftJoin('service_account_capabilities as c', 'c.account_id', 'a.id')
-  .groupBy('a.id')
-  .select('a.*', knex.raw(`coalesce(array_agg(c.capability_id order by c.capability_id) filter (where c.capability_id is not null), '{}') as capabilities`));
+const accountsWithCapabilities = (knex: Knex) =>
+  knex('accounts as a')
+    .leftJoin('service_account_capabilities as c', 'c.account_id', 'a.id')
+    .groupBy('a.id')
+    .select(
+      'a.*',
+      knex.raw(
+        `coalesce(array_agg(c.capability_id order by c.capability_id) filter (where c.capability_id is not null), '{}') as capabilities`,
+      ),
+    );
 
 function view(a: AccountRow) {
   const common = { accountId: a.id, kind: a.kind, status: a.status, epoch: a.epoch, tenantId: a.tenant_id };
-  return a.kind === 'service' ? { ...common, clientId: a.client_id, name: a.name, capabilities: a.capabilities } : { ...common, personId: a.person_id };
+  return a.kind === 'service'
+    ? { ...common, clientId: a.client_id, name: a.name, capabilities: a.capabilities }
+    : { ...common, personId: a.person_id };
 }
 
 type AccountView = ReturnType<typeof view>;
@@ -37,24 +66,33 @@ const accountPages = idPages('acc');
 const ServiceAccountQuery = accountPages.query({ status: z.enum(['active', 'disabled']).optional() });
 
 /** A page of the tenant's service accounts in creation order (ids are ULIDs), optionally of one status. */
-async function serviceAccountPage(knex: Knex, tenantId: string, query: unknown): Promise<Outcome<{ items: AccountView[]; nextCursor: string | null }>> {
+async function serviceAccountPage(
+  knex: Knex,
+  tenantId: string,
+  query: unknown,
+): Promise<Outcome<{ items: AccountView[]; nextCursor: string | null }>> {
   const parsed = validate(ServiceAccountQuery, query);
   if (!parsed.ok) return parsed;
   if (!(await tenantExists(knex, tenantId))) return refused('not_found');
   const { limit, cursor, status } = parsed.value;
-  const rows: AccountRow[] = await accountsWithCapabilities(knex).where({ 'a.tenant_id': tenantId, 'a.kind': 'service' })
+  const rows: AccountRow[] = await accountsWithCapabilities(knex)
+    .where({ 'a.tenant_id': tenantId, 'a.kind': 'service' })
     .modify((q) => {
       if (cursor) q.where('a.id', '>', cursor);
       if (status) q.where('a.status', status);
     })
-    .orderBy('a.id').limit(limit + 1);
+    .orderBy('a.id')
+    .limit(limit + 1);
   const { items, nextCursor } = accountPages.page(rows, limit, (a) => a.id);
   return done({ items: items.map(view), nextCursor });
 }
 
 /** The tenant's service accounts, oldest first. */
 export async function listServiceAccounts(knex: Knex, tenantId: string): Promise<AccountView[]> {
-  const rows: AccountRow[] = await accountsWithCapabilities(knex).where({ 'a.tenant_id': tenantId, 'a.kind': 'service' }).orderBy('a.created_at').orderBy('a.id');
+  const rows: AccountRow[] = await accountsWithCapabilities(knex)
+    .where({ 'a.tenant_id': tenantId, 'a.kind': 'service' })
+    .orderBy('a.created_at')
+    .orderBy('a.id');
   return rows.map(view);
 }
 
@@ -67,18 +105,26 @@ export async function setAccountStatus(knex: Knex, accountId: string, body: unkn
   const updated: AccountRow | undefined = row && (await accountsWithCapabilities(knex).where('a.id', row.id).first());
   if (!updated) return refused('not_found');
   await recordChange({
-    action: updated.status === 'disabled' ? 'account.disable' : 'account.enable', target: { type: 'account', id: updated.id }, tenantId: updated.tenant_id,
+    action: updated.status === 'disabled' ? 'account.disable' : 'account.enable',
+    target: { type: 'account', id: updated.id },
+    tenantId: updated.tenant_id,
     changes: fieldChanges(before, updated, ['status']),
   });
   return done(view(updated));
 }
 
 /** Advances the account's epoch by one: tokens carrying the old one are 403 epoch_changed from the next request on. */
-export async function advanceEpoch(knex: Knex, accountId: string): Promise<Outcome<{ accountId: string; epoch: number }>> {
+export async function advanceEpoch(
+  knex: Knex,
+  accountId: string,
+): Promise<Outcome<{ accountId: string; epoch: number }>> {
   const [row] = (await account(knex, accountId)?.increment('epoch', 1).returning(['id', 'epoch', 'tenant_id'])) ?? [];
   if (!row) return refused('not_found');
   await recordChange({
-    action: 'account.epoch_advance', target: { type: 'account', id: row.id }, tenantId: row.tenant_id, changes: { epoch: { from: row.epoch - 1, to: row.epoch } },
+    action: 'account.epoch_advance',
+    target: { type: 'account', id: row.id },
+    tenantId: row.tenant_id,
+    changes: { epoch: { from: row.epoch - 1, to: row.epoch } },
   });
   return done({ accountId: row.id, epoch: row.epoch });
 }
@@ -88,27 +134,43 @@ export async function revokeSessions(knex: Knex, accountId: string): Promise<Out
   const row = await account(knex, accountId)?.first('id', 'tenant_id');
   if (!row) return refused('not_found');
   await revokeAccountSessions(knex, row.id);
-  await recordChange({ action: 'account.sessions_revoke', target: { type: 'account', id: row.id }, tenantId: row.tenant_id });
+  await recordChange({
+    action: 'account.sessions_revoke',
+    target: { type: 'account', id: row.id },
+    tenantId: row.tenant_id,
+  });
   return done(undefined);
 }
 
-export interface ConsentView { clientId: string; appName: string; since: string; revokedAt: string | null }
+export interface ConsentView {
+  clientId: string;
+  appName: string;
+  since: string;
+  revokedAt: string | null;
+}
 
 /** The authorizations (consents) of a login account of `tenantId`, newest first, or undefined when it has no such account. */
 export async function consentsOf(knex: Knex, tenantId: string, accountId: string): Promise<ConsentView[] | undefined> {
   if (!(await account(knex, accountId)?.where({ tenant_id: tenantId, kind: 'person' }).first('id'))) return undefined;
   const rows: { client_id: string; name: string; created_at: Date; revoked_at: Date | null }[] = await knex('sessions')
-    .join('clients', 'clients.id', 'sessions.client_id').where('sessions.account_id', accountId)
-    .orderBy('sessions.created_at', 'desc').select('sessions.client_id', 'clients.name', 'sessions.created_at', 'sessions.revoked_at');
+    .join('clients', 'clients.id', 'sessions.client_id')
+    .where('sessions.account_id', accountId)
+    .orderBy('sessions.created_at', 'desc')
+    .select('sessions.client_id', 'clients.name', 'sessions.created_at', 'sessions.revoked_at');
   return rows.map((r) => ({
-    clientId: r.client_id, appName: r.name, since: new Date(r.created_at).toISOString(), revokedAt: r.revoked_at && new Date(r.revoked_at).toISOString(),
+    clientId: r.client_id,
+    appName: r.name,
+    since: new Date(r.created_at).toISOString(),
+    revokedAt: r.revoked_at && new Date(r.revoked_at).toISOString(),
   }));
 }
 
 export function accountsRouter(knex: Knex): Router {
   const r = Router();
 
-  r.get('/tenants/:tenantId/service-accounts', async (req, res) => reply(res, await serviceAccountPage(knex, req.params.tenantId, req.query)));
+  r.get('/tenants/:tenantId/service-accounts', async (req, res) =>
+    reply(res, await serviceAccountPage(knex, req.params.tenantId, req.query)),
+  );
   r.post('/tenants/:tenantId/service-accounts', async (req, res) => {
     const body = parse(CreateServiceAccount, req.body, res);
     if (!body) return;
@@ -124,19 +186,32 @@ export function accountsRouter(knex: Knex): Router {
           .insert({ id: accountId, tenant_id: tenantId, kind: 'service', client_id: body.clientId, name: body.name })
           .returning('*');
         if (capabilities.length)
-          await trx('service_account_capabilities').insert(capabilities.map((c) => ({ account_id: accountId, capability_id: c })));
+          await trx('service_account_capabilities').insert(
+            capabilities.map((c) => ({ account_id: accountId, capability_id: c })),
+          );
         return created as AccountRow;
       });
-      const created = { accountId, clientId: row.client_id, name: row.name, capabilities, status: row.status, epoch: row.epoch };
+      const created = {
+        accountId,
+        clientId: row.client_id,
+        name: row.name,
+        capabilities,
+        status: row.status,
+        epoch: row.epoch,
+      };
       await recordChange({
-        action: 'service_account.create', target: { type: 'account', id: accountId }, tenantId,
+        action: 'service_account.create',
+        target: { type: 'account', id: accountId },
+        tenantId,
         changes: fieldChanges(undefined, created, ['clientId', 'name', 'capabilities', 'status']),
       });
       res.status(201).json(created);
     });
   });
 
-  r.patch('/accounts/:accountId', async (req, res) => reply(res, await setAccountStatus(knex, req.params.accountId, req.body)));
+  r.patch('/accounts/:accountId', async (req, res) =>
+    reply(res, await setAccountStatus(knex, req.params.accountId, req.body)),
+  );
   r.post('/accounts/:accountId/epoch', async (req, res) => reply(res, await advanceEpoch(knex, req.params.accountId)));
 
   r.post('/accounts/:accountId/sessions/revoke', async (req, res) => {

@@ -33,5 +33,7 @@ export async function revokeTenantAdminKey(knex: Knex, tenantId: string, keyId: 
 
 /** Whether the key `keyId` still exists for `tenantId` (a console session ends when its key is revoked). */
 export async function tenantAdminKeyLive(knex: Knex, tenantId: string, keyId: string): Promise<boolean> {
-  return isId('key', keyId) && Boolean(await knex('tenant_admin_keys').where({ id: keyId, tenant_id: tenantId }).first('id'));
+  return (
+    isId('key', keyId) && Boolean(await knex('tenant_admin_keys').where({ id: keyId, tenant_id: tenantId }).first('id'))
+  );
 }

@@ -12,8 +12,16 @@ const decodeCursor = (cursor: string) => /^a:(\d{1,19})$/.exec(Buffer.from(curso
 
 const AuditQuery = z.strictObject({
   limit: z.coerce.number().int().min(1).max(100).default(20),
-  cursor: z.string().max(64).refine((c) => decodeCursor(c) !== undefined, 'not a cursor from this trail').optional(),
-  action: z.string().regex(/^[a-z_]+\.[a-z_]+$/).max(64).optional(),
+  cursor: z
+    .string()
+    .max(64)
+    .refine((c) => decodeCursor(c) !== undefined, 'not a cursor from this trail')
+    .optional(),
+  action: z
+    .string()
+    .regex(/^[a-z_]+\.[a-z_]+$/)
+    .max(64)
+    .optional(),
   since: z.iso.datetime({ offset: true }).optional(),
 });
 
@@ -26,7 +34,8 @@ export interface AuditPage {
 export async function auditPage(knex: Knex, tenantId: string | null, query: unknown): Promise<Outcome<AuditPage>> {
   const parsed = validate(AuditQuery, query);
   if (!parsed.ok) return parsed;
-  if (tenantId !== null && (!isId('ten', tenantId) || !(await knex('tenants').where({ id: tenantId }).first('id')))) return refused('not_found');
+  if (tenantId !== null && (!isId('ten', tenantId) || !(await knex('tenants').where({ id: tenantId }).first('id'))))
+    return refused('not_found');
   const { limit, cursor, action, since } = parsed.value;
   const rows: AuditRow[] = await knex('admin_audit')
     .modify((q) => {
@@ -44,7 +53,9 @@ export async function auditPage(knex: Knex, tenantId: string | null, query: unkn
 const VERIFY_PAGE = 1000;
 
 /** Walks the whole chain in id order; the first entry whose hash does not follow from its predecessor is reported. */
-async function verifyChain(knex: Knex): Promise<{ ok: true; entries: number } | { ok: false; entries: number; brokenAt: string }> {
+async function verifyChain(
+  knex: Knex,
+): Promise<{ ok: true; entries: number } | { ok: false; entries: number; brokenAt: string }> {
   let previous = GENESIS;
   let after = '0';
   let entries = 0;
@@ -63,7 +74,9 @@ async function verifyChain(knex: Knex): Promise<{ ok: true; entries: number } | 
 
 export function auditTrailRouter(knex: Knex): Router {
   const r = Router();
-  r.get('/tenants/:tenantId/audit', async (req, res) => reply(res, await auditPage(knex, String(req.params.tenantId), req.query)));
+  r.get('/tenants/:tenantId/audit', async (req, res) =>
+    reply(res, await auditPage(knex, String(req.params.tenantId), req.query)),
+  );
   r.get('/audit', async (req, res) => reply(res, await auditPage(knex, null, req.query)));
   r.get('/audit/verify', async (_req, res) => res.json(await verifyChain(knex)));
   return r;

@@ -52,7 +52,8 @@ const actorOf = (caller: AdminCaller): AuditActor =>
 export function scopedKnex(knex: Knex): Knex {
   const current = () => scope.getStore()?.trx ?? knex;
   return new Proxy(knex, {
-    apply: (_target, thisArg, args) => Reflect.apply(current() as unknown as (...a: unknown[]) => unknown, thisArg, args),
+    apply: (_target, thisArg, args) =>
+      Reflect.apply(current() as unknown as (...a: unknown[]) => unknown, thisArg, args),
     get: (_target, prop) => {
       const target = current();
       const value = Reflect.get(target, prop);
@@ -76,7 +77,10 @@ export function fieldChanges(before: object | undefined, after: object, fields: 
 function canonical(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
   if (value && typeof value === 'object')
-    return `{${Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`).join(',')}}`;
+    return `{${Object.keys(value)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`)
+      .join(',')}}`;
   return JSON.stringify(value ?? null);
 }
 
@@ -98,8 +102,17 @@ export interface AuditRow {
 /** The chain link of `row`: SHA-256 of the previous entry's hash and this entry's content. */
 export function chainHash(previous: string, row: Omit<AuditRow, 'hash'>): string {
   const content = canonical({
-    id: String(row.id), at: new Date(row.at).toISOString(), tenantId: row.tenant_id, actorKind: row.actor_kind, actorKeyId: row.actor_key_id,
-    action: row.action, targetType: row.target_type, targetId: row.target_id, changes: row.changes, requestId: row.request_id, ip: row.ip,
+    id: String(row.id),
+    at: new Date(row.at).toISOString(),
+    tenantId: row.tenant_id,
+    actorKind: row.actor_kind,
+    actorKeyId: row.actor_key_id,
+    action: row.action,
+    targetType: row.target_type,
+    targetId: row.target_id,
+    changes: row.changes,
+    requestId: row.request_id,
+    ip: row.ip,
   });
   return createHash('sha256').update(`${previous}\n${content}`).digest('hex');
 }
@@ -118,10 +131,23 @@ export async function recordChange(change: ChangeRecord): Promise<void> {
   const { rows } = await trx.raw(`select nextval(pg_get_serial_sequence('admin_audit', 'id')) as id`);
   const changes = change.changes && Object.keys(change.changes).length ? change.changes : null;
   const row = {
-    id: String(rows[0].id), at: new Date().toISOString(), tenant_id: change.tenantId, actor_kind: s.actor.kind, actor_key_id: s.actor.keyId ?? null,
-    action: change.action, target_type: change.target.type, target_id: change.target.id, changes, request_id: s.requestId, ip: s.ip,
+    id: String(rows[0].id),
+    at: new Date().toISOString(),
+    tenant_id: change.tenantId,
+    actor_kind: s.actor.kind,
+    actor_key_id: s.actor.keyId ?? null,
+    action: change.action,
+    target_type: change.target.type,
+    target_id: change.target.id,
+    changes,
+    request_id: s.requestId,
+    ip: s.ip,
   };
-  await trx('admin_audit').insert({ ...row, changes: changes && JSON.stringify(changes), hash: chainHash(last?.hash ?? GENESIS, row) });
+  await trx('admin_audit').insert({
+    ...row,
+    changes: changes && JSON.stringify(changes),
+    hash: chainHash(last?.hash ?? GENESIS, row),
+  });
   s.recorded.push(change.action);
 }
 
@@ -141,7 +167,10 @@ const ROLLED_BACK = Symbol('refused: rolled back');
  * told each committed entry's action (the admin_changes_total counter).
  */
 export function auditedChanges(
-  knex: Knex, log: Logger, callerOf: (res: Response) => AdminCaller, onCommitted: (action: string) => void = () => undefined,
+  knex: Knex,
+  log: Logger,
+  callerOf: (res: Response) => AdminCaller,
+  onCommitted: (action: string) => void = () => undefined,
 ): RequestHandler {
   return (req: Request, res: Response, next) => {
     if (!CHANGING.has(req.method)) return next();
@@ -152,30 +181,43 @@ export function auditedChanges(
     res.end = ((...args: unknown[]) => ((held = args), answered(), res)) as Response['end'];
     const release = () => void (res.end = end as Response['end']);
 
-    knex.transaction(async (trx) => {
-      const s: ChangeScope = { trx, actor: actorOf(callerOf(res)), requestId: requestIdOf(res), ip: req.ip ?? req.socket.remoteAddress ?? 'unknown', recorded: [], unchanged: false };
-      await scope.run(s, async () => {
-        next();
-        await answer;
-      });
-      if (res.statusCode >= 400) throw ROLLED_BACK;
-      if (s.recorded.length === 0 && !s.unchanged) throw new Error(`admin change without an audit entry: ${req.method} ${req.baseUrl}${req.path}`);
-      return s.recorded;
-    }).then(
-      (actions) => {
-        release();
-        for (const action of actions) onCommitted(action);
-        end(...held);
-      },
-      (err) => {
-        release();
-        if (err === ROLLED_BACK) return end(...held);
-        log.error({ err, requestId: requestIdOf(res) }, 'admin change not committed');
-        for (const name of res.getHeaderNames()) if (name !== 'x-request-id') res.removeHeader(name);
-        if (res.headersSent) return end();
-        sendProblem(res, 'authorization_unavailable', { status: 503, message: 'the change was not made; retry later' });
-      },
-    );
+    knex
+      .transaction(async (trx) => {
+        const s: ChangeScope = {
+          trx,
+          actor: actorOf(callerOf(res)),
+          requestId: requestIdOf(res),
+          ip: req.ip ?? req.socket.remoteAddress ?? 'unknown',
+          recorded: [],
+          unchanged: false,
+        };
+        await scope.run(s, async () => {
+          next();
+          await answer;
+        });
+        if (res.statusCode >= 400) throw ROLLED_BACK;
+        if (s.recorded.length === 0 && !s.unchanged)
+          throw new Error(`admin change without an audit entry: ${req.method} ${req.baseUrl}${req.path}`);
+        return s.recorded;
+      })
+      .then(
+        (actions) => {
+          release();
+          for (const action of actions) onCommitted(action);
+          end(...held);
+        },
+        (err) => {
+          release();
+          if (err === ROLLED_BACK) return end(...held);
+          log.error({ err, requestId: requestIdOf(res) }, 'admin change not committed');
+          for (const name of res.getHeaderNames()) if (name !== 'x-request-id') res.removeHeader(name);
+          if (res.headersSent) return end();
+          sendProblem(res, 'authorization_unavailable', {
+            status: 503,
+            message: 'the change was not made; retry later',
+          });
+        },
+      );
   };
 }
 
@@ -193,8 +235,14 @@ export interface AuditEntryView {
 }
 
 export const entryView = (r: AuditRow): AuditEntryView => ({
-  id: String(r.id), at: new Date(r.at).toISOString(), tenantId: r.tenant_id,
+  id: String(r.id),
+  at: new Date(r.at).toISOString(),
+  tenantId: r.tenant_id,
   actor: r.actor_kind === 'operator' ? { kind: 'operator' } : { kind: 'tenant_admin_key', keyId: r.actor_key_id ?? '' },
-  action: r.action, target: { type: r.target_type, id: r.target_id }, ...(r.changes ? { changes: r.changes } : {}),
-  requestId: r.request_id, ip: r.ip, hash: r.hash,
+  action: r.action,
+  target: { type: r.target_type, id: r.target_id },
+  ...(r.changes ? { changes: r.changes } : {}),
+  requestId: r.request_id,
+  ip: r.ip,
+  hash: r.hash,
 });

@@ -12,7 +12,11 @@ import type { CredentialThrottle } from '../../common/credential-throttle.js';
 export type AdminCaller = { kind: 'operator' } | { kind: 'tenant'; tenantId: string; keyId: string };
 
 /** One admin API operation: its method, its path under /admin/v1 and its body. The admin console names its actions so. */
-export interface AdminOperation { method: string; path: string; body?: unknown }
+export interface AdminOperation {
+  method: string;
+  path: string;
+  body?: unknown;
+}
 
 /** The tenant owning the object a path names; null when the object does not exist (the handler answers 404). */
 export type Owner = { operatorOnly: true } | { operatorOnly: false; tenantId: string | null };
@@ -21,9 +25,16 @@ const OPERATOR_ONLY: Owner = { operatorOnly: true };
 const ownedBy = (tenantId: string | null | undefined): Owner => ({ operatorOnly: false, tenantId: tenantId ?? null });
 
 export async function ownerOf(knex: Knex, op: AdminOperation): Promise<Owner> {
-  const [collection, id, sub] = op.path.split('/').filter(Boolean).map((s) => safeDecode(s));
+  const [collection, id, sub] = op.path
+    .split('/')
+    .filter(Boolean)
+    .map((s) => safeDecode(s));
   if (!id) return OPERATOR_ONLY; // POST /tenants, and anything unknown
-  const single = (table: string) => knex(table).where('id', id).first('tenant_id').then((r) => ownedBy(r?.tenant_id));
+  const single = (table: string) =>
+    knex(table)
+      .where('id', id)
+      .first('tenant_id')
+      .then((r) => ownedBy(r?.tenant_id));
   switch (collection) {
     case 'tenants': {
       if (sub === 'admin-keys') return OPERATOR_ONLY;
@@ -59,7 +70,10 @@ const tenantInPath = (req: Request) => {
 const bearer = (req: Request) => /^Bearer ([^\s]+)$/i.exec(req.get('authorization') ?? '')?.[1];
 
 /** Finds who presents a credential: the operator, a live tenant admin key's tenant, or undefined for anything else. */
-export function adminIdentifier(knex: Knex, adminToken: string): (presented: string) => Promise<AdminCaller | undefined> {
+export function adminIdentifier(
+  knex: Knex,
+  adminToken: string,
+): (presented: string) => Promise<AdminCaller | undefined> {
   const isOperatorToken = secretChecker(adminToken);
   return async (presented) => {
     if (isOperatorToken(presented)) return { kind: 'operator' };
@@ -78,13 +92,20 @@ export function authenticateAdmin(knex: Knex, adminToken: string, throttle: Cred
     const token = bearer(req);
     const address = req.ip ?? 'unknown';
     const waitS = token ? await throttle.waitSeconds(undefined, address) : undefined;
-    if (waitS !== undefined) return sendProblem(res, 'rate_limited', { message: 'too many wrong credentials from this address', headers: { 'retry-after': String(waitS) } });
+    if (waitS !== undefined)
+      return sendProblem(res, 'rate_limited', {
+        message: 'too many wrong credentials from this address',
+        headers: { 'retry-after': String(waitS) },
+      });
     let caller: AdminCaller | undefined;
     try {
       caller = token ? await identify(token) : undefined;
     } catch (err) {
       if (!(err instanceof HashingBusy)) throw err;
-      return sendProblem(res, 'authorization_unavailable', { message: 'credential checks are busy', headers: { 'retry-after': String(err.retryAfterS) } });
+      return sendProblem(res, 'authorization_unavailable', {
+        message: 'credential checks are busy',
+        headers: { 'retry-after': String(err.retryAfterS) },
+      });
     }
     if (token && !caller) await throttle.failed(undefined, address);
     if (!caller) return sendProblem(res, 'invalid_token', { message: 'operator token or tenant admin key required' });
@@ -98,7 +119,7 @@ export function authenticateAdmin(knex: Knex, adminToken: string, throttle: Cred
 export function refusalFor(caller: AdminCaller, owner: Owner): string | undefined {
   if (caller.kind === 'operator') return undefined;
   if (owner.operatorOnly) return 'operator token required';
-  if (owner.tenantId !== null && owner.tenantId !== caller.tenantId) return 'outside this admin key\'s tenant';
+  if (owner.tenantId !== null && owner.tenantId !== caller.tenantId) return "outside this admin key's tenant";
   return undefined;
 }
 
@@ -109,7 +130,11 @@ const refusalOf = async (knex: Knex, caller: AdminCaller, op: AdminOperation): P
 /** 403 forbidden when a tenant admin key reaches outside its tenant or for an operator-only operation. */
 export function authorizeAdmin(knex: Knex): RequestHandler {
   return async (req: Request, res: Response, next: NextFunction) => {
-    const refusal = await refusalOf(knex, res.locals.adminCaller as AdminCaller, { method: req.method, path: req.path, body: req.body });
+    const refusal = await refusalOf(knex, res.locals.adminCaller as AdminCaller, {
+      method: req.method,
+      path: req.path,
+      body: req.body,
+    });
     if (refusal) return sendProblem(res, 'forbidden', { message: refusal });
     next();
   };

@@ -23,10 +23,20 @@ export async function createNextSecret(knex: Knex, clientId: string): Promise<Ou
     if (client.type !== 'confidential') return refused('schema_invalid', 'a public client has no secret');
     if (await hasPendingSecret(trx, client.id))
       return refused('already_exists', 'a next secret is already pending; promote it first');
-    await trx('client_secrets').where({ client_id: client.id, state: 'current' }).update({ expires_at: new Date(Date.now() + ROTATION_OVERLAP_MS) });
-    await trx('client_secrets').insert({ id: newId('key'), client_id: client.id, secret_hash: secretHash, state: 'next' });
+    await trx('client_secrets')
+      .where({ client_id: client.id, state: 'current' })
+      .update({ expires_at: new Date(Date.now() + ROTATION_OVERLAP_MS) });
+    await trx('client_secrets').insert({
+      id: newId('key'),
+      client_id: client.id,
+      secret_hash: secretHash,
+      state: 'next',
+    });
     await recordChange({
-      action: 'client_secret.create', target: { type: 'client', id: client.id }, tenantId: client.tenant_id, changes: { nextSecret: { from: null, to: REDACTED } },
+      action: 'client_secret.create',
+      target: { type: 'client', id: client.id },
+      tenantId: client.tenant_id,
+      changes: { nextSecret: { from: null, to: REDACTED } },
     });
     return done({ clientSecret: secret });
   });
@@ -42,7 +52,10 @@ export async function promoteNextSecret(knex: Knex, clientId: string): Promise<O
     await trx('client_secrets').where({ client_id: client.id, state: 'current' }).delete();
     await trx('client_secrets').where('id', next.id).update({ state: 'current', expires_at: null });
     await recordChange({
-      action: 'client_secret.promote', target: { type: 'client', id: client.id }, tenantId: client.tenant_id, changes: { secret: { from: REDACTED, to: REDACTED } },
+      action: 'client_secret.promote',
+      target: { type: 'client', id: client.id },
+      tenantId: client.tenant_id,
+      changes: { secret: { from: REDACTED, to: REDACTED } },
     });
     return done(clientView(client));
   });
@@ -55,7 +68,11 @@ export async function hasPendingSecret(knex: Knex, clientId: string): Promise<bo
 
 export function clientSecretsRouter(knex: Knex): Router {
   const r = Router();
-  r.post('/clients/:clientId/secrets', async (req, res) => reply(res, await createNextSecret(knex, req.params.clientId), 201));
-  r.post('/clients/:clientId/secrets/promote', async (req, res) => reply(res, await promoteNextSecret(knex, req.params.clientId)));
+  r.post('/clients/:clientId/secrets', async (req, res) =>
+    reply(res, await createNextSecret(knex, req.params.clientId), 201),
+  );
+  r.post('/clients/:clientId/secrets/promote', async (req, res) =>
+    reply(res, await promoteNextSecret(knex, req.params.clientId)),
+  );
   return r;
 }

@@ -3,7 +3,18 @@ import { z } from 'zod';
 import type { Knex } from 'knex';
 import { isId, newId } from '../../common/ids.js';
 import { hashSecret, randomSecret } from '../../common/secrets.js';
-import { DISPLAY_NAME, LABEL, done, idPages, refused, reply, tenantExists, unlessTaken, validate, type Outcome } from './support.js';
+import {
+  DISPLAY_NAME,
+  LABEL,
+  done,
+  idPages,
+  refused,
+  reply,
+  tenantExists,
+  unlessTaken,
+  validate,
+  type Outcome,
+} from './support.js';
 import { REDACTED, fieldChanges, recordChange } from './audit.js';
 
 const KIND_PREFIX = { third_party: 'tp', first_party: 'fp', internal: 'int' } as const;
@@ -18,17 +29,36 @@ const CreateClient = z.strictObject({
   allowedOrigins: z.array(z.url()).max(20).optional(),
 });
 /** Any of the app's settings a tenant admin may change after registration (slug, kind and type name what it is). */
-const UpdateClient = z.strictObject({
-  status: z.enum(['active', 'disabled']).optional(),
-  name: DISPLAY_NAME.optional(),
-  redirectUris: CreateClient.shape.redirectUris.optional(),
-  allowedOrigins: z.array(z.url()).max(20).optional(),
-}).refine((b) => Object.keys(b).length > 0, 'name at least one of status, name, redirectUris, allowedOrigins');
+const UpdateClient = z
+  .strictObject({
+    status: z.enum(['active', 'disabled']).optional(),
+    name: DISPLAY_NAME.optional(),
+    redirectUris: CreateClient.shape.redirectUris.optional(),
+    allowedOrigins: z.array(z.url()).max(20).optional(),
+  })
+  .refine((b) => Object.keys(b).length > 0, 'name at least one of status, name, redirectUris, allowedOrigins');
 
-interface ClientRow { id: string; tenant_id: string; slug: string; name: string; kind: string; type: string; status: string; redirect_uris: string[]; allowed_origins: string[] }
+interface ClientRow {
+  id: string;
+  tenant_id: string;
+  slug: string;
+  name: string;
+  kind: string;
+  type: string;
+  status: string;
+  redirect_uris: string[];
+  allowed_origins: string[];
+}
 export const clientView = (c: ClientRow) => ({
-  clientId: c.id, tenantId: c.tenant_id, slug: c.slug, name: c.name, kind: c.kind, type: c.type, status: c.status,
-  redirectUris: c.redirect_uris, allowedOrigins: c.allowed_origins,
+  clientId: c.id,
+  tenantId: c.tenant_id,
+  slug: c.slug,
+  name: c.name,
+  kind: c.kind,
+  type: c.type,
+  status: c.status,
+  redirectUris: c.redirect_uris,
+  allowedOrigins: c.allowed_origins,
 });
 export type ClientView = ReturnType<typeof clientView>;
 
@@ -43,21 +73,30 @@ export async function listClients(knex: Knex, tenantId: string): Promise<ClientV
 }
 
 const clientPages = idPages('client');
-const ClientQuery = clientPages.query({ status: z.enum(['active', 'disabled']).optional(), kind: z.enum(['third_party', 'first_party', 'internal']).optional() });
+const ClientQuery = clientPages.query({
+  status: z.enum(['active', 'disabled']).optional(),
+  kind: z.enum(['third_party', 'first_party', 'internal']).optional(),
+});
 
 /** A page of the tenant's clients in id order, optionally of one status or kind. */
-async function clientPage(knex: Knex, tenantId: string, query: unknown): Promise<Outcome<{ items: ClientView[]; nextCursor: string | null }>> {
+async function clientPage(
+  knex: Knex,
+  tenantId: string,
+  query: unknown,
+): Promise<Outcome<{ items: ClientView[]; nextCursor: string | null }>> {
   const parsed = validate(ClientQuery, query);
   if (!parsed.ok) return parsed;
   if (!(await tenantExists(knex, tenantId))) return refused('not_found');
   const { limit, cursor, status, kind } = parsed.value;
-  const rows: ClientRow[] = await knex('clients').where({ tenant_id: tenantId })
+  const rows: ClientRow[] = await knex('clients')
+    .where({ tenant_id: tenantId })
     .modify((q) => {
       if (cursor) q.where('id', '>', cursor);
       if (status) q.where({ status });
       if (kind) q.where({ kind });
     })
-    .orderBy('id').limit(limit + 1);
+    .orderBy('id')
+    .limit(limit + 1);
   const { items, nextCursor } = clientPages.page(rows, limit, (c) => c.id);
   return done({ items: items.map(clientView), nextCursor });
 }
@@ -83,7 +122,9 @@ export async function updateClient(knex: Knex, clientId: string, body: unknown):
   const [was, now] = [clientView(before), clientView(row)];
   const statusChanged = was.status !== now.status;
   await recordChange({
-    action: statusChanged ? (now.status === 'disabled' ? 'client.disable' : 'client.enable') : 'client.update', target: { type: 'client', id: row.id }, tenantId: row.tenant_id,
+    action: statusChanged ? (now.status === 'disabled' ? 'client.disable' : 'client.enable') : 'client.update',
+    target: { type: 'client', id: row.id },
+    tenantId: row.tenant_id,
     changes: fieldChanges(was, now, ['status', 'name', 'redirectUris', 'allowedOrigins']),
   });
   return done(now);
@@ -105,16 +146,30 @@ export async function createClient(knex: Knex, tenantId: string, body: unknown):
     const row = await knex.transaction(async (trx) => {
       const [client] = await trx('clients')
         .insert({
-          id, tenant_id: tenantId, slug: b.slug, name: b.name, kind: b.kind, type: b.type,
-          redirect_uris: JSON.stringify(b.redirectUris), allowed_origins: JSON.stringify(b.allowedOrigins ?? []),
+          id,
+          tenant_id: tenantId,
+          slug: b.slug,
+          name: b.name,
+          kind: b.kind,
+          type: b.type,
+          redirect_uris: JSON.stringify(b.redirectUris),
+          allowed_origins: JSON.stringify(b.allowedOrigins ?? []),
         })
         .returning('*');
-      if (secretHash) await trx('client_secrets').insert({ id: newId('key'), client_id: id, secret_hash: secretHash, state: 'current' });
+      if (secretHash)
+        await trx('client_secrets').insert({
+          id: newId('key'),
+          client_id: id,
+          secret_hash: secretHash,
+          state: 'current',
+        });
       return client as ClientRow;
     });
     const created = clientView(row);
     await recordChange({
-      action: 'client.create', target: { type: 'client', id: created.clientId }, tenantId,
+      action: 'client.create',
+      target: { type: 'client', id: created.clientId },
+      tenantId,
       changes: {
         ...fieldChanges(undefined, created, ['name', 'kind', 'type', 'status', 'redirectUris', 'allowedOrigins']),
         ...(secret && { clientSecret: { from: null, to: REDACTED } }),
@@ -126,8 +181,14 @@ export async function createClient(knex: Knex, tenantId: string, body: unknown):
 
 export function clientsRouter(knex: Knex): Router {
   const r = Router();
-  r.get('/tenants/:tenantId/clients', async (req, res) => reply(res, await clientPage(knex, req.params.tenantId, req.query)));
-  r.post('/tenants/:tenantId/clients', async (req, res) => reply(res, await createClient(knex, req.params.tenantId, req.body), 201));
-  r.patch('/clients/:clientId', async (req, res) => reply(res, await updateClient(knex, req.params.clientId, req.body)));
+  r.get('/tenants/:tenantId/clients', async (req, res) =>
+    reply(res, await clientPage(knex, req.params.tenantId, req.query)),
+  );
+  r.post('/tenants/:tenantId/clients', async (req, res) =>
+    reply(res, await createClient(knex, req.params.tenantId, req.body), 201),
+  );
+  r.patch('/clients/:clientId', async (req, res) =>
+    reply(res, await updateClient(knex, req.params.clientId, req.body)),
+  );
   return r;
 }

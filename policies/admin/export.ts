@@ -37,7 +37,8 @@ const LINE = `json_build_object(
 async function exportPlan(knex: Knex, tenantId: string, query: unknown): Promise<Outcome<ExportFilter>> {
   const parsed = validate(ExportQuery, query);
   if (!parsed.ok) return parsed;
-  if (!isId('ten', tenantId) || !(await knex('tenants').where({ id: tenantId }).first('id'))) return refused('not_found');
+  if (!isId('ten', tenantId) || !(await knex('tenants').where({ id: tenantId }).first('id')))
+    return refused('not_found');
   const { extensionId, clientId } = parsed.value;
   if (extensionId && !(await knex('extensions').where({ id: extensionId, tenant_id: tenantId }).first('id')))
     return refused('schema_invalid', 'extensionId: no such extension in this tenant');
@@ -73,7 +74,12 @@ const EXPORT_IDLE_MS = 5 * 60 * 1000;
  * waited for until `until` closes.
  */
 async function writeRecords(
-  knex: Knex, tenantId: string, filter: ExportFilter, out: Writable, until: EventEmitter, stopped: () => boolean,
+  knex: Knex,
+  tenantId: string,
+  filter: ExportFilter,
+  out: Writable,
+  until: EventEmitter,
+  stopped: () => boolean,
   progress: ExportProgress = { records: 0 },
 ): Promise<ExportProgress> {
   await knex.transaction(
@@ -133,7 +139,13 @@ export interface ExportRequest {
 }
 
 /** Streams a tenant's export as the answer to `req`: checks, then every line, or a Problem/cut stream on failure. */
-export async function streamExport(knex: Knex, log: ExportLog, req: Request, res: Response, ask: ExportRequest): Promise<void> {
+export async function streamExport(
+  knex: Knex,
+  log: ExportLog,
+  req: Request,
+  res: Response,
+  ask: ExportRequest,
+): Promise<void> {
   const { tenantId } = ask;
   const plan = await exportPlan(knex, tenantId, ask.query);
   if (!plan.ok) return ask.refuse(plan);
@@ -154,7 +166,10 @@ export async function streamExport(knex: Knex, log: ExportLog, req: Request, res
     if (progress.records === 0 && !res.headersSent) {
       // Nothing sent yet: an ordinary retryable Problem.
       for (const header of ['content-encoding', 'content-disposition']) res.removeHeader(header);
-      return sendProblem(res, 'authorization_unavailable', { status: 503, message: 'the export could not be read; retry later' });
+      return sendProblem(res, 'authorization_unavailable', {
+        status: 503,
+        message: 'the export could not be read; retry later',
+      });
     }
     // Cut: the unfinished line, then the connection closed without the last chunk (clients see a failed transfer).
     // Ending the socket (not destroying it) lets what was written reach the client first.
@@ -170,6 +185,11 @@ export type ExportLog = { error(fields: object, message: string): void };
 export function exportRouter(knex: Knex, log: ExportLog): Router {
   const r = Router();
   r.get('/tenants/:tenantId/export', (req, res) =>
-    streamExport(knex, log, req, res, { tenantId: String(req.params.tenantId), query: req.query, refuse: (refusal) => sendRefusal(res, refusal) }));
+    streamExport(knex, log, req, res, {
+      tenantId: String(req.params.tenantId),
+      query: req.query,
+      refuse: (refusal) => sendRefusal(res, refusal),
+    }),
+  );
   return r;
 }

@@ -12,7 +12,8 @@ import { recordChange, recordNoChange } from './audit.js';
 const VERSION = /^[1-9][0-9]{0,8}$/;
 const CreateExtension = z.strictObject({
   name: DISPLAY_NAME,
-  schemas: z.record(z.string().regex(VERSION, 'schema versions are integers >= 1'), z.unknown())
+  schemas: z
+    .record(z.string().regex(VERSION, 'schema versions are integers >= 1'), z.unknown())
     .refine((s) => Object.keys(s).length > 0, 'at least one schema version'),
 });
 
@@ -29,17 +30,29 @@ function schemasCompile(schemas: Record<string, unknown>): Outcome<void> {
 }
 
 async function versionsOf(knex: Knex, extensionId: string): Promise<number[]> {
-  const rows = await knex('extension_schemas').where({ extension_id: extensionId }).orderBy('version').select('version');
+  const rows = await knex('extension_schemas')
+    .where({ extension_id: extensionId })
+    .orderBy('version')
+    .select('version');
   return rows.map((r) => r.version as number);
 }
 
-export interface RegisteredExtension { extensionId: string; clientId: string; name: string; schemaVersions: number[] }
+export interface RegisteredExtension {
+  extensionId: string;
+  clientId: string;
+  name: string;
+  schemaVersions: number[];
+}
 
 /**
  * Registers an extension for the client. The tenant row is locked while its extensions are counted and the new one
  * inserted, so registrations racing at the plan's limit cannot together exceed it.
  */
-export async function registerExtension(knex: Knex, clientId: string, body: unknown): Promise<Outcome<RegisteredExtension>> {
+export async function registerExtension(
+  knex: Knex,
+  clientId: string,
+  body: unknown,
+): Promise<Outcome<RegisteredExtension>> {
   const parsed = validate(CreateExtension, body);
   if (!parsed.ok) return parsed;
   const { name, schemas } = parsed.value;
@@ -49,22 +62,40 @@ export async function registerExtension(knex: Knex, clientId: string, body: unkn
   if (!client) return refused('not_found');
   return unlessTaken('the client already has an extension with this name', async () => {
     const created = await knex.transaction(async (trx) => {
-      const tenant = await trx('tenants').join('plans', 'plans.id', 'tenants.plan')
-        .where('tenants.id', client.tenant_id).forUpdate('tenants').first('plans.max_extensions');
+      const tenant = await trx('tenants')
+        .join('plans', 'plans.id', 'tenants.plan')
+        .where('tenants.id', client.tenant_id)
+        .forUpdate('tenants')
+        .first('plans.max_extensions');
       const [registered] = await trx('extensions').where({ tenant_id: client.tenant_id }).count({ count: '*' });
       if (Number(registered!.count) >= tenant.max_extensions) return undefined;
       const extensionId = newExtensionId();
       await trx('extensions').insert({ id: extensionId, tenant_id: client.tenant_id, client_id: client.id, name });
       await trx('extension_schemas').insert(
-        Object.entries(schemas).map(([version, schema]) => ({ extension_id: extensionId, version: Number(version), schema: JSON.stringify(schema) })),
+        Object.entries(schemas).map(([version, schema]) => ({
+          extension_id: extensionId,
+          version: Number(version),
+          schema: JSON.stringify(schema),
+        })),
       );
       return extensionId;
     });
     if (!created) return refused('quota_exceeded', "the tenant's extension count is at its plan limit");
-    const registered = { extensionId: created, clientId: client.id, name, schemaVersions: await versionsOf(knex, created) };
+    const registered = {
+      extensionId: created,
+      clientId: client.id,
+      name,
+      schemaVersions: await versionsOf(knex, created),
+    };
     await recordChange({
-      action: 'extension.create', target: { type: 'extension', id: created }, tenantId: client.tenant_id,
-      changes: { clientId: { from: null, to: client.id }, name: { from: null, to: name }, schemaVersions: { from: null, to: registered.schemaVersions } },
+      action: 'extension.create',
+      target: { type: 'extension', id: created },
+      tenantId: client.tenant_id,
+      changes: {
+        clientId: { from: null, to: client.id },
+        name: { from: null, to: name },
+        schemaVersions: { from: null, to: registered.schemaVersions },
+      },
     });
     return done(registered);
   });
@@ -77,33 +108,61 @@ export async function listExtensions(knex: Knex, tenantId: string): Promise<Regi
     .leftJoin('extension_schemas as s', 's.extension_id', 'e.id')
     .where('e.tenant_id', tenantId)
     .groupBy('e.id')
-    .orderBy('e.created_at').orderBy('e.id')
-    .select('e.id', 'e.client_id', 'e.name', knex.raw(`coalesce(array_agg(s.version order by s.version) filter (where s.version is not null), '{}') as versions`));
-  return rows.map((e) => ({ extensionId: e.id, clientId: e.client_id, name: e.name, schemaVersions: e.versions.map(Number) }));
+    .orderBy('e.created_at')
+    .orderBy('e.id')
+    .select(
+      'e.id',
+      'e.client_id',
+      'e.name',
+      knex.raw(
+        `coalesce(array_agg(s.version order by s.version) filter (where s.version is not null), '{}') as versions`,
+      ),
+    );
+  return rows.map((e) => ({
+    extensionId: e.id,
+    clientId: e.client_id,
+    name: e.name,
+    schemaVersions: e.versions.map(Number),
+  }));
 }
 
 export function extensionsRouter(knex: Knex): Router {
   const r = Router();
 
-  r.post('/clients/:clientId/extensions', async (req, res) => reply(res, await registerExtension(knex, req.params.clientId, req.body), 201));
+  r.post('/clients/:clientId/extensions', async (req, res) =>
+    reply(res, await registerExtension(knex, req.params.clientId, req.body), 201),
+  );
 
   /** A registered version is immutable: the same schema again is 200, a different one 409. */
   r.put('/extensions/:extensionId/schemas/:version', async (req, res) => {
     const { extensionId, version } = req.params;
-    const extension = VERSION.test(version) ? await knex('extensions').where({ id: extensionId }).first('tenant_id') : undefined;
+    const extension = VERSION.test(version)
+      ? await knex('extensions').where({ id: extensionId }).first('tenant_id')
+      : undefined;
     if (!extension) return sendProblem(res, 'not_found');
     const compiled = schemasCompile({ [version]: req.body });
     if (!compiled.ok) return reply(res, compiled);
     const schema = JSON.stringify(req.body);
     const before = await versionsOf(knex, extensionId);
-    const added = await knex('extension_schemas').insert({ extension_id: extensionId, version: Number(version), schema }).onConflict(['extension_id', 'version']).ignore().returning('version');
+    const added = await knex('extension_schemas')
+      .insert({ extension_id: extensionId, version: Number(version), schema })
+      .onConflict(['extension_id', 'version'])
+      .ignore()
+      .returning('version');
     const same = await knex('extension_schemas')
-      .where({ extension_id: extensionId, version: Number(version) }).whereRaw('schema = ?::jsonb', [schema]).first();
-    if (!same) return sendProblem(res, 'already_exists', { message: `schema version ${version} is registered with a different schema` });
+      .where({ extension_id: extensionId, version: Number(version) })
+      .whereRaw('schema = ?::jsonb', [schema])
+      .first();
+    if (!same)
+      return sendProblem(res, 'already_exists', {
+        message: `schema version ${version} is registered with a different schema`,
+      });
     const schemaVersions = await versionsOf(knex, extensionId);
     if (added.length) {
       await recordChange({
-        action: 'extension.schema_add', target: { type: 'extension', id: extensionId }, tenantId: extension.tenant_id,
+        action: 'extension.schema_add',
+        target: { type: 'extension', id: extensionId },
+        tenantId: extension.tenant_id,
         changes: { schemaVersions: { from: before, to: schemaVersions } },
       });
     } else recordNoChange(); // the same schema again: nothing changed

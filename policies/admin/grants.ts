@@ -8,7 +8,11 @@ import { recordChange } from './audit.js';
 
 const PutGrant = z.strictObject({ capabilities: z.array(z.enum(CAPABILITIES)).max(CAPABILITIES.length) });
 
-export interface Grant { tenantId: string; clientId: string; capabilities: string[] }
+export interface Grant {
+  tenantId: string;
+  clientId: string;
+  capabilities: string[];
+}
 
 /** Every client's granted capabilities in one tenant, by client id (clients with no grant are absent). */
 export async function grantsOfTenant(knex: Knex, tenantId: string): Promise<Map<string, string[]>> {
@@ -19,7 +23,9 @@ export async function grantsOfTenant(knex: Knex, tenantId: string): Promise<Map<
 }
 
 const capabilitiesOf = async (knex: Knex, tenantId: string, clientId: string) =>
-  (await knex('tenant_grants').where({ tenant_id: tenantId, client_id: clientId }).orderBy('capability_id')).map((g) => g.capability_id as string);
+  (await knex('tenant_grants').where({ tenant_id: tenantId, client_id: clientId }).orderBy('capability_id')).map(
+    (g) => g.capability_id as string,
+  );
 
 /** Replaces the tenant's grant to the client whole; the PDP and the issuer read it on their next request. */
 export async function putGrant(knex: Knex, tenantId: string, clientId: string, body: unknown): Promise<Outcome<Grant>> {
@@ -33,10 +39,15 @@ export async function putGrant(knex: Knex, tenantId: string, clientId: string, b
     const before = await capabilitiesOf(trx, tenantId, clientId);
     await trx('tenant_grants').where({ tenant_id: tenantId, client_id: clientId }).delete();
     if (capabilities.length)
-      await trx('tenant_grants').insert(capabilities.map((c) => ({ tenant_id: tenantId, client_id: clientId, capability_id: c })));
+      await trx('tenant_grants').insert(
+        capabilities.map((c) => ({ tenant_id: tenantId, client_id: clientId, capability_id: c })),
+      );
     await recordChange({
-      action: 'grant.replace', target: { type: 'grant', id: clientId }, tenantId,
-      changes: before.join(' ') === capabilities.join(' ') ? undefined : { capabilities: { from: before, to: capabilities } },
+      action: 'grant.replace',
+      target: { type: 'grant', id: clientId },
+      tenantId,
+      changes:
+        before.join(' ') === capabilities.join(' ') ? undefined : { capabilities: { from: before, to: capabilities } },
     });
   });
   return done({ tenantId, clientId, capabilities });
@@ -51,7 +62,12 @@ async function withdrawGrant(knex: Knex, tenantId: string, clientId: string): Pr
   if (!(await findClient(knex, tenantId, clientId))) return refused('not_found');
   const before = await capabilitiesOf(knex, tenantId, clientId);
   await knex('tenant_grants').where({ tenant_id: tenantId, client_id: clientId }).delete();
-  await recordChange({ action: 'grant.withdraw', target: { type: 'grant', id: clientId }, tenantId, changes: { capabilities: { from: before, to: [] } } });
+  await recordChange({
+    action: 'grant.withdraw',
+    target: { type: 'grant', id: clientId },
+    tenantId,
+    changes: { capabilities: { from: before, to: [] } },
+  });
   return done(undefined);
 }
 
@@ -59,9 +75,11 @@ async function withdrawGrant(knex: Knex, tenantId: string, clientId: string): Pr
 export function grantsRouter(knex: Knex): Router {
   const r = Router();
   r.put('/tenants/:tenantId/grants/:clientId', async (req, res) =>
-    reply(res, await putGrant(knex, req.params.tenantId, req.params.clientId, req.body)));
+    reply(res, await putGrant(knex, req.params.tenantId, req.params.clientId, req.body)),
+  );
   r.get('/tenants/:tenantId/grants/:clientId', async (req, res) =>
-    reply(res, await getGrant(knex, req.params.tenantId, req.params.clientId)));
+    reply(res, await getGrant(knex, req.params.tenantId, req.params.clientId)),
+  );
   r.delete('/tenants/:tenantId/grants/:clientId', async (req, res) => {
     const outcome = await withdrawGrant(knex, req.params.tenantId, req.params.clientId);
     if (!outcome.ok) return reply(res, outcome);

@@ -24,23 +24,36 @@ const USAGE_ITEMS = 100;
 const USAGE_DAYS = 30;
 
 const iso = (d: Date | string) => new Date(d).toISOString();
-const tenantExists = async (knex: Knex, id: string) => isId('ten', id) && Boolean(await knex('tenants').where({ id }).first('id'));
+const tenantExists = async (knex: Knex, id: string) =>
+  isId('ten', id) && Boolean(await knex('tenants').where({ id }).first('id'));
 
 export interface DecisionView {
-  requestId: string; tenantId: string; clientId: string; subject: string; capability: string; allow: boolean;
-  code: string | null; checkName: string; createdAt: string;
+  requestId: string;
+  tenantId: string;
+  clientId: string;
+  subject: string;
+  capability: string;
+  allow: boolean;
+  code: string | null;
+  checkName: string;
+  createdAt: string;
 }
 
 /**
  * The tenant's decisions, newest first (by row id: several share a millisecond), optionally of one request, app,
  * outcome, deny code or capability, a page at a time.
  */
-export async function recentDecisions(knex: Knex, tenantId: string, query: unknown): Promise<Outcome<{ items: DecisionView[]; nextCursor: string | null }>> {
+export async function recentDecisions(
+  knex: Knex,
+  tenantId: string,
+  query: unknown,
+): Promise<Outcome<{ items: DecisionView[]; nextCursor: string | null }>> {
   const parsed = validate(DecisionQuery, query);
   if (!parsed.ok) return parsed;
   if (!(await tenantExists(knex, tenantId))) return refused('not_found');
   const { limit, requestId, cursor, clientId, outcome, code, capability } = parsed.value;
-  const rows: Record<string, any>[] = await knex('decision_logs').where('tenant_id', tenantId)
+  const rows: Record<string, any>[] = await knex('decision_logs')
+    .where('tenant_id', tenantId)
     .modify((q) => {
       if (requestId !== undefined) q.where('request_id', requestId);
       if (cursor !== undefined) q.where('id', '<', cursor);
@@ -49,13 +62,21 @@ export async function recentDecisions(knex: Knex, tenantId: string, query: unkno
       if (code !== undefined) q.where('code', code);
       if (capability !== undefined) q.where('capability', capability);
     })
-    .orderBy('id', 'desc').limit(limit + 1);
+    .orderBy('id', 'desc')
+    .limit(limit + 1);
   const { items, nextCursor } = decisionPages.page(rows, limit, (d) => String(d.id));
   return done({
     nextCursor,
     items: items.map((d) => ({
-      requestId: d.request_id, tenantId: d.tenant_id, clientId: d.client_id, subject: d.subject, capability: d.capability,
-      allow: d.allow, code: d.code, checkName: d.check_name, createdAt: iso(d.created_at),
+      requestId: d.request_id,
+      tenantId: d.tenant_id,
+      clientId: d.client_id,
+      subject: d.subject,
+      capability: d.capability,
+      allow: d.allow,
+      code: d.code,
+      checkName: d.check_name,
+      createdAt: iso(d.created_at),
     })),
   });
 }
@@ -65,34 +86,49 @@ export async function usage(knex: Knex, tenantId: string) {
   if (!(await tenantExists(knex, tenantId))) return refused('not_found');
   // One row per metered call (gateway/plugins/metering/usage-meter.ts decides which repeats are retries).
   const counted = await knex('usage_records').where('tenant_id', tenantId).count({ total: '*' }).first();
-  const rows = await knex('usage_records').where('tenant_id', tenantId).orderBy('created_at', 'desc').limit(USAGE_ITEMS);
+  const rows = await knex('usage_records')
+    .where('tenant_id', tenantId)
+    .orderBy('created_at', 'desc')
+    .limit(USAGE_ITEMS);
   return done({
     tenantId,
     total: Number(counted?.total ?? 0),
     items: rows.map((u) => ({
-      requestId: u.request_id, clientId: u.client_id, accountId: u.account_id, operationId: u.operation_id, status: u.status,
+      requestId: u.request_id,
+      clientId: u.client_id,
+      accountId: u.account_id,
+      operationId: u.operation_id,
+      status: u.status,
       createdAt: iso(u.created_at),
     })),
   });
 }
 
-export interface DailyUsage { day: string; clientId: string; calls: number }
+export interface DailyUsage {
+  day: string;
+  clientId: string;
+  calls: number;
+}
 
 /** Metered calls per UTC day and client over the last 30 days, newest day first. */
 export async function usagePerDay(knex: Knex, tenantId: string): Promise<Outcome<DailyUsage[]>> {
   if (!(await tenantExists(knex, tenantId))) return refused('not_found');
   const day = knex.raw(`to_char(created_at at time zone 'UTC', 'YYYY-MM-DD')`);
-  const rows = (await knex('usage_records').where('tenant_id', tenantId)
+  const rows = (await knex('usage_records')
+    .where('tenant_id', tenantId)
     .where('created_at', '>=', knex.raw(`now() - interval '${USAGE_DAYS} days'`))
-    .select({ day, clientId: 'client_id' }).count({ calls: '*' })
-    .groupByRaw('1, 2').orderByRaw('1 desc, 2')) as unknown as { day: string; clientId: string; calls: string | number }[];
+    .select({ day, clientId: 'client_id' })
+    .count({ calls: '*' })
+    .groupByRaw('1, 2')
+    .orderByRaw('1 desc, 2')) as unknown as { day: string; clientId: string; calls: string | number }[];
   return done(rows.map((r) => ({ day: String(r.day), clientId: String(r.clientId), calls: Number(r.calls) })));
 }
 
 export function observabilityRouter(knex: Knex): Router {
   const r = Router();
   r.get('/tenants/:tenantId/decisions', async (req, res) =>
-    reply(res, await recentDecisions(knex, req.params.tenantId, req.query)));
+    reply(res, await recentDecisions(knex, req.params.tenantId, req.query)),
+  );
   r.get('/tenants/:tenantId/usage', async (req, res) => reply(res, await usage(knex, req.params.tenantId)));
   return r;
 }

@@ -4,7 +4,17 @@ import type { Knex } from 'knex';
 import { sendProblem } from '../../common/http.js';
 import { newId, isId } from '../../common/ids.js';
 import { hashSecret } from '../../common/secrets.js';
-import { DISPLAY_NAME, done, idPages, refused, reply, tenantExists, unlessTaken, validate, type Outcome } from './support.js';
+import {
+  DISPLAY_NAME,
+  done,
+  idPages,
+  refused,
+  reply,
+  tenantExists,
+  unlessTaken,
+  validate,
+  type Outcome,
+} from './support.js';
 import { REDACTED, recordChange } from './audit.js';
 
 const CreatePerson = z.strictObject({
@@ -31,36 +41,64 @@ export interface PersonListItem {
 }
 
 /** A page of the persons the tenant has (or had) a relationship with, in creation order, with their login account here. */
-export async function personPage(knex: Knex, tenantId: string, query: unknown): Promise<Outcome<{ items: PersonListItem[]; nextCursor: string | null }>> {
+export async function personPage(
+  knex: Knex,
+  tenantId: string,
+  query: unknown,
+): Promise<Outcome<{ items: PersonListItem[]; nextCursor: string | null }>> {
   const parsed = validate(PersonQuery, query);
   if (!parsed.ok) return parsed;
   if (!(await tenantExists(knex, tenantId))) return refused('not_found');
   const { limit, cursor, q, relationship } = parsed.value;
   const prefix = q && `${q.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-  type Row = { id: string; display_name: string; created_at: Date; account_id: string | null; username: string | null; status: string | null; ended_at: Date | null };
+  type Row = {
+    id: string;
+    display_name: string;
+    created_at: Date;
+    account_id: string | null;
+    username: string | null;
+    status: string | null;
+    ended_at: Date | null;
+  };
   const rows: Row[] = await knex('tenant_person_relationships as r')
     .join('persons as p', 'p.id', 'r.person_id')
-    .leftJoin('accounts as a', (j) => j.on('a.person_id', 'p.id').andOn('a.tenant_id', 'r.tenant_id').andOnVal('a.kind', 'person'))
+    .leftJoin('accounts as a', (j) =>
+      j.on('a.person_id', 'p.id').andOn('a.tenant_id', 'r.tenant_id').andOnVal('a.kind', 'person'),
+    )
     .where('r.tenant_id', tenantId)
     .modify((b) => {
       if (cursor) b.where('p.id', '>', cursor);
       if (relationship === 'active') b.whereNull('r.ended_at');
       if (relationship === 'ended') b.whereNotNull('r.ended_at');
-      if (prefix) b.where((w) => w.whereRaw('lower(a.username) like ?', [prefix]).orWhereRaw('lower(p.display_name) like ?', [prefix]));
+      if (prefix)
+        b.where((w) =>
+          w.whereRaw('lower(a.username) like ?', [prefix]).orWhereRaw('lower(p.display_name) like ?', [prefix]),
+        );
     })
-    .orderBy('p.id').limit(limit + 1)
+    .orderBy('p.id')
+    .limit(limit + 1)
     .select('p.id', 'p.display_name', 'p.created_at', 'a.id as account_id', 'a.username', 'a.status', 'r.ended_at');
   const { items, nextCursor } = personPages.page(rows, limit, (row) => row.id);
   return done({
     items: items.map((row): PersonListItem => ({
-      personId: row.id, accountId: row.account_id, displayName: row.display_name, username: row.username,
-      accountStatus: row.status, relationship: row.ended_at ? 'ended' : 'active', createdAt: new Date(row.created_at).toISOString(),
+      personId: row.id,
+      accountId: row.account_id,
+      displayName: row.display_name,
+      username: row.username,
+      accountStatus: row.status,
+      relationship: row.ended_at ? 'ended' : 'active',
+      createdAt: new Date(row.created_at).toISOString(),
     })),
     nextCursor,
   });
 }
 
-export interface CreatedPerson { personId: string; accountId: string; displayName: string; createdAt: string }
+export interface CreatedPerson {
+  personId: string;
+  accountId: string;
+  displayName: string;
+  createdAt: string;
+}
 
 /** Creates the person, their login account in this tenant and the tenant's relationship to them, in one transaction. */
 export async function createPerson(knex: Knex, tenantId: string, body: unknown): Promise<Outcome<CreatedPerson>> {
@@ -71,15 +109,35 @@ export async function createPerson(knex: Knex, tenantId: string, body: unknown):
   const passwordHash = await hashSecret(password);
   return unlessTaken('username is taken in this tenant', async () => {
     const created = await knex.transaction(async (trx) => {
-      const [person] = await trx('persons').insert({ id: newId('psn'), display_name: displayName }).returning('*');
+      const [person] = await trx('persons')
+        .insert({ id: newId('psn'), display_name: displayName })
+        .returning('*');
       const accountId = newId('acc');
-      await trx('accounts').insert({ id: accountId, tenant_id: tenantId, kind: 'person', person_id: person.id, username, password_hash: passwordHash });
+      await trx('accounts').insert({
+        id: accountId,
+        tenant_id: tenantId,
+        kind: 'person',
+        person_id: person.id,
+        username,
+        password_hash: passwordHash,
+      });
       await trx('tenant_person_relationships').insert({ tenant_id: tenantId, person_id: person.id });
-      return { personId: person.id, accountId, displayName: person.display_name, createdAt: new Date(person.created_at).toISOString() };
+      return {
+        personId: person.id,
+        accountId,
+        displayName: person.display_name,
+        createdAt: new Date(person.created_at).toISOString(),
+      };
     });
     await recordChange({
-      action: 'person.create', target: { type: 'person', id: created.personId }, tenantId,
-      changes: { displayName: { from: null, to: created.displayName }, username: { from: null, to: username }, password: { from: null, to: REDACTED } },
+      action: 'person.create',
+      target: { type: 'person', id: created.personId },
+      tenantId,
+      changes: {
+        displayName: { from: null, to: created.displayName },
+        username: { from: null, to: username },
+        password: { from: null, to: REDACTED },
+      },
     });
     return done(created);
   });
@@ -87,13 +145,20 @@ export async function createPerson(knex: Knex, tenantId: string, body: unknown):
 
 export function personsRouter(knex: Knex): Router {
   const r = Router();
-  r.get('/tenants/:tenantId/persons', async (req, res) => reply(res, await personPage(knex, req.params.tenantId, req.query)));
-  r.post('/tenants/:tenantId/persons', async (req, res) => reply(res, await createPerson(knex, req.params.tenantId, req.body), 201));
+  r.get('/tenants/:tenantId/persons', async (req, res) =>
+    reply(res, await personPage(knex, req.params.tenantId, req.query)),
+  );
+  r.post('/tenants/:tenantId/persons', async (req, res) =>
+    reply(res, await createPerson(knex, req.params.tenantId, req.body), 201),
+  );
   /** Ends the tenant's relationship to the person; the person and their data are kept. */
   r.delete('/tenants/:tenantId/persons/:personId', async (req, res) => {
     const { tenantId, personId } = req.params;
     const ended = isId('psn', personId)
-      ? await knex('tenant_person_relationships').where({ tenant_id: tenantId, person_id: personId }).whereNull('ended_at').update({ ended_at: knex.fn.now() })
+      ? await knex('tenant_person_relationships')
+          .where({ tenant_id: tenantId, person_id: personId })
+          .whereNull('ended_at')
+          .update({ ended_at: knex.fn.now() })
       : 0;
     if (!ended) return sendProblem(res, 'not_found');
     await recordChange({ action: 'person.relationship_end', target: { type: 'person', id: personId }, tenantId });

@@ -15,9 +15,11 @@ export { done, refused, type Outcome, type Refusal };
 export function validate<T extends z.ZodType>(schema: T, value: unknown): Outcome<z.output<T>> {
   const result = schema.safeParse(value);
   if (result.success) return done(result.data);
-  return refused('schema_invalid', result.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; '));
+  return refused(
+    'schema_invalid',
+    result.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; '),
+  );
 }
-
 
 /** Answers an outcome: its value as JSON with `status`, or its Problem. */
 export function reply<T>(res: Response, outcome: Outcome<T>, status = 200): void {
@@ -44,15 +46,21 @@ export function idPages(kind: string) {
     return text.startsWith(`${kind}:`) && text.length > kind.length + 1 ? text.slice(kind.length + 1) : undefined;
   };
   /** A cursor of this list, decoded to the last item's id. */
-  const cursor = z.string().max(64).refine((c) => decode(c) !== undefined, 'not a cursor of this list').transform((c) => decode(c)!);
-  const query = <F extends z.ZodRawShape>(filters: F) => z.strictObject({
-    limit: z.coerce.number().int().min(1).max(100).default(20),
-    cursor: cursor.optional(),
-    ...filters,
-  });
+  const cursor = z
+    .string()
+    .max(64)
+    .refine((c) => decode(c) !== undefined, 'not a cursor of this list')
+    .transform((c) => decode(c)!);
+  const query = <F extends z.ZodRawShape>(filters: F) =>
+    z.strictObject({
+      limit: z.coerce.number().int().min(1).max(100).default(20),
+      cursor: cursor.optional(),
+      ...filters,
+    });
   /** The page of `rows` (read with limit + 1) and the cursor of the next one. */
   const page = <T>(rows: T[], limit: number, idOf: (row: T) => string) => ({
-    items: rows.slice(0, limit), nextCursor: rows.length > limit ? encode(idOf(rows[limit - 1]!)) : null,
+    items: rows.slice(0, limit),
+    nextCursor: rows.length > limit ? encode(idOf(rows[limit - 1]!)) : null,
   });
   return { query, page, cursor };
 }
@@ -61,7 +69,10 @@ export function idPages(kind: string) {
 export const tenantExists = async (knex: Knex, tenantId: string): Promise<boolean> =>
   isId('ten', tenantId) && (await knex('tenants').where({ id: tenantId }).first('id')) !== undefined;
 
-export const LABEL = z.string().regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/).max(40);
+export const LABEL = z
+  .string()
+  .regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/)
+  .max(40);
 export const DISPLAY_NAME = z.string().trim().min(1).max(200);
 export const PLAN = z.enum(['L1', 'L2']);
 

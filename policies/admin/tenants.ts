@@ -2,7 +2,18 @@ import { Router } from 'express';
 import { z } from 'zod';
 import type { Knex } from 'knex';
 import { newId, isId } from '../../common/ids.js';
-import { DISPLAY_NAME, LABEL, PLAN, done, idPages, refused, reply, unlessTaken, validate, type Outcome } from './support.js';
+import {
+  DISPLAY_NAME,
+  LABEL,
+  PLAN,
+  done,
+  idPages,
+  refused,
+  reply,
+  unlessTaken,
+  validate,
+  type Outcome,
+} from './support.js';
 import { fieldChanges, recordChange, recordNoChange } from './audit.js';
 import type { AdminCaller } from './authority.js';
 import { DEFAULT_RATE_LIMIT } from '../evaluate.js';
@@ -16,9 +27,20 @@ const UpdateTenant = z.strictObject({
   rateLimit: RateLimitPolicySchema.optional(),
 });
 
-interface TenantRow { id: string; label: string; display_name: string; plan: string; status: string; rate_limit: unknown }
+interface TenantRow {
+  id: string;
+  label: string;
+  display_name: string;
+  plan: string;
+  status: string;
+  rate_limit: unknown;
+}
 const view = (t: TenantRow) => ({
-  tenantId: t.id, label: t.label, displayName: t.display_name, plan: t.plan, status: t.status,
+  tenantId: t.id,
+  label: t.label,
+  displayName: t.display_name,
+  plan: t.plan,
+  status: t.status,
   ...(t.rate_limit ? { rateLimit: t.rate_limit } : {}),
 });
 
@@ -32,7 +54,10 @@ const tenantPages = idPages('ten');
 const TenantQuery = tenantPages.query({ status: z.enum(['active', 'suspended']).optional(), plan: PLAN.optional() });
 
 /** A page of tenants in creation order (ids are ULIDs), optionally of one status or plan (operator only). */
-async function tenantPage(knex: Knex, query: unknown): Promise<Outcome<{ items: TenantView[]; nextCursor: string | null }>> {
+async function tenantPage(
+  knex: Knex,
+  query: unknown,
+): Promise<Outcome<{ items: TenantView[]; nextCursor: string | null }>> {
   const parsed = validate(TenantQuery, query);
   if (!parsed.ok) return parsed;
   const { limit, cursor, status, plan } = parsed.value;
@@ -42,7 +67,8 @@ async function tenantPage(knex: Knex, query: unknown): Promise<Outcome<{ items: 
       if (status) q.where({ status });
       if (plan) q.where({ plan });
     })
-    .orderBy('id').limit(limit + 1);
+    .orderBy('id')
+    .limit(limit + 1);
   const { items, nextCursor } = tenantPages.page(rows, limit, (t) => t.id);
   return done({ items: items.map(view), nextCursor });
 }
@@ -81,10 +107,16 @@ export async function createTenant(knex: Knex, body: unknown): Promise<Outcome<T
   const b = parsed.value;
   return unlessTaken('tenant label is taken', async () => {
     // Its own (sub)transaction: a taken label then rolls back only this insert, not the request's audited transaction.
-    const [row] = await knex.transaction((trx) => trx('tenants').insert({ id: newId('ten'), label: b.label, display_name: b.displayName, plan: b.plan }).returning('*'));
+    const [row] = await knex.transaction((trx) =>
+      trx('tenants')
+        .insert({ id: newId('ten'), label: b.label, display_name: b.displayName, plan: b.plan })
+        .returning('*'),
+    );
     const created = view(row);
     await recordChange({
-      action: 'tenant.create', target: { type: 'tenant', id: created.tenantId }, tenantId: created.tenantId,
+      action: 'tenant.create',
+      target: { type: 'tenant', id: created.tenantId },
+      tenantId: created.tenantId,
       changes: fieldChanges(undefined, created, ['label', 'displayName', 'plan', 'status']),
     });
     return done(created);
@@ -95,7 +127,12 @@ export async function createTenant(knex: Knex, body: unknown): Promise<Outcome<T
  * Changes a tenant's name, plan, status or limits (plan and status: operator only, by the authority table). A tenant
  * key sets its own limits only up to its plan's ceiling: they protect capacity every tenant shares.
  */
-export async function updateTenant(knex: Knex, tenantId: string, body: unknown, caller: AdminCaller): Promise<Outcome<TenantView>> {
+export async function updateTenant(
+  knex: Knex,
+  tenantId: string,
+  body: unknown,
+  caller: AdminCaller,
+): Promise<Outcome<TenantView>> {
   const parsed = validate(UpdateTenant, body);
   if (!parsed.ok) return parsed;
   const b = parsed.value;
@@ -112,10 +149,18 @@ export async function updateTenant(knex: Knex, tenantId: string, body: unknown, 
     const beyond = beyondCeiling(b.rateLimit, plan?.rate_limit_ceiling ?? DEFAULT_RATE_LIMIT);
     if (beyond) return refused('forbidden', beyond);
   }
-  const [row] = Object.keys(changes).length ? await knex('tenants').where({ id: tenantId }).update(changes).returning('*') : [before];
+  const [row] = Object.keys(changes).length
+    ? await knex('tenants').where({ id: tenantId }).update(changes).returning('*')
+    : [before];
   const after = view(row);
   const changed = fieldChanges(view(before), after, ['displayName', 'plan', 'status', 'rateLimit']);
-  if (Object.keys(changed).length) await recordChange({ action: tenantAction(changed), target: { type: 'tenant', id: tenantId }, tenantId, changes: changed });
+  if (Object.keys(changed).length)
+    await recordChange({
+      action: tenantAction(changed),
+      target: { type: 'tenant', id: tenantId },
+      tenantId,
+      changes: changed,
+    });
   else recordNoChange();
   return done(after);
 }
@@ -124,6 +169,8 @@ export function tenantsRouter(knex: Knex): Router {
   const r = Router();
   r.get('/tenants', async (req, res) => reply(res, await tenantPage(knex, req.query)));
   r.post('/tenants', async (req, res) => reply(res, await createTenant(knex, req.body), 201));
-  r.patch('/tenants/:tenantId', async (req, res) => reply(res, await updateTenant(knex, req.params.tenantId, req.body, res.locals.adminCaller as AdminCaller)));
+  r.patch('/tenants/:tenantId', async (req, res) =>
+    reply(res, await updateTenant(knex, req.params.tenantId, req.body, res.locals.adminCaller as AdminCaller)),
+  );
   return r;
 }

@@ -18,23 +18,48 @@ export function appRoutes(tenant: Router, kit: ConsoleKit): void {
     send(res, pages.appsPage({ ...frameOf(res, 'Apps'), session, tenant: current }, listed, entered), status);
   };
   const appPage = async (res: Response, client: ClientView, entered?: pages.Entered, status = 200) => {
-    const [grants, pending, catalogue] = await Promise.all([grantsOfTenant(db, client.tenantId), hasPendingSecret(db, client.clientId), capabilityCatalogue(db)]);
-    send(res, pages.appPage({ ...frameOf(res, `App: ${client.name}`), session: locals(res).session }, client, grants.get(client.clientId) ?? [], pending, catalogue, entered), status);
+    const [grants, pending, catalogue] = await Promise.all([
+      grantsOfTenant(db, client.tenantId),
+      hasPendingSecret(db, client.clientId),
+      capabilityCatalogue(db),
+    ]);
+    send(
+      res,
+      pages.appPage(
+        { ...frameOf(res, `App: ${client.name}`), session: locals(res).session },
+        client,
+        grants.get(client.clientId) ?? [],
+        pending,
+        catalogue,
+        entered,
+      ),
+      status,
+    );
   };
   tenant.get('/apps', async (_req, res) => appsPage(res));
 
   tenant.post('/apps', async (req, res) => {
     const { tenantId } = locals(res).tenant;
     const body = {
-      name: one(req.body.name), slug: one(req.body.slug), kind: one(req.body.kind), type: one(req.body.type),
-      redirectUris: linesOf(req.body.redirectUris), allowedOrigins: linesOf(req.body.allowedOrigins),
+      name: one(req.body.name),
+      slug: one(req.body.slug),
+      kind: one(req.body.kind),
+      type: one(req.body.type),
+      redirectUris: linesOf(req.body.redirectUris),
+      allowedOrigins: linesOf(req.body.allowedOrigins),
     };
     if (!(await permitted(res, { method: 'POST', path: apiPath('tenants', tenantId, 'clients'), body }))) return;
     const created = await createClient(db, tenantId, body);
-    if (!created.ok) return appsPage(res, enteredFrom(req, created, ['name', 'slug', 'kind', 'type', 'redirectUris', 'allowedOrigins']), STATUS_OF[created.error]);
+    if (!created.ok)
+      return appsPage(
+        res,
+        enteredFrom(req, created, ['name', 'slug', 'kind', 'type', 'redirectUris', 'allowedOrigins']),
+        STATUS_OF[created.error],
+      );
     const { clientSecret, ...client } = created.value;
     // A confidential app's secret is shown once, in the answer to this POST (never stored readable, never cached).
-    if (clientSecret) return send(res, pages.secretPage(frameOf(res, `New app: ${client.name}`), client, clientSecret, true), 201);
+    if (clientSecret)
+      return send(res, pages.secretPage(frameOf(res, `New app: ${client.name}`), client, clientSecret, true), 201);
     await goTo(res, appPath(tenantId, client.clientId), `${client.name} is registered as ${client.clientId}.`);
   });
 
@@ -47,52 +72,103 @@ export function appRoutes(tenant: Router, kit: ConsoleKit): void {
   tenant.post('/apps/:clientId/settings', async (req: Request<{ clientId: string }>, res) => {
     const { tenantId } = locals(res).tenant;
     const { clientId } = req.params;
-    const body = { name: one(req.body.name), redirectUris: linesOf(req.body.redirectUris), allowedOrigins: linesOf(req.body.allowedOrigins) };
+    const body = {
+      name: one(req.body.name),
+      redirectUris: linesOf(req.body.redirectUris),
+      allowedOrigins: linesOf(req.body.allowedOrigins),
+    };
     if (!(await permitted(res, { method: 'PATCH', path: apiPath('clients', clientId), body }))) return;
     const updated = await updateClient(db, clientId, body);
     if (updated.ok) return goTo(res, appPath(tenantId, clientId), `Settings of ${updated.value.name} saved.`);
     const client = await findClient(db, tenantId, clientId);
     if (!client) return notFound(res);
-    await appPage(res, client, enteredFrom(req, updated, ['name', 'redirectUris', 'allowedOrigins']), STATUS_OF[updated.error]);
+    await appPage(
+      res,
+      client,
+      enteredFrom(req, updated, ['name', 'redirectUris', 'allowedOrigins']),
+      STATUS_OF[updated.error],
+    );
   });
 
   tenant.post('/apps/:clientId/grant', async (req: Request<{ clientId: string }>, res) => {
     const { tenantId } = locals(res).tenant;
     const { clientId } = req.params;
     const body = { capabilities: list(req.body.capabilities) };
-    const grant = await perform(res, { method: 'PUT', path: apiPath('tenants', tenantId, 'grants', clientId), body }, () => putGrant(db, tenantId, clientId, body));
-    if (grant) await goTo(res, appPath(tenantId, clientId), `Granted capabilities saved: ${grant.capabilities.join(' ') || 'none'}.`);
+    const grant = await perform(
+      res,
+      { method: 'PUT', path: apiPath('tenants', tenantId, 'grants', clientId), body },
+      () => putGrant(db, tenantId, clientId, body),
+    );
+    if (grant)
+      await goTo(
+        res,
+        appPath(tenantId, clientId),
+        `Granted capabilities saved: ${grant.capabilities.join(' ') || 'none'}.`,
+      );
   });
 
   tenant.post('/apps/:clientId/status', async (req: Request<{ clientId: string }>, res) => {
     const { tenantId } = locals(res).tenant;
     const { clientId } = req.params;
     const body = { status: req.body.status };
-    if (body.status === 'disabled' && !(await confirmed(req, res, { method: 'PATCH', path: apiPath('clients', clientId), body }, { status: 'disabled' }, {
-      consequence: `Disable ${clientId}? Its tokens are refused from their next request (403 client_disabled) and it gets no new ones until it is enabled again.`,
-      back: appPath(tenantId, clientId),
-    }))) return;
-    const client = await perform(res, { method: 'PATCH', path: apiPath('clients', clientId), body }, () => updateClient(db, clientId, body));
+    if (
+      body.status === 'disabled' &&
+      !(await confirmed(
+        req,
+        res,
+        { method: 'PATCH', path: apiPath('clients', clientId), body },
+        { status: 'disabled' },
+        {
+          consequence: `Disable ${clientId}? Its tokens are refused from their next request (403 client_disabled) and it gets no new ones until it is enabled again.`,
+          back: appPath(tenantId, clientId),
+        },
+      ))
+    )
+      return;
+    const client = await perform(res, { method: 'PATCH', path: apiPath('clients', clientId), body }, () =>
+      updateClient(db, clientId, body),
+    );
     if (client) await goTo(res, appPath(tenantId, clientId), `${client.name} is now ${client.status}.`);
   });
 
   tenant.post('/apps/:clientId/secrets', async (req: Request<{ clientId: string }>, res) => {
     const { tenantId } = locals(res).tenant;
     const { clientId } = req.params;
-    const created = await perform(res, { method: 'POST', path: apiPath('clients', clientId, 'secrets') }, () => createNextSecret(db, clientId));
+    const created = await perform(res, { method: 'POST', path: apiPath('clients', clientId, 'secrets') }, () =>
+      createNextSecret(db, clientId),
+    );
     const client = created && (await findClient(db, tenantId, clientId));
     // Shown once, in the answer to the POST itself (never stored readable, never cached).
-    if (created && client) send(res, pages.secretPage(frameOf(res, `New secret for ${client.name}`), client, created.clientSecret), 201);
+    if (created && client)
+      send(res, pages.secretPage(frameOf(res, `New secret for ${client.name}`), client, created.clientSecret), 201);
   });
 
   tenant.post('/apps/:clientId/secrets/promote', async (req: Request<{ clientId: string }>, res) => {
     const { tenantId } = locals(res).tenant;
     const { clientId } = req.params;
-    if (!(await confirmed(req, res, { method: 'POST', path: apiPath('clients', clientId, 'secrets', 'promote') }, {}, {
-      consequence: `Promote the next secret of ${clientId}? Its current secret stops working at once: every deployment of the app must already use the next one.`,
-      back: appPath(tenantId, clientId),
-    }))) return;
-    const client = await perform(res, { method: 'POST', path: apiPath('clients', clientId, 'secrets', 'promote') }, () => promoteNextSecret(db, clientId));
-    if (client) await goTo(res, appPath(tenantId, clientId), `The next secret of ${client.name} is now its only secret; the old one no longer works.`);
+    if (
+      !(await confirmed(
+        req,
+        res,
+        { method: 'POST', path: apiPath('clients', clientId, 'secrets', 'promote') },
+        {},
+        {
+          consequence: `Promote the next secret of ${clientId}? Its current secret stops working at once: every deployment of the app must already use the next one.`,
+          back: appPath(tenantId, clientId),
+        },
+      ))
+    )
+      return;
+    const client = await perform(
+      res,
+      { method: 'POST', path: apiPath('clients', clientId, 'secrets', 'promote') },
+      () => promoteNextSecret(db, clientId),
+    );
+    if (client)
+      await goTo(
+        res,
+        appPath(tenantId, clientId),
+        `The next secret of ${client.name} is now its only secret; the old one no longer works.`,
+      );
   });
 }

@@ -13,8 +13,15 @@ export function extensionRoutes(tenant: Router, kit: ConsoleKit): void {
   const { db, send, frameOf, notFound, goTo, enteredFrom, permitted } = kit;
   const extensionsPage = async (res: Response, entered?: pages.Entered, status = 200) => {
     const { session, tenant: current } = locals(res);
-    const [extensions, apps] = await Promise.all([listExtensions(db, current.tenantId), listClients(db, current.tenantId)]);
-    send(res, pages.extensionsPage({ ...frameOf(res, 'Extensions'), session, tenant: current }, extensions, apps, entered), status);
+    const [extensions, apps] = await Promise.all([
+      listExtensions(db, current.tenantId),
+      listClients(db, current.tenantId),
+    ]);
+    send(
+      res,
+      pages.extensionsPage({ ...frameOf(res, 'Extensions'), session, tenant: current }, extensions, apps, entered),
+      status,
+    );
   };
 
   tenant.get('/extensions', async (_req, res) => extensionsPage(res));
@@ -23,12 +30,17 @@ export function extensionRoutes(tenant: Router, kit: ConsoleKit): void {
     const { tenantId } = locals(res).tenant;
     const clientId = one(req.body.clientId) ?? '';
     // Refused: the form again as it was sent, saying which part was not accepted.
-    const again = (refusal: Refusal) => extensionsPage(res, enteredFrom(req, refusal, ['clientId', 'name', 'schema']), STATUS_OF[refusal.error]);
+    const again = (refusal: Refusal) =>
+      extensionsPage(res, enteredFrom(req, refusal, ['clientId', 'name', 'schema']), STATUS_OF[refusal.error]);
     let schema: unknown;
     try {
       schema = JSON.parse(one(req.body.schema) ?? '');
     } catch (err) {
-      return again({ ok: false, error: 'schema_invalid', message: `the schema is not valid JSON (${(err as Error).message})` });
+      return again({
+        ok: false,
+        error: 'schema_invalid',
+        message: `the schema is not valid JSON (${(err as Error).message})`,
+      });
     }
     const body = { name: req.body.name, schemas: { 1: schema } };
     // The same limits as the admin API's body, checked on the same body.
@@ -37,7 +49,14 @@ export function extensionRoutes(tenant: Router, kit: ConsoleKit): void {
     const op = { method: 'POST', path: apiPath('clients', clientId, 'extensions'), body } as const;
     if (!(await permitted(res, op))) return;
     const registered = await registerExtension(db, clientId, body);
-    if (!registered.ok) return registered.error === 'not_found' ? notFound(res) : again({ ...registered, message: registered.message?.replace(/^schemas\.1: /, 'the JSON Schema: ') });
-    await goTo(res, tenantPath(tenantId, 'extensions'), `Registered ${registered.value.name} as ${registered.value.extensionId}.`);
+    if (!registered.ok)
+      return registered.error === 'not_found'
+        ? notFound(res)
+        : again({ ...registered, message: registered.message?.replace(/^schemas\.1: /, 'the JSON Schema: ') });
+    await goTo(
+      res,
+      tenantPath(tenantId, 'extensions'),
+      `Registered ${registered.value.name} as ${registered.value.extensionId}.`,
+    );
   });
 }

@@ -25,18 +25,31 @@ export const apiPath = (...segments: string[]) => `/${segments.map(encodeURIComp
 export const one = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
 export const list = (v: unknown): unknown[] => (v === undefined ? [] : Array.isArray(v) ? v : [v]);
 /** A textarea of one entry per line, as a list (blank lines dropped). */
-export const linesOf = (v: unknown): string[] => (one(v) ?? '').split(/\r?\n/).map((l) => l.trim()).filter(Boolean);
+export const linesOf = (v: unknown): string[] =>
+  (one(v) ?? '')
+    .split(/\r?\n/)
+    .map((l) => l.trim())
+    .filter(Boolean);
 
-interface Locals { session: ConsoleSession; caller: AdminCaller; tenant: TenantView }
+interface Locals {
+  session: ConsoleSession;
+  caller: AdminCaller;
+  tenant: TenantView;
+}
 /** A signed-in request's session, caller and (on a tenant's pages) tenant. */
 export const locals = (res: Response) => res.locals as unknown as Locals;
 
 export function consoleKit(db: Knex, sessions: SessionStore, log: Logger) {
   const send = (res: Response, page: Html, status = 200) => void res.status(status).type('html').send(page.text);
-  const frameOf = (res: Response, title: string) => ({ title, session: res.locals.session as ConsoleSession | undefined, tenant: res.locals.tenant as TenantView | undefined });
+  const frameOf = (res: Response, title: string) => ({
+    title,
+    session: res.locals.session as ConsoleSession | undefined,
+    tenant: res.locals.tenant as TenantView | undefined,
+  });
   const problem = (res: Response, status: number, title: string, message: string) =>
     send(res, pages.problemPage(frameOf(res, title), message, requestIdOf(res)), status);
-  const notFound = (res: Response) => problem(res, 404, 'Not found', 'There is nothing here, or it is not yours to see.');
+  const notFound = (res: Response) =>
+    problem(res, 404, 'Not found', 'There is nothing here, or it is not yours to see.');
   const refusedPage = (res: Response, refusal: Refusal) => {
     if (refusal.error === 'not_found') return notFound(res);
     const text = REFUSAL_TEXT[refusal.error] ?? 'That could not be done';
@@ -77,11 +90,20 @@ export function consoleKit(db: Knex, sessions: SessionStore, log: Logger) {
    * Destructive actions ask first: without `confirmed=yes` the answer is a page saying what will happen, with the same
    * form behind a Confirm button; nothing changes until it is pressed.
    */
-  const confirmed = async (req: Request, res: Response, op: AdminOperation, fields: Record<string, string>, c: pages.Confirmation): Promise<boolean> => {
+  const confirmed = async (
+    req: Request,
+    res: Response,
+    op: AdminOperation,
+    fields: Record<string, string>,
+    c: pages.Confirmation,
+  ): Promise<boolean> => {
     if (one(req.body.confirmed) === 'yes') return true;
     if (!(await permitted(res, op))) return false; // only the caller's own objects are asked about
     recordNoChange();
-    send(res, pages.confirmPage({ ...frameOf(res, 'Are you sure?'), session: locals(res).session }, req.originalUrl, fields, c));
+    send(
+      res,
+      pages.confirmPage({ ...frameOf(res, 'Are you sure?'), session: locals(res).session }, req.originalUrl, fields, c),
+    );
     return false;
   };
 

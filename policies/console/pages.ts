@@ -15,8 +15,10 @@ import type { ConsoleSession } from './sessions.js';
 import type { RateLimitPolicy } from '../../wire/decision.js';
 
 export const CONSOLE_PATH = '/admin/console';
-export const tenantPath = (tenantId: string, page = '') => `${CONSOLE_PATH}/tenants/${encodeURIComponent(tenantId)}${page && `/${page}`}`;
-export const appPath = (tenantId: string, clientId: string) => tenantPath(tenantId, `apps/${encodeURIComponent(clientId)}`);
+export const tenantPath = (tenantId: string, page = '') =>
+  `${CONSOLE_PATH}/tenants/${encodeURIComponent(tenantId)}${page && `/${page}`}`;
+export const appPath = (tenantId: string, clientId: string) =>
+  tenantPath(tenantId, `apps/${encodeURIComponent(clientId)}`);
 
 export interface Frame {
   title: string;
@@ -25,7 +27,8 @@ export interface Frame {
   tenant?: TenantView | undefined;
 }
 
-const csrfField = (session: Pick<ConsoleSession, 'csrf'>) => html`<input type="hidden" name="_csrf" value="${session.csrf}">`;
+const csrfField = (session: Pick<ConsoleSession, 'csrf'>) =>
+  html`<input type="hidden" name="_csrf" value="${session.csrf}">`;
 
 /** A form that posts to `action` with the session's CSRF token. */
 export const postForm = (session: Pick<ConsoleSession, 'csrf'>, action: string, body: Html, cls = '') =>
@@ -36,11 +39,15 @@ function navigation(session: ConsoleSession, tenant: TenantView | undefined): Ht
   if (session.caller?.kind === 'operator') links.push([`${CONSOLE_PATH}/tenants`, 'Tenants']);
   if (tenant)
     links.push(
-      [tenantPath(tenant.tenantId, 'apps'), 'Apps'], [tenantPath(tenant.tenantId, 'persons'), 'Persons'],
+      [tenantPath(tenant.tenantId, 'apps'), 'Apps'],
+      [tenantPath(tenant.tenantId, 'persons'), 'Persons'],
       [tenantPath(tenant.tenantId, 'service-accounts'), 'Service accounts'],
-      [tenantPath(tenant.tenantId, 'extensions'), 'Extensions'], [tenantPath(tenant.tenantId, 'decisions'), 'Decisions'],
-      [tenantPath(tenant.tenantId, 'usage'), 'Usage'], [tenantPath(tenant.tenantId, 'audit'), 'Audit'],
-      [tenantPath(tenant.tenantId, 'export'), 'Export'], [tenantPath(tenant.tenantId, 'settings'), 'Settings'],
+      [tenantPath(tenant.tenantId, 'extensions'), 'Extensions'],
+      [tenantPath(tenant.tenantId, 'decisions'), 'Decisions'],
+      [tenantPath(tenant.tenantId, 'usage'), 'Usage'],
+      [tenantPath(tenant.tenantId, 'audit'), 'Audit'],
+      [tenantPath(tenant.tenantId, 'export'), 'Export'],
+      [tenantPath(tenant.tenantId, 'settings'), 'Settings'],
     );
   return html`<nav aria-label="Console"><ul>${links.map(([href, label]) => html`<li><a href="${href}">${label}</a></li>`)}</ul></nav>`;
 }
@@ -63,102 +70,169 @@ ${content}</main>${SCRIPT_ELEMENT}</body></html>`;
 
 /** The sign-in form, with the token of its double-submit cookie (sign-in-csrf.ts): no session exists yet. */
 export function signInPage(form: Pick<ConsoleSession, 'csrf'>, problem?: string): Html {
-  return layout({ title: 'Sign in', session: undefined }, html`
+  return layout(
+    { title: 'Sign in', session: undefined },
+    html`
 ${problem && html`<p class="problem" role="alert">${problem}</p>`}
 <p>Sign in with your tenant admin key, or with the operator token.</p>
-${postForm(form, `${CONSOLE_PATH}/sign-in`, html`
+${postForm(
+  form,
+  `${CONSOLE_PATH}/sign-in`,
+  html`
 <label for="key">Admin key or operator token</label>
 <input id="key" name="key" type="password" autocomplete="off" required>
-<div><button type="submit">Sign in</button></div>`)}`);
+<div><button type="submit">Sign in</button></div>`,
+)}`,
+  );
 }
 
 export const signedOutPage = () =>
-  layout({ title: 'Signed out', session: undefined }, html`<p>You are signed out. <a href="${CONSOLE_PATH}/sign-in">Sign in again</a>.</p>`);
+  layout(
+    { title: 'Signed out', session: undefined },
+    html`<p>You are signed out. <a href="${CONSOLE_PATH}/sign-in">Sign in again</a>.</p>`,
+  );
 
 export function problemPage(frame: Frame, message: string, requestId: string): Html {
-  return layout(frame, html`<p class="problem" role="alert">${message}</p><p>Reference: <code>${requestId}</code></p>
-<p><a href="${CONSOLE_PATH}/">Back to the console</a></p>`);
+  return layout(
+    frame,
+    html`<p class="problem" role="alert">${message}</p><p>Reference: <code>${requestId}</code></p>
+<p><a href="${CONSOLE_PATH}/">Back to the console</a></p>`,
+  );
 }
 
 export function tenantsPage(session: ConsoleSession, tenants: TenantView[], entered?: Entered): Html {
   const v = entered?.values ?? {};
-  return layout({ title: 'Tenants', session }, html`<p>Pick the tenant to manage.</p>
+  return layout(
+    { title: 'Tenants', session },
+    html`<p>Pick the tenant to manage.</p>
 <table><caption>Tenants</caption><thead><tr><th scope="col">Tenant</th><th scope="col">Label</th><th scope="col">Plan</th><th scope="col">Status</th><th scope="col">Settings</th></tr></thead>
 <tbody>${tenants.map((t) => html`<tr><th scope="row"><a href="${tenantPath(t.tenantId, 'apps')}">${t.displayName}</a></th><td>${t.label}</td><td>${t.plan}</td><td>${t.status}</td><td><a href="${tenantPath(t.tenantId, 'settings')}">Settings<span class="vh"> of ${t.displayName}</span></a></td></tr>`)}</tbody></table>
 <h2 id="new-tenant">Create a tenant</h2>
 ${entered && html`<p class="problem" role="alert">${entered.problem}</p>`}
-${postForm(session, `${CONSOLE_PATH}/tenants`, html`<label for="tenant-name">Display name</label>
+${postForm(
+  session,
+  `${CONSOLE_PATH}/tenants`,
+  html`<label for="tenant-name">Display name</label>
 <input id="tenant-name" name="displayName" type="text" required maxlength="200" value="${v.displayName ?? ''}">
 <label for="tenant-label">Label: lower-case letters, digits and dashes, part of every client id</label>
 <input id="tenant-label" name="label" type="text" required maxlength="40" pattern="[a-z0-9]+(-[a-z0-9]+)*" value="${v.label ?? ''}">
 ${planSelect(v.plan ?? 'L1')}
-<div><button type="submit">Create tenant</button></div>`)}`);
+<div><button type="submit">Create tenant</button></div>`,
+)}`,
+  );
 }
 
-const PLANS = [['L1', 'L1 (self and tenant reads)'], ['L2', 'L2 (adds persons and their records)']] as const;
+const PLANS = [
+  ['L1', 'L1 (self and tenant reads)'],
+  ['L2', 'L2 (adds persons and their records)'],
+] as const;
 const planSelect = (chosen: string) => html`<label for="tenant-plan">Plan</label>
 <select id="tenant-plan" name="plan">${PLANS.map(([value, label]) => html`<option value="${value}"${chosen === value && html` selected`}>${label}</option>`)}</select>`;
 
-
 /** A tenant's settings: name and limits (tenant admins too), plan and status and admin keys (the operator only). */
 export function tenantSettingsPage(
-  frame: Frame & { session: ConsoleSession; tenant: TenantView }, limits: RateLimitPolicy, keys: { keyId: string; createdAt: string }[] | undefined, entered?: Entered,
+  frame: Frame & { session: ConsoleSession; tenant: TenantView },
+  limits: RateLimitPolicy,
+  keys: { keyId: string; createdAt: string }[] | undefined,
+  entered?: Entered,
 ): Html {
   const { session, tenant } = frame;
   const operator = session.caller?.kind === 'operator';
   const v = entered?.values ?? {
-    displayName: tenant.displayName, plan: tenant.plan, status: tenant.status,
-    tenantPoints: String(limits.tenant.points), tenantDurationS: String(limits.tenant.durationS),
-    accountPoints: String(limits.account.points), accountDurationS: String(limits.account.durationS),
+    displayName: tenant.displayName,
+    plan: tenant.plan,
+    status: tenant.status,
+    tenantPoints: String(limits.tenant.points),
+    tenantDurationS: String(limits.tenant.durationS),
+    accountPoints: String(limits.account.points),
+    accountDurationS: String(limits.account.durationS),
   };
-  const number = (id: string, label: string, max: number) => html`<div><label for="${id}">${label}</label><input id="${id}" name="${id}" type="number" min="1" max="${max}" required value="${v[id] ?? ''}"></div>`;
+  const number = (id: string, label: string, max: number) =>
+    html`<div><label for="${id}">${label}</label><input id="${id}" name="${id}" type="number" min="1" max="${max}" required value="${v[id] ?? ''}"></div>`;
   const base = tenantPath(tenant.tenantId, 'settings');
-  return layout(frame, html`
+  return layout(
+    frame,
+    html`
 ${entered && html`<p class="problem" role="alert">${entered.problem}</p>`}
-${postForm(session, base, html`<label for="displayName">Display name</label>
+${postForm(
+  session,
+  base,
+  html`<label for="displayName">Display name</label>
 <input id="displayName" name="displayName" type="text" required maxlength="200" value="${v.displayName ?? ''}">
-${operator && html`${planSelect(v.plan ?? tenant.plan)}
+${
+  operator &&
+  html`${planSelect(v.plan ?? tenant.plan)}
 <label for="tenant-status">Status</label>
-<select id="tenant-status" name="status">${['active', 'suspended'].map((st) => html`<option value="${st}"${v.status === st && html` selected`}>${st}</option>`)}</select>`}
+<select id="tenant-status" name="status">${['active', 'suspended'].map((st) => html`<option value="${st}"${v.status === st && html` selected`}>${st}</option>`)}</select>`
+}
 <fieldset><legend>Rate limits: requests per window${!operator && ", up to the plan's ceiling"}</legend>
 ${number('tenantPoints', 'Whole tenant: requests', 1_000_000)}${number('tenantDurationS', 'Whole tenant: window in seconds', 86_400)}
 ${number('accountPoints', 'Each account: requests', 1_000_000)}${number('accountDurationS', 'Each account: window in seconds', 86_400)}
 </fieldset>
-<div><button type="submit">Save settings</button></div>`)}
-${keys && html`<section aria-labelledby="keys-h"><h2 id="keys-h">Admin keys</h2>
+<div><button type="submit">Save settings</button></div>`,
+)}
+${
+  keys &&
+  html`<section aria-labelledby="keys-h"><h2 id="keys-h">Admin keys</h2>
 <p>A tenant admin key manages this tenant only (its apps, persons, grants, service accounts and extensions), never its plan or status.</p>
 <table><caption>Live admin keys</caption><thead><tr><th scope="col">Key id</th><th scope="col">Created (UTC)</th><th scope="col">Action</th></tr></thead>
 <tbody>${keys.map((k) => html`<tr><th scope="row"><code>${k.keyId}</code></th><td>${k.createdAt}</td><td>${postForm(session, `${tenantPath(tenant.tenantId, 'admin-keys')}/${encodeURIComponent(k.keyId)}/revoke`, html`<button type="submit">Revoke<span class="vh"> ${k.keyId}</span></button>`, 'inline')}</td></tr>`)}</tbody></table>
 ${keys.length === 0 && html`<p>No live admin keys.</p>`}
 ${postForm(session, tenantPath(tenant.tenantId, 'admin-keys'), html`<button type="submit">Create an admin key</button>`)}
-</section>`}`);
+</section>`
+}`,
+  );
 }
 
 /** A new tenant admin key, shown once. */
 export function adminKeyPage(frame: Frame & { tenant: TenantView }, issued: { keyId: string; key: string }): Html {
-  return layout(frame, html`<p>A new admin key for <strong>${frame.tenant.displayName}</strong> (id <code>${issued.keyId}</code>). It is shown only this once; give it to the tenant's admin now.</p>
+  return layout(
+    frame,
+    html`<p>A new admin key for <strong>${frame.tenant.displayName}</strong> (id <code>${issued.keyId}</code>). It is shown only this once; give it to the tenant's admin now.</p>
 <p><output id="new-key" class="secret" aria-label="New admin key">${issued.key}</output> <button type="button" data-copy="new-key" hidden>Copy</button></p>
-<p>It works until it is revoked. <a href="${tenantPath(frame.tenant.tenantId, 'settings')}">Back to the settings</a></p>`);
+<p>It works until it is revoked. <a href="${tenantPath(frame.tenant.tenantId, 'settings')}">Back to the settings</a></p>`,
+  );
 }
 
 /** What a refused form had in it, and why, to show the form again as it was sent. */
-export interface Entered { values: Record<string, string | undefined>; problem: string }
+export interface Entered {
+  values: Record<string, string | undefined>;
+  problem: string;
+}
 
 const lines = (list: readonly string[]) => list.join('\n');
-const KINDS = [['third_party', 'Third-party app'], ['first_party', 'First-party app'], ['internal', 'Internal']] as const;
+const KINDS = [
+  ['third_party', 'Third-party app'],
+  ['first_party', 'First-party app'],
+  ['internal', 'Internal'],
+] as const;
 
-export function appsPage(frame: Frame & { session: ConsoleSession; tenant: TenantView }, apps: { client: ClientView; capabilities: string[] }[], entered?: Entered): Html {
+export function appsPage(
+  frame: Frame & { session: ConsoleSession; tenant: TenantView },
+  apps: { client: ClientView; capabilities: string[] }[],
+  entered?: Entered,
+): Html {
   const v = entered?.values ?? {};
   const type = v.type ?? 'public';
-  return layout(frame, html`
+  return layout(
+    frame,
+    html`
 <table><caption>Apps of this tenant and the capabilities it grants them</caption>
 <thead><tr><th scope="col">App</th><th scope="col">Client id</th><th scope="col">Kind</th><th scope="col">Type</th><th scope="col">Status</th><th scope="col">Granted capabilities</th></tr></thead>
-<tbody>${apps.map(({ client: c, capabilities }) => html`<tr><th scope="row"><a href="${appPath(c.tenantId, c.clientId)}">${c.name}</a></th>
+<tbody>${apps.map(
+      ({
+        client: c,
+        capabilities,
+      }) => html`<tr><th scope="row"><a href="${appPath(c.tenantId, c.clientId)}">${c.name}</a></th>
 <td><code>${c.clientId}</code></td><td>${c.kind}</td><td>${c.type}</td><td>${c.status}</td>
-<td>${capabilities.length ? html`<ul>${capabilities.map((cap) => html`<li>${cap}</li>`)}</ul>` : 'none'}</td></tr>`)}</tbody></table>
+<td>${capabilities.length ? html`<ul>${capabilities.map((cap) => html`<li>${cap}</li>`)}</ul>` : 'none'}</td></tr>`,
+    )}</tbody></table>
 <h2 id="new-app">Register an app</h2>
 ${entered && html`<p class="problem" role="alert">${entered.problem}</p>`}
-${postForm(frame.session, tenantPath(frame.tenant.tenantId, 'apps'), html`<label for="app-name">Name people see on the consent page</label>
+${postForm(
+  frame.session,
+  tenantPath(frame.tenant.tenantId, 'apps'),
+  html`<label for="app-name">Name people see on the consent page</label>
 <input id="app-name" name="name" type="text" required maxlength="200" value="${v.name ?? ''}">
 <label for="app-slug">Slug: lower-case letters, digits and dashes (the client id is <code>tp_${frame.tenant.label}_</code>slug for a third-party app, <code>fp_</code> or <code>int_</code> for the others)</label>
 <input id="app-slug" name="slug" type="text" required maxlength="40" pattern="[a-z0-9]+(-[a-z0-9]+)*" value="${v.slug ?? ''}">
@@ -172,48 +246,83 @@ ${postForm(frame.session, tenantPath(frame.tenant.tenantId, 'apps'), html`<label
 <textarea id="app-redirects" name="redirectUris" rows="3" required>${v.redirectUris ?? ''}</textarea>
 <label for="app-origins">Web origins allowed to call the token endpoint from a browser, one per line (optional)</label>
 <textarea id="app-origins" name="allowedOrigins" rows="2">${v.allowedOrigins ?? ''}</textarea>
-<div><button type="submit">Register app</button></div>`)}`);
+<div><button type="submit">Register app</button></div>`,
+)}`,
+  );
 }
 
 /** A catalogue entry as the grant form shows it. */
-export interface CapabilityInfo { id: string; description: string; enabled: boolean }
+export interface CapabilityInfo {
+  id: string;
+  description: string;
+  enabled: boolean;
+}
 
 export function appPage(
-  frame: Frame & { session: ConsoleSession }, c: ClientView, granted: string[], secretPending: boolean, catalogue: CapabilityInfo[], entered?: Entered,
+  frame: Frame & { session: ConsoleSession },
+  c: ClientView,
+  granted: string[],
+  secretPending: boolean,
+  catalogue: CapabilityInfo[],
+  entered?: Entered,
 ): Html {
   const { session } = frame;
   const base = appPath(c.tenantId, c.clientId);
   const next = c.status === 'active' ? 'disabled' : 'active';
-  const v = entered?.values ?? { name: c.name, redirectUris: lines(c.redirectUris), allowedOrigins: lines(c.allowedOrigins) };
-  return layout(frame, html`
+  const v = entered?.values ?? {
+    name: c.name,
+    redirectUris: lines(c.redirectUris),
+    allowedOrigins: lines(c.allowedOrigins),
+  };
+  return layout(
+    frame,
+    html`
 <dl><dt>Client id</dt><dd><code>${c.clientId}</code></dd><dt>Kind and type</dt><dd>${c.kind}, ${c.type}</dd><dt>Status</dt><dd>${c.status}</dd></dl>
 <section aria-labelledby="grant-h"><h2 id="grant-h">Granted capabilities</h2>
-${postForm(session, `${base}/grant`, html`<fieldset><legend>Capabilities this tenant grants to ${c.name}</legend>
-${catalogue.map((cap) => html`<div><input type="checkbox" id="cap-${cap.id}" name="capabilities" value="${cap.id}" aria-describedby="cap-${cap.id}-d"${granted.includes(cap.id) && html` checked`}><label for="cap-${cap.id}"><code>${cap.id}</code></label>
-<span id="cap-${cap.id}-d">${cap.description}${!cap.enabled && ' (closed on this deployment: refused until the operator opens it)'}</span></div>`)}
-</fieldset><button type="submit">Save granted capabilities</button>`)}
+${postForm(
+  session,
+  `${base}/grant`,
+  html`<fieldset><legend>Capabilities this tenant grants to ${c.name}</legend>
+${catalogue.map(
+  (
+    cap,
+  ) => html`<div><input type="checkbox" id="cap-${cap.id}" name="capabilities" value="${cap.id}" aria-describedby="cap-${cap.id}-d"${granted.includes(cap.id) && html` checked`}><label for="cap-${cap.id}"><code>${cap.id}</code></label>
+<span id="cap-${cap.id}-d">${cap.description}${!cap.enabled && ' (closed on this deployment: refused until the operator opens it)'}</span></div>`,
+)}
+</fieldset><button type="submit">Save granted capabilities</button>`,
+)}
 </section>
 <section aria-labelledby="settings-h"><h2 id="settings-h">Settings</h2>
 ${entered && html`<p class="problem" role="alert">${entered.problem}</p>`}
-${postForm(session, `${base}/settings`, html`<label for="app-name">Name people see on the consent page</label>
+${postForm(
+  session,
+  `${base}/settings`,
+  html`<label for="app-name">Name people see on the consent page</label>
 <input id="app-name" name="name" type="text" required maxlength="200" value="${v.name ?? ''}">
 <label for="app-redirects">Redirect URIs, one per line (the next authorization request uses them)</label>
 <textarea id="app-redirects" name="redirectUris" rows="3" required>${v.redirectUris ?? ''}</textarea>
 <label for="app-origins">Web origins allowed to call the token endpoint from a browser, one per line</label>
 <textarea id="app-origins" name="allowedOrigins" rows="2">${v.allowedOrigins ?? ''}</textarea>
-<div><button type="submit">Save settings</button></div>`)}
+<div><button type="submit">Save settings</button></div>`,
+)}
 </section>
 <section aria-labelledby="status-h"><h2 id="status-h">Status</h2>
 <p>A disabled app's tokens are refused on their next request, and it gets no new ones.</p>
 ${postForm(session, `${base}/status`, html`<input type="hidden" name="status" value="${next}"><button type="submit">${next === 'disabled' ? 'Disable app' : 'Enable app'}</button>`)}
 </section>
-${c.type === 'confidential' && html`<section aria-labelledby="secret-h"><h2 id="secret-h">Client secret</h2>
-${secretPending
+${
+  c.type === 'confidential' &&
+  html`<section aria-labelledby="secret-h"><h2 id="secret-h">Client secret</h2>
+${
+  secretPending
     ? html`<p>A next secret is pending: both it and the current secret work until you promote it (at most 7 days).</p>
 ${postForm(session, `${base}/secrets/promote`, html`<button type="submit">Promote the next secret</button>`)}`
     : html`<p>Rotation: create a next secret (shown once), deploy it, then promote it; promotion ends the old secret at once.</p>
-${postForm(session, `${base}/secrets`, html`<button type="submit">Create a next secret</button>`)}`}
-</section>`}`);
+${postForm(session, `${base}/secrets`, html`<button type="submit">Create a next secret</button>`)}`
+}
+</section>`
+}`,
+  );
 }
 
 /** What a destructive action asks before it acts: its consequence, and where Cancel goes back to. */
@@ -223,19 +332,36 @@ export interface Confirmation {
 }
 
 /** The question page: the same form (fields kept) with `confirmed=yes` behind a Confirm button, and Cancel. */
-export function confirmPage(frame: Frame & { session: ConsoleSession }, action: string, fields: Record<string, string>, c: Confirmation): Html {
-  return layout(frame, html`<p role="alert">${c.consequence}</p>
-${postForm(frame.session, action, html`${Object.entries(fields).map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}">`)}<input type="hidden" name="confirmed" value="yes">
-<button type="submit">Confirm</button> <a href="${c.back}">Cancel</a>`)}`);
+export function confirmPage(
+  frame: Frame & { session: ConsoleSession },
+  action: string,
+  fields: Record<string, string>,
+  c: Confirmation,
+): Html {
+  return layout(
+    frame,
+    html`<p role="alert">${c.consequence}</p>
+${postForm(
+  frame.session,
+  action,
+  html`${Object.entries(fields).map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}">`)}<input type="hidden" name="confirmed" value="yes">
+<button type="submit">Confirm</button> <a href="${c.back}">Cancel</a>`,
+)}`,
+  );
 }
 
 /** A secret shown once: the first of a new app, or the next of a rotation. */
 export function secretPage(frame: Frame, c: ClientView, secret: string, first = false): Html {
-  return layout(frame, html`<p>The ${first ? 'client secret' : 'next secret'} of <strong>${c.name}</strong> (<code>${c.clientId}</code>). It is shown only this once; copy it now.</p>
+  return layout(
+    frame,
+    html`<p>The ${first ? 'client secret' : 'next secret'} of <strong>${c.name}</strong> (<code>${c.clientId}</code>). It is shown only this once; copy it now.</p>
 <p><output id="new-secret" class="secret" aria-label="New client secret">${secret}</output> <button type="button" data-copy="new-secret" hidden>Copy</button></p>
-<p>${first
-    ? 'The app authenticates at the token endpoint with its client id and this secret.'
-    : 'Both this and the current secret work until you promote this one, for at most 7 days from now; after that only this one does.'} <a href="${appPath(c.tenantId, c.clientId)}">Back to ${c.name}</a></p>`);
+<p>${
+      first
+        ? 'The app authenticates at the token endpoint with its client id and this secret.'
+        : 'Both this and the current secret work until you promote this one, for at most 7 days from now; after that only this one does.'
+    } <a href="${appPath(c.tenantId, c.clientId)}">Back to ${c.name}</a></p>`,
+  );
 }
 
 /**
@@ -244,83 +370,138 @@ export function secretPage(frame: Frame, c: ClientView, secret: string, first = 
  * enable it.
  */
 export function personsPage(
-  frame: Frame & { session: ConsoleSession; tenant: TenantView }, page: { items: PersonListItem[]; nextCursor: string | null }, q: string | undefined,
+  frame: Frame & { session: ConsoleSession; tenant: TenantView },
+  page: { items: PersonListItem[]; nextCursor: string | null },
+  q: string | undefined,
   entered: { displayName?: string | undefined; username?: string | undefined; problem?: string | undefined } = {},
 ): Html {
   const { session, tenant } = frame;
   const base = tenantPath(tenant.tenantId, 'persons');
   const next = page.nextCursor && `${base}?${new URLSearchParams({ ...(q && { q }), cursor: page.nextCursor })}`;
-  return layout(frame, html`<form method="get" action="${base}" role="search"><label for="q">Find by username or name</label>
+  return layout(
+    frame,
+    html`<form method="get" action="${base}" role="search"><label for="q">Find by username or name</label>
 <input id="q" name="q" value="${q ?? ''}" maxlength="100"> <button type="submit">Find</button></form>
 <table><caption>Persons${q && html` whose username or name starts with “${q}”`}</caption>
 <thead><tr><th scope="col">Name</th><th scope="col">Username</th><th scope="col">Person id</th><th scope="col">Login</th><th scope="col">Relationship</th><th scope="col">Actions</th></tr></thead>
 <tbody>${page.items.map((p) => {
-    const action = p.accountId && p.relationship === 'active' && postForm(session, tenantPath(tenant.tenantId, `persons/${encodeURIComponent(p.accountId)}/status`),
-      html`<input type="hidden" name="status" value="${p.accountStatus === 'active' ? 'disabled' : 'active'}"><button type="submit">${p.accountStatus === 'active' ? 'Disable login' : 'Enable login'}<span class="vh"> of ${p.displayName}</span></button>`, 'inline');
-    const name = p.accountId ? html`<a href="${tenantPath(tenant.tenantId, `persons/${encodeURIComponent(p.accountId)}`)}">${p.displayName}</a>` : p.displayName;
-    return html`<tr><th scope="row">${name}</th><td>${p.username ?? '—'}</td><td><code>${p.personId}</code></td><td>${p.accountStatus ?? 'none'}</td><td>${p.relationship}</td><td>${action || ''}</td></tr>`;
-  })}</tbody></table>
+      const action =
+        p.accountId &&
+        p.relationship === 'active' &&
+        postForm(
+          session,
+          tenantPath(tenant.tenantId, `persons/${encodeURIComponent(p.accountId)}/status`),
+          html`<input type="hidden" name="status" value="${p.accountStatus === 'active' ? 'disabled' : 'active'}"><button type="submit">${p.accountStatus === 'active' ? 'Disable login' : 'Enable login'}<span class="vh"> of ${p.displayName}</span></button>`,
+          'inline',
+        );
+      const name = p.accountId
+        ? html`<a href="${tenantPath(tenant.tenantId, `persons/${encodeURIComponent(p.accountId)}`)}">${p.displayName}</a>`
+        : p.displayName;
+      return html`<tr><th scope="row">${name}</th><td>${p.username ?? '—'}</td><td><code>${p.personId}</code></td><td>${p.accountStatus ?? 'none'}</td><td>${p.relationship}</td><td>${action || ''}</td></tr>`;
+    })}</tbody></table>
 ${page.items.length === 0 && html`<p>No persons${q && ' match'}.</p>`}
 ${next && html`<p><a href="${next}">Next page</a></p>`}
 <h2 id="new-person">New person</h2>
 ${entered.problem && html`<p class="problem" role="alert">${entered.problem}</p>`}
-${postForm(session, base, html`<label for="displayName">Display name</label>
+${postForm(
+  session,
+  base,
+  html`<label for="displayName">Display name</label>
 <input id="displayName" name="displayName" required maxlength="200" value="${entered.displayName ?? ''}">
 <label for="username">Username (unique in this tenant)</label>
 <input id="username" name="username" required minlength="3" maxlength="100" autocomplete="off" value="${entered.username ?? ''}">
 <label for="password">Password (at least 8 characters)</label>
 <input id="password" name="password" type="password" required minlength="8" maxlength="200" autocomplete="new-password">
-<div><button type="submit">Create person</button></div>`)}`);
+<div><button type="submit">Create person</button></div>`,
+)}`,
+  );
 }
 
-export interface AccountRowView { accountId: string; clientId?: string | null; name?: string | null; capabilities?: string[]; status: string; epoch: number }
+export interface AccountRowView {
+  accountId: string;
+  clientId?: string | null;
+  name?: string | null;
+  capabilities?: string[];
+  status: string;
+  epoch: number;
+}
 
-export function serviceAccountsPage(frame: Frame & { session: ConsoleSession; tenant: TenantView }, accounts: AccountRowView[]): Html {
+export function serviceAccountsPage(
+  frame: Frame & { session: ConsoleSession; tenant: TenantView },
+  accounts: AccountRowView[],
+): Html {
   const { session, tenant } = frame;
-  return layout(frame, html`<p>Advancing an epoch or disabling an account refuses its tokens from their next request on.</p>
+  return layout(
+    frame,
+    html`<p>Advancing an epoch or disabling an account refuses its tokens from their next request on.</p>
 <table><caption>Service accounts</caption>
 <thead><tr><th scope="col">Name</th><th scope="col">Account id</th><th scope="col">App</th><th scope="col">Capabilities</th><th scope="col">Status</th><th scope="col">Epoch</th><th scope="col">Actions</th></tr></thead>
 <tbody>${accounts.map((a) => {
-    const base = tenantPath(tenant.tenantId, `service-accounts/${encodeURIComponent(a.accountId)}`);
-    const next = a.status === 'active' ? 'disabled' : 'active';
-    return html`<tr><th scope="row">${a.name}</th><td><code>${a.accountId}</code></td><td><code>${a.clientId}</code></td>
+      const base = tenantPath(tenant.tenantId, `service-accounts/${encodeURIComponent(a.accountId)}`);
+      const next = a.status === 'active' ? 'disabled' : 'active';
+      return html`<tr><th scope="row">${a.name}</th><td><code>${a.accountId}</code></td><td><code>${a.clientId}</code></td>
 <td>${(a.capabilities ?? []).join(' ') || 'none'}</td><td>${a.status}</td><td>${a.epoch}</td>
 <td>${postForm(session, `${base}/epoch`, html`<button type="submit">Advance epoch<span class="vh"> of ${a.name}</span></button>`, 'inline')}
 ${postForm(session, `${base}/status`, html`<input type="hidden" name="status" value="${next}"><button type="submit">${next === 'disabled' ? 'Disable' : 'Enable'}<span class="vh"> ${a.name}</span></button>`, 'inline')}</td></tr>`;
-  })}</tbody></table>`);
+    })}</tbody></table>`,
+  );
 }
 
-export function extensionsPage(frame: Frame & { session: ConsoleSession; tenant: TenantView }, extensions: RegisteredExtension[], apps: ClientView[], entered?: Entered): Html {
+export function extensionsPage(
+  frame: Frame & { session: ConsoleSession; tenant: TenantView },
+  extensions: RegisteredExtension[],
+  apps: ClientView[],
+  entered?: Entered,
+): Html {
   const { session, tenant } = frame;
   const v = entered?.values ?? {};
-  return layout(frame, html`
+  return layout(
+    frame,
+    html`
 <table><caption>Registered extensions</caption>
 <thead><tr><th scope="col">Name</th><th scope="col">Extension id</th><th scope="col">Owning app</th><th scope="col">Schema versions</th></tr></thead>
 <tbody>${extensions.map((e) => html`<tr><th scope="row">${e.name}</th><td><code>${e.extensionId}</code></td><td><code>${e.clientId}</code></td><td>${e.schemaVersions.join(', ')}</td></tr>`)}</tbody></table>
 <section aria-labelledby="register-h"><h2 id="register-h">Register an extension</h2>
 ${entered && html`<p class="problem" role="alert" id="ext-problem">${entered.problem}</p>`}
-${postForm(session, tenantPath(tenant.tenantId, 'extensions'), html`
+${postForm(
+  session,
+  tenantPath(tenant.tenantId, 'extensions'),
+  html`
 <label for="ext-app">Owning app</label>
 <select id="ext-app" name="clientId" required>${apps.map((a) => html`<option value="${a.clientId}"${v.clientId === a.clientId && html` selected`}>${a.name} (${a.clientId})</option>`)}</select>
 <label for="ext-name">Name</label>
 <input id="ext-name" name="name" type="text" required maxlength="200" value="${v.name ?? ''}">
 <label for="ext-schema">JSON Schema for version 1</label>
 <textarea id="ext-schema" name="schema" rows="10" cols="70" required${entered && html` aria-invalid="true" aria-describedby="ext-problem"`}>${v.schema ?? '{"type": "object"}'}</textarea>
-<div><button type="submit">Register extension</button></div>`)}
-</section>`);
+<div><button type="submit">Register extension</button></div>`,
+)}
+</section>`,
+  );
 }
 
-const select = (id: string, name: string, label: string, options: readonly string[], chosen: string | undefined, any: string) => html`<div><label for="${id}">${label}</label>
+const select = (
+  id: string,
+  name: string,
+  label: string,
+  options: readonly string[],
+  chosen: string | undefined,
+  any: string,
+) => html`<div><label for="${id}">${label}</label>
 <select id="${id}" name="${name}"><option value="">${any}</option>${options.map((o) => html`<option value="${o}"${chosen === o && html` selected`}>${o}</option>`)}</select></div>`;
 
 export function decisionsPage(
-  frame: Frame & { tenant: TenantView }, page: { items: DecisionView[]; nextCursor: string | null }, filters: DecisionFilters, choices: { apps: string[]; codes: readonly string[]; capabilities: readonly string[] },
+  frame: Frame & { tenant: TenantView },
+  page: { items: DecisionView[]; nextCursor: string | null },
+  filters: DecisionFilters,
+  choices: { apps: string[]; codes: readonly string[]; capabilities: readonly string[] },
 ): Html {
   const base = tenantPath(frame.tenant.tenantId, 'decisions');
   const kept = Object.fromEntries(Object.entries(filters).filter((e): e is [string, string] => Boolean(e[1])));
   const older = page.nextCursor && `${base}?${new URLSearchParams({ ...kept, cursor: page.nextCursor })}`;
   const filtered = Object.keys(kept).length > 0;
-  return layout(frame, html`
+  return layout(
+    frame,
+    html`
 <form method="get" action="${base}" role="search" aria-label="Filter decisions">
 <div><label for="request-id">Request id</label>
 <input id="request-id" name="requestId" type="search" value="${filters.requestId ?? ''}" maxlength="128"></div>
@@ -331,37 +512,57 @@ ${select('f-capability', 'capability', 'Capability', choices.capabilities, filte
 <button type="submit">Search</button>${filtered && html` <a href="${base}">Clear filters</a>`}</form>
 <table><caption>${filters.requestId ? html`Decisions for request ${filters.requestId}` : filtered ? 'Decisions matching the filters, newest first' : 'Recent decisions, newest first'}</caption>
 <thead><tr><th scope="col">Time (UTC)</th><th scope="col">Request id</th><th scope="col">App</th><th scope="col">Subject</th><th scope="col">Capability</th><th scope="col">Outcome</th><th scope="col">Deny code</th><th scope="col">Check</th></tr></thead>
-<tbody>${page.items.map((d) => html`<tr><td>${d.createdAt}</td><th scope="row"><code>${d.requestId}</code></th><td><code>${d.clientId}</code></td><td><code>${d.subject}</code></td>
-<td>${d.capability}</td><td>${d.allow ? 'allowed' : 'denied'}</td><td>${d.code ?? ''}</td><td>${d.checkName}</td></tr>`)}</tbody></table>
+<tbody>${page.items.map(
+      (
+        d,
+      ) => html`<tr><td>${d.createdAt}</td><th scope="row"><code>${d.requestId}</code></th><td><code>${d.clientId}</code></td><td><code>${d.subject}</code></td>
+<td>${d.capability}</td><td>${d.allow ? 'allowed' : 'denied'}</td><td>${d.code ?? ''}</td><td>${d.checkName}</td></tr>`,
+    )}</tbody></table>
 ${page.items.length === 0 && html`<p>No decisions found.</p>`}
-${older && html`<p><a href="${older}">Older decisions</a></p>`}`);
+${older && html`<p><a href="${older}">Older decisions</a></p>`}`,
+  );
 }
 
 export function usagePage(frame: Frame, total: number, days: DailyUsage[]): Html {
-  return layout(frame, html`<p>Metered API calls in total: <strong>${total}</strong>. A retried request with the same request id counts once.</p>
+  return layout(
+    frame,
+    html`<p>Metered API calls in total: <strong>${total}</strong>. A retried request with the same request id counts once.</p>
 <table><caption>Metered calls per day (UTC) and app, last 30 days</caption>
 <thead><tr><th scope="col">Day</th><th scope="col">App</th><th scope="col">Calls</th></tr></thead>
 <tbody>${days.map((d) => html`<tr><th scope="row">${d.day}</th><td><code>${d.clientId}</code></td><td>${d.calls}</td></tr>`)}</tbody></table>
-${days.length === 0 && html`<p>No metered calls in the last 30 days.</p>`}`);
+${days.length === 0 && html`<p>No metered calls in the last 30 days.</p>`}`,
+  );
 }
 
 export function exportPage(frame: Frame & { tenant: TenantView }, extensions: RegisteredExtension[]): Html {
-  return layout(frame, html`<p>Every extension record the tenant's apps stored, one JSON object a line (NDJSON), from one
+  return layout(
+    frame,
+    html`<p>Every extension record the tenant's apps stored, one JSON object a line (NDJSON), from one
 consistent snapshot. Available whatever the plan or quota.</p>
 <form method="get" action="${tenantPath(frame.tenant.tenantId, 'export/download')}">
 <label for="export-extension">Extension</label>
 <select id="export-extension" name="extensionId"><option value="">All extensions</option>${extensions.map((e) => html`<option value="${e.extensionId}">${e.name} (${e.extensionId})</option>`)}</select>
-<div><button type="submit">Download records</button></div></form>`);
+<div><button type="submit">Download records</button></div></form>`,
+  );
 }
 
 const changeText = (changes: AuditEntryView['changes']) =>
-  Object.entries(changes ?? {}).map(([field, c]) => `${field}: ${JSON.stringify(c.from)} → ${JSON.stringify(c.to)}`).join('; ');
+  Object.entries(changes ?? {})
+    .map(([field, c]) => `${field}: ${JSON.stringify(c.from)} → ${JSON.stringify(c.to)}`)
+    .join('; ');
 
 /** The tenant's audit trail, newest first, with the admin API's filters and its cursor as an "Older entries" link. */
-export function auditPage(frame: Frame & { tenant: TenantView }, page: AuditPage, filters: { action?: string | undefined; since?: string | undefined }): Html {
+export function auditPage(
+  frame: Frame & { tenant: TenantView },
+  page: AuditPage,
+  filters: { action?: string | undefined; since?: string | undefined },
+): Html {
   const base = tenantPath(frame.tenant.tenantId, 'audit');
-  const query = (extra: Record<string, string>) => `?${new URLSearchParams({ ...(filters.action && { action: filters.action }), ...(filters.since && { since: filters.since }), ...extra })}`;
-  return layout(frame, html`
+  const query = (extra: Record<string, string>) =>
+    `?${new URLSearchParams({ ...(filters.action && { action: filters.action }), ...(filters.since && { since: filters.since }), ...extra })}`;
+  return layout(
+    frame,
+    html`
 <form method="get" action="${base}" role="search">
 <label for="audit-action">Action</label>
 <input id="audit-action" name="action" type="search" value="${filters.action ?? ''}" placeholder="client.disable" maxlength="64">
@@ -370,22 +571,37 @@ export function auditPage(frame: Frame & { tenant: TenantView }, page: AuditPage
 <button type="submit">Filter</button></form>
 <table><caption>Administrative changes, newest first</caption>
 <thead><tr><th scope="col">Time (UTC)</th><th scope="col">Action</th><th scope="col">Target</th><th scope="col">Changes</th><th scope="col">By</th><th scope="col">Request id</th><th scope="col">Address</th></tr></thead>
-<tbody>${page.items.map((e) => html`<tr><td>${e.at}</td><th scope="row">${e.action}</th><td>${e.target.type} <code>${e.target.id}</code></td><td>${changeText(e.changes)}</td>
-<td>${e.actor.kind === 'operator' ? 'operator' : html`admin key <code>${e.actor.keyId ?? ''}</code>`}</td><td><code>${e.requestId}</code></td><td>${e.ip}</td></tr>`)}</tbody></table>
+<tbody>${page.items.map(
+      (
+        e,
+      ) => html`<tr><td>${e.at}</td><th scope="row">${e.action}</th><td>${e.target.type} <code>${e.target.id}</code></td><td>${changeText(e.changes)}</td>
+<td>${e.actor.kind === 'operator' ? 'operator' : html`admin key <code>${e.actor.keyId ?? ''}</code>`}</td><td><code>${e.requestId}</code></td><td>${e.ip}</td></tr>`,
+    )}</tbody></table>
 ${page.items.length === 0 && html`<p>No changes recorded${filters.action || filters.since ? ' for these filters' : ''}.</p>`}
-${page.nextCursor && html`<p><a href="${base}${query({ cursor: page.nextCursor })}">Older entries</a></p>`}`);
+${page.nextCursor && html`<p><a href="${base}${query({ cursor: page.nextCursor })}">Older entries</a></p>`}`,
+  );
 }
 
 /** One person's login in this tenant: the apps they let in (their consents) and ending every session. */
-export function personPage(frame: Frame & { session: ConsoleSession; tenant: TenantView }, accountId: string, consents: ConsentView[]): Html {
+export function personPage(
+  frame: Frame & { session: ConsoleSession; tenant: TenantView },
+  accountId: string,
+  consents: ConsentView[],
+): Html {
   const { session, tenant } = frame;
   const live = consents.filter((c) => !c.revokedAt);
-  return layout(frame, html`<p>Login <code>${accountId}</code>. <a href="${tenantPath(tenant.tenantId, 'persons')}">Back to the persons</a></p>
+  return layout(
+    frame,
+    html`<p>Login <code>${accountId}</code>. <a href="${tenantPath(tenant.tenantId, 'persons')}">Back to the persons</a></p>
 <table><caption>Apps this person let in (consents), newest first</caption>
 <thead><tr><th scope="col">App</th><th scope="col">Client id</th><th scope="col">Since (UTC)</th><th scope="col">State</th></tr></thead>
 <tbody>${consents.map((c) => html`<tr><th scope="row">${c.appName}</th><td><code>${c.clientId}</code></td><td>${c.since}</td><td>${c.revokedAt ? `ended ${c.revokedAt}` : 'active'}</td></tr>`)}</tbody></table>
 ${consents.length === 0 && html`<p>This person has not let any app in.</p>`}
-${live.length > 0 && html`<h2 id="end-h">End every session</h2>
+${
+  live.length > 0 &&
+  html`<h2 id="end-h">End every session</h2>
 <p>Every app loses this person's tokens from its next request (403 subject_revoked) and needs a new consent; the person signs in again.</p>
-${postForm(session, tenantPath(tenant.tenantId, `persons/${encodeURIComponent(accountId)}/sessions/revoke`), html`<button type="submit">End every session</button>`)}`}`);
+${postForm(session, tenantPath(tenant.tenantId, `persons/${encodeURIComponent(accountId)}/sessions/revoke`), html`<button type="submit">End every session</button>`)}`
+}`,
+  );
 }

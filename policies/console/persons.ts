@@ -20,20 +20,45 @@ export function personRoutes(tenant: Router, kit: ConsoleKit): void {
 
   tenant.post('/persons', async (req, res) => {
     const { session, tenant: current } = locals(res);
-    const body = { displayName: one(req.body.displayName), username: one(req.body.username), password: one(req.body.password) };
+    const body = {
+      displayName: one(req.body.displayName),
+      username: one(req.body.username),
+      password: one(req.body.password),
+    };
     const created = await createPerson(db, current.tenantId, body);
-    if (created.ok) return goTo(res, `${tenantPath(current.tenantId, 'persons')}?q=${encodeURIComponent(body.username ?? '')}`, `${created.value.displayName} can now sign in as ${body.username}.`);
+    if (created.ok)
+      return goTo(
+        res,
+        `${tenantPath(current.tenantId, 'persons')}?q=${encodeURIComponent(body.username ?? '')}`,
+        `${created.value.displayName} can now sign in as ${body.username}.`,
+      );
     // Refused: the form again with what was typed (never the password) and why, naming the field.
     const listed = await personPage(db, current.tenantId, { limit: 50 });
-    const entered = { displayName: body.displayName, username: body.username, problem: `${REFUSAL_TEXT[created.error] ?? 'That could not be done'}: ${created.message ?? created.error}.` };
-    send(res, pages.personsPage({ ...frameOf(res, 'Persons'), session, tenant: current }, listed.ok ? listed.value : { items: [], nextCursor: null }, undefined, entered), STATUS_OF[created.error]);
+    const entered = {
+      displayName: body.displayName,
+      username: body.username,
+      problem: `${REFUSAL_TEXT[created.error] ?? 'That could not be done'}: ${created.message ?? created.error}.`,
+    };
+    send(
+      res,
+      pages.personsPage(
+        { ...frameOf(res, 'Persons'), session, tenant: current },
+        listed.ok ? listed.value : { items: [], nextCursor: null },
+        undefined,
+        entered,
+      ),
+      STATUS_OF[created.error],
+    );
   });
 
   tenant.get('/persons/:accountId', async (req: Request<{ accountId: string }>, res) => {
     const { session, tenant: current } = locals(res);
     const consents = await consentsOf(db, current.tenantId, req.params.accountId);
     if (!consents) return notFound(res);
-    send(res, pages.personPage({ ...frameOf(res, 'Person'), session, tenant: current }, req.params.accountId, consents));
+    send(
+      res,
+      pages.personPage({ ...frameOf(res, 'Person'), session, tenant: current }, req.params.accountId, consents),
+    );
   });
 
   tenant.post('/persons/:accountId/sessions/revoke', async (req: Request<{ accountId: string }>, res) => {
@@ -41,10 +66,19 @@ export function personRoutes(tenant: Router, kit: ConsoleKit): void {
     const { accountId } = req.params;
     const op = { method: 'POST', path: apiPath('accounts', accountId, 'sessions', 'revoke') } as const;
     const back = tenantPath(tenantId, `persons/${encodeURIComponent(accountId)}`);
-    if (!(await confirmed(req, res, op, {}, {
-      consequence: `End every session of the login ${accountId}? Every app's tokens for this person are refused from their next request, and each app needs a new consent.`,
-      back,
-    }))) return;
+    if (
+      !(await confirmed(
+        req,
+        res,
+        op,
+        {},
+        {
+          consequence: `End every session of the login ${accountId}? Every app's tokens for this person are refused from their next request, and each app needs a new consent.`,
+          back,
+        },
+      ))
+    )
+      return;
     await perform(res, op, () => revokeSessions(db, accountId));
     // A refusal has answered with its page; otherwise back to the person.
     if (!res.headersSent) await goTo(res, back, 'Every session of this login is ended.');
@@ -54,11 +88,24 @@ export function personRoutes(tenant: Router, kit: ConsoleKit): void {
     const { tenantId } = locals(res).tenant;
     const { accountId } = req.params;
     const body = { status: req.body.status };
-    if (body.status === 'disabled' && !(await confirmed(req, res, { method: 'PATCH', path: apiPath('accounts', accountId), body }, { status: 'disabled' }, {
-      consequence: `Disable the login ${accountId}? The person can no longer sign in, and their tokens are refused from their next request until it is enabled again.`,
-      back: tenantPath(tenantId, 'persons'),
-    }))) return;
-    const account = await perform(res, { method: 'PATCH', path: apiPath('accounts', accountId), body }, () => setAccountStatus(db, accountId, body));
-    if (account) await goTo(res, tenantPath(tenantId, 'persons'), `The login ${account.accountId} is now ${account.status}.`);
+    if (
+      body.status === 'disabled' &&
+      !(await confirmed(
+        req,
+        res,
+        { method: 'PATCH', path: apiPath('accounts', accountId), body },
+        { status: 'disabled' },
+        {
+          consequence: `Disable the login ${accountId}? The person can no longer sign in, and their tokens are refused from their next request until it is enabled again.`,
+          back: tenantPath(tenantId, 'persons'),
+        },
+      ))
+    )
+      return;
+    const account = await perform(res, { method: 'PATCH', path: apiPath('accounts', accountId), body }, () =>
+      setAccountStatus(db, accountId, body),
+    );
+    if (account)
+      await goTo(res, tenantPath(tenantId, 'persons'), `The login ${account.accountId} is now ${account.status}.`);
   });
 }

@@ -19,10 +19,17 @@ export function recordRoutes(tenant: Router, kit: ConsoleKit): void {
     const { tenant: current } = locals(res);
     // An empty field is "any"; the rest are the admin API's filters, checked there.
     const filters: DecisionFilters = Object.fromEntries(
-      (['requestId', 'clientId', 'outcome', 'code', 'capability'] as const).map((f) => [f, one(req.query[f])?.trim() || undefined]),
+      (['requestId', 'clientId', 'outcome', 'code', 'capability'] as const).map((f) => [
+        f,
+        one(req.query[f])?.trim() || undefined,
+      ]),
     );
     const [outcome, apps] = await Promise.all([
-      recentDecisions(db, current.tenantId, { ...filters, limit: DECISIONS_SHOWN, cursor: one(req.query.cursor) || undefined }),
+      recentDecisions(db, current.tenantId, {
+        ...filters,
+        limit: DECISIONS_SHOWN,
+        cursor: one(req.query.cursor) || undefined,
+      }),
       listClients(db, current.tenantId),
     ]);
     if (!outcome.ok) return refusedPage(res, outcome);
@@ -40,22 +47,34 @@ export function recordRoutes(tenant: Router, kit: ConsoleKit): void {
 
   tenant.get('/audit', async (req, res) => {
     const { tenant: current } = locals(res);
-    const filters = { action: one(req.query.action)?.trim() || undefined, since: one(req.query.since)?.trim() || undefined };
-    const outcome = await auditPage(db, current.tenantId, { ...filters, cursor: one(req.query.cursor) || undefined, limit: 50 });
+    const filters = {
+      action: one(req.query.action)?.trim() || undefined,
+      since: one(req.query.since)?.trim() || undefined,
+    };
+    const outcome = await auditPage(db, current.tenantId, {
+      ...filters,
+      cursor: one(req.query.cursor) || undefined,
+      limit: 50,
+    });
     if (!outcome.ok) return refusedPage(res, outcome);
     send(res, pages.auditPage({ ...frameOf(res, 'Audit'), tenant: current }, outcome.value, filters));
   });
 
   tenant.get('/export', async (_req, res) => {
     const { tenant: current } = locals(res);
-    send(res, pages.exportPage({ ...frameOf(res, 'Export'), tenant: current }, await listExtensions(db, current.tenantId)));
+    send(
+      res,
+      pages.exportPage({ ...frameOf(res, 'Export'), tenant: current }, await listExtensions(db, current.tenantId)),
+    );
   });
 
   tenant.get('/export/download', async (req, res) => {
     const { tenant: current } = locals(res);
     const extensionId = one(req.query.extensionId) || undefined;
     await streamExport(db, log, req, res, {
-      tenantId: current.tenantId, query: extensionId ? { extensionId } : {}, refuse: (refusal) => refusedPage(res, refusal),
+      tenantId: current.tenantId,
+      query: extensionId ? { extensionId } : {},
+      refuse: (refusal) => refusedPage(res, refusal),
       attachment: `${current.label}-records.ndjson`,
     });
   });

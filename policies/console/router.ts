@@ -61,7 +61,12 @@ export function consoleRouter({ knex, adminToken, log, countChange, throttle }: 
     const kept = signInForm.tokenOf(one(req.cookies?.[SIGN_IN_COOKIE]));
     if (kept) return kept;
     const { token, cookie } = signInForm.issue();
-    res.cookie(SIGN_IN_COOKIE, cookie, { httpOnly: true, sameSite: 'strict', secure: overHttps(req), path: CONSOLE_PATH });
+    res.cookie(SIGN_IN_COOKIE, cookie, {
+      httpOnly: true,
+      sameSite: 'strict',
+      secure: overHttps(req),
+      path: CONSOLE_PATH,
+    });
     return token;
   };
   r.use((_req, res, next) => (res.set(SECURITY_HEADERS), next()));
@@ -72,7 +77,8 @@ export function consoleRouter({ knex, adminToken, log, countChange, throttle }: 
     // A page view shows the notice an earlier action left, once.
     const session = await sessions.get(one(req.cookies?.[COOKIE]), req.method === 'GET');
     const caller = session?.caller;
-    if (caller?.kind === 'tenant' && !(await tenantAdminKeyLive(knex, caller.tenantId, caller.keyId))) await sessions.destroy(session!.id);
+    if (caller?.kind === 'tenant' && !(await tenantAdminKeyLive(knex, caller.tenantId, caller.keyId)))
+      await sessions.destroy(session!.id);
     else if (session) res.locals.session = session;
     next();
   });
@@ -83,9 +89,18 @@ export function consoleRouter({ knex, adminToken, log, countChange, throttle }: 
     if (req.method !== 'POST') return next();
     const session = res.locals.session as ConsoleSession | undefined;
     const presented = one(req.body?._csrf);
-    const expected = session ? session.csrf : req.path === '/sign-in' ? signInForm.tokenOf(one(req.cookies?.[SIGN_IN_COOKIE])) : undefined;
+    const expected = session
+      ? session.csrf
+      : req.path === '/sign-in'
+        ? signInForm.tokenOf(one(req.cookies?.[SIGN_IN_COOKIE]))
+        : undefined;
     if (expected && presented && sameSecret(presented, expected)) return next();
-    problem(res, 403, 'Form refused', 'This form was not sent from a current console page, so nothing was changed. Reload the page and try again.');
+    problem(
+      res,
+      403,
+      'Form refused',
+      'This form was not sent from a current console page, so nothing was changed. Reload the page and try again.',
+    );
   });
 
   r.get('/', (_req, res) => {
@@ -118,7 +133,11 @@ export function consoleRouter({ knex, adminToken, log, countChange, throttle }: 
     }
     if (!caller) {
       await throttle.failed(undefined, address);
-      return send(res, pages.signInPage({ csrf: one(req.body._csrf)! }, 'That key did not work. Check it and try again.'), 401);
+      return send(
+        res,
+        pages.signInPage({ csrf: one(req.body._csrf)! }, 'That key did not work. Check it and try again.'),
+        401,
+      );
     }
     // A new session id at sign-in, so an id known before it (fixation) is worth nothing after.
     if (old) await sessions.destroy(old.id);
@@ -156,37 +175,73 @@ export function consoleRouter({ knex, adminToken, log, countChange, throttle }: 
   r.post('/tenants', audited, async (req, res) => {
     const { session, caller } = locals(res);
     if (caller.kind !== 'operator') return notFound(res);
-    const created = await createTenant(db, { displayName: one(req.body.displayName), label: one(req.body.label), plan: one(req.body.plan) });
-    if (!created.ok) return send(res, pages.tenantsPage(session, await listTenants(db), enteredFrom(req, created, ['displayName', 'label', 'plan'])), STATUS_OF[created.error]);
-    await goTo(res, tenantPath(created.value.tenantId, 'settings'), `${created.value.displayName} is created (${created.value.label}, plan ${created.value.plan}).`);
+    const created = await createTenant(db, {
+      displayName: one(req.body.displayName),
+      label: one(req.body.label),
+      plan: one(req.body.plan),
+    });
+    if (!created.ok)
+      return send(
+        res,
+        pages.tenantsPage(session, await listTenants(db), enteredFrom(req, created, ['displayName', 'label', 'plan'])),
+        STATUS_OF[created.error],
+      );
+    await goTo(
+      res,
+      tenantPath(created.value.tenantId, 'settings'),
+      `${created.value.displayName} is created (${created.value.label}, plan ${created.value.plan}).`,
+    );
   });
 
   const tenant = Router({ mergeParams: true });
   tenant.use(audited);
-  r.use('/tenants/:tenantId', async (req: Request<{ tenantId: string }>, res: Response, next: NextFunction) => {
-    const { caller } = locals(res);
-    const { tenantId } = req.params;
-    // A tenant admin key sees only its own tenant; any other answers as if it did not exist.
-    const found = caller.kind === 'tenant' && caller.tenantId !== tenantId ? undefined : await findTenant(db, tenantId);
-    if (!found) return notFound(res);
-    res.locals.tenant = found;
-    next();
-  }, tenant);
+  r.use(
+    '/tenants/:tenantId',
+    async (req: Request<{ tenantId: string }>, res: Response, next: NextFunction) => {
+      const { caller } = locals(res);
+      const { tenantId } = req.params;
+      // A tenant admin key sees only its own tenant; any other answers as if it did not exist.
+      const found =
+        caller.kind === 'tenant' && caller.tenantId !== tenantId ? undefined : await findTenant(db, tenantId);
+      if (!found) return notFound(res);
+      res.locals.tenant = found;
+      next();
+    },
+    tenant,
+  );
 
   tenant.get('/', (req, res) => res.redirect(303, tenantPath(locals(res).tenant.tenantId, 'apps')));
   // One file per page group.
-  for (const routes of [appRoutes, personRoutes, serviceAccountRoutes, extensionRoutes, tenantSettingsRoutes, recordRoutes]) routes(tenant, kit);
+  for (const routes of [
+    appRoutes,
+    personRoutes,
+    serviceAccountRoutes,
+    extensionRoutes,
+    tenantSettingsRoutes,
+    recordRoutes,
+  ])
+    routes(tenant, kit);
 
   r.use((_req, res) => notFound(res));
   r.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
     const e = err as { type?: string };
     if (res.headersSent) return void res.end();
-    if (e?.type === 'entity.too.large' || e?.type === 'parameters.too.many') return problem(res, 413, 'Too large', 'That form was too large.');
-    if (e?.type !== undefined || err instanceof URIError) return problem(res, 400, 'Not accepted', 'That request could not be read.');
+    if (e?.type === 'entity.too.large' || e?.type === 'parameters.too.many')
+      return problem(res, 413, 'Too large', 'That form was too large.');
+    if (e?.type !== undefined || err instanceof URIError)
+      return problem(res, 400, 'Not accepted', 'That request could not be read.');
     // Text PostgreSQL cannot store: a lookup by it is a miss, a write of it is refused.
-    if (isClientDataError(err)) return req.method === 'GET' ? notFound(res) : problem(res, 422, 'Not accepted', 'That contains characters that cannot be stored.');
+    if (isClientDataError(err))
+      return req.method === 'GET'
+        ? notFound(res)
+        : problem(res, 422, 'Not accepted', 'That contains characters that cannot be stored.');
     log.error({ err, requestId: requestIdOf(res), path: req.path }, 'admin console error');
-    problem(res, 503, 'Temporarily unavailable', 'The console could not do that just now. Nothing is shown about why here; try again shortly.');
+    problem(
+      res,
+      503,
+      'Temporarily unavailable',
+      'The console could not do that just now. Nothing is shown about why here; try again shortly.',
+    );
   });
   return r;
 }

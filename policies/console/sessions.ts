@@ -41,11 +41,23 @@ export class SessionStore {
     const now = this.now();
     const sessions = () => this.knex('console_sessions');
     await sessions().where('idle_until', '<=', now).orWhere('ends_at', '<=', now).delete();
-    await sessions().whereIn('id_hash', sessions().select('id_hash').orderBy('created_at', 'desc').offset(MAX_SESSIONS - 1)).delete();
+    await sessions()
+      .whereIn(
+        'id_hash',
+        sessions()
+          .select('id_hash')
+          .orderBy('created_at', 'desc')
+          .offset(MAX_SESSIONS - 1),
+      )
+      .delete();
     const session: ConsoleSession = { id: token(), csrf: token(), caller };
     await sessions().insert({
-      id_hash: hashOf(session.id), csrf: session.csrf, caller: JSON.stringify(caller),
-      created_at: now, idle_until: now + IDLE_MS, ends_at: now + MAX_AGE_MS,
+      id_hash: hashOf(session.id),
+      csrf: session.csrf,
+      caller: JSON.stringify(caller),
+      created_at: now,
+      idle_until: now + IDLE_MS,
+      ends_at: now + MAX_AGE_MS,
     });
     return session;
   }
@@ -66,7 +78,12 @@ export class SessionStore {
     );
     const row = rows[0];
     if (!row) return undefined;
-    return { id, csrf: row.csrf, ...(row.caller && { caller: row.caller }), ...(takeNotice && row.notice !== null && { notice: row.notice }) };
+    return {
+      id,
+      csrf: row.csrf,
+      ...(row.caller && { caller: row.caller }),
+      ...(takeNotice && row.notice !== null && { notice: row.notice }),
+    };
   }
 
   /** Leaves `notice` for the next page the session shows. */

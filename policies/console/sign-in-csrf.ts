@@ -15,7 +15,10 @@ export interface SignInCsrf {
 }
 
 export function signInCsrf(secret: string): SignInCsrf {
-  const sealed = sealer(Buffer.from(hkdfSync('sha256', secret, Buffer.alloc(0), 'admin console sign-in csrf', 32)), 'console sign-in csrf');
+  const sealed = sealer(
+    Buffer.from(hkdfSync('sha256', secret, Buffer.alloc(0), 'admin console sign-in csrf', 32)),
+    'console sign-in csrf',
+  );
   return {
     issue() {
       const token = randomBytes(24).toString('base64url');

@@ -16,9 +16,26 @@ export function tenantSettingsRoutes(tenant: Router, kit: ConsoleKit): void {
     const { session, caller, tenant: current } = locals(res);
     const keys = caller.kind === 'operator' ? await adminKeyPage(db, current.tenantId, { limit: 100 }) : undefined;
     const limits = (current.rateLimit as RateLimitPolicy | undefined) ?? DEFAULT_RATE_LIMIT;
-    send(res, pages.tenantSettingsPage({ ...frameOf(res, 'Settings'), session, tenant: current }, limits, keys?.ok ? keys.value.items : undefined, entered), status);
+    send(
+      res,
+      pages.tenantSettingsPage(
+        { ...frameOf(res, 'Settings'), session, tenant: current },
+        limits,
+        keys?.ok ? keys.value.items : undefined,
+        entered,
+      ),
+      status,
+    );
   };
-  const SETTINGS_FIELDS = ['displayName', 'plan', 'status', 'tenantPoints', 'tenantDurationS', 'accountPoints', 'accountDurationS'];
+  const SETTINGS_FIELDS = [
+    'displayName',
+    'plan',
+    'status',
+    'tenantPoints',
+    'tenantDurationS',
+    'accountPoints',
+    'accountDurationS',
+  ];
 
   tenant.get('/settings', async (_req, res) => settingsPage(res));
 
@@ -33,16 +50,23 @@ export function tenantSettingsRoutes(tenant: Router, kit: ConsoleKit): void {
       displayName: field('displayName'),
       // Limits are sent only when changed, so a tenant admin can rename a tenant whose limits the operator raised
       // beyond the plan's ceiling.
-      ...((['tenant', 'account'] as const).some((l) => rateLimit[l].points !== currentLimits[l].points || rateLimit[l].durationS !== currentLimits[l].durationS) && { rateLimit }),
+      ...((['tenant', 'account'] as const).some(
+        (l) => rateLimit[l].points !== currentLimits[l].points || rateLimit[l].durationS !== currentLimits[l].durationS,
+      ) && { rateLimit }),
       // Plan and status are the operator's; a tenant admin's form has neither.
       ...(caller.kind === 'operator' && { plan: field('plan'), status: field('status') }),
     };
     const op = { method: 'PATCH', path: apiPath('tenants', current.tenantId), body } as const;
     const sent = Object.fromEntries(SETTINGS_FIELDS.flatMap((f) => (field(f) === undefined ? [] : [[f, field(f)!]])));
-    if (body.status === 'suspended' && current.status !== 'suspended' && !(await confirmed(req, res, op, sent, {
-      consequence: `Suspend ${current.displayName}? Every token of its apps is refused from its next request (403 tenant_suspended) until it is active again.`,
-      back: tenantPath(current.tenantId, 'settings'),
-    }))) return;
+    if (
+      body.status === 'suspended' &&
+      current.status !== 'suspended' &&
+      !(await confirmed(req, res, op, sent, {
+        consequence: `Suspend ${current.displayName}? Every token of its apps is refused from its next request (403 tenant_suspended) until it is active again.`,
+        back: tenantPath(current.tenantId, 'settings'),
+      }))
+    )
+      return;
     if (!(await permitted(res, op))) return;
     const updated = await updateTenant(db, current.tenantId, body, caller);
     if (!updated.ok) return settingsPage(res, enteredFrom(req, updated, SETTINGS_FIELDS), STATUS_OF[updated.error]);
@@ -51,7 +75,11 @@ export function tenantSettingsRoutes(tenant: Router, kit: ConsoleKit): void {
 
   tenant.post('/admin-keys', async (_req, res) => {
     const { tenant: current } = locals(res);
-    const issued = await perform(res, { method: 'POST', path: apiPath('tenants', current.tenantId, 'admin-keys') }, () => createAdminKey(db, current.tenantId));
+    const issued = await perform(
+      res,
+      { method: 'POST', path: apiPath('tenants', current.tenantId, 'admin-keys') },
+      () => createAdminKey(db, current.tenantId),
+    );
     // Shown once, in the answer to the POST itself.
     if (issued) send(res, pages.adminKeyPage({ ...frameOf(res, 'New admin key'), tenant: current }, issued), 201);
   });
@@ -60,12 +88,22 @@ export function tenantSettingsRoutes(tenant: Router, kit: ConsoleKit): void {
     const { tenant: current } = locals(res);
     const { keyId } = req.params;
     const op = { method: 'DELETE', path: apiPath('tenants', current.tenantId, 'admin-keys', keyId) } as const;
-    if (!(await confirmed(req, res, op, {}, {
-      consequence: `Revoke the admin key ${keyId}? Calls with it are refused at once and every console session signed in with it ends.`,
-      back: tenantPath(current.tenantId, 'settings'),
-    }))) return;
+    if (
+      !(await confirmed(
+        req,
+        res,
+        op,
+        {},
+        {
+          consequence: `Revoke the admin key ${keyId}? Calls with it are refused at once and every console session signed in with it ends.`,
+          back: tenantPath(current.tenantId, 'settings'),
+        },
+      ))
+    )
+      return;
     await perform(res, op, () => revokeAdminKey(db, current.tenantId, keyId));
     // A refusal has answered with its page; otherwise back to the settings.
-    if (!res.headersSent) await goTo(res, tenantPath(current.tenantId, 'settings'), `The admin key ${keyId} is revoked.`);
+    if (!res.headersSent)
+      await goTo(res, tenantPath(current.tenantId, 'settings'), `The admin key ${keyId} is revoked.`);
   });
 }

@@ -9,7 +9,11 @@ export interface AdminResponse<T = Record<string, any>> {
 }
 
 export function adminClient(system: Pick<System, 'pdpUrl' | 'adminToken'>, token = system.adminToken) {
-  async function call<T = Record<string, any>>(method: string, path: string, body?: unknown): Promise<AdminResponse<T>> {
+  async function call<T = Record<string, any>>(
+    method: string,
+    path: string,
+    body?: unknown,
+  ): Promise<AdminResponse<T>> {
     const res = await fetch(`${system.pdpUrl}/admin/v1${path}`, {
       method,
       headers: { authorization: `Bearer ${token}`, ...(body !== undefined && { 'content-type': 'application/json' }) },
@@ -24,7 +28,12 @@ export function adminClient(system: Pick<System, 'pdpUrl' | 'adminToken'>, token
     return res.body;
   }
   /** `call`, with the answer held to admin-api.yaml for `operationId`. */
-  async function checked<T = Record<string, any>>(operationId: string, method: string, path: string, body?: unknown): Promise<AdminResponse<T>> {
+  async function checked<T = Record<string, any>>(
+    operationId: string,
+    method: string,
+    path: string,
+    body?: unknown,
+  ): Promise<AdminResponse<T>> {
     const res = await call<T>(method, path, body);
     assertResponseMatches('admin', operationId, { status: res.status, headers: res.headers, body: res.body ?? '' });
     return res;
@@ -51,7 +60,13 @@ let counter = 0;
 /** Another person of `tenantId` (with a login account and the tenant's relationship); returns the person id. */
 export async function createPerson(admin: AdminClient, tenantId: string): Promise<string> {
   const n = `${process.pid}-${++counter}-${Date.now().toString(36)}`;
-  return (await admin.ok('POST', `/tenants/${tenantId}/persons`, { displayName: `Person ${n}`, username: `person-${n}`, password: 'correct horse battery' })).personId as string;
+  return (
+    await admin.ok('POST', `/tenants/${tenantId}/persons`, {
+      displayName: `Person ${n}`,
+      username: `person-${n}`,
+      password: 'correct horse battery',
+    })
+  ).personId as string;
 }
 
 /** A tenant with one person, one third-party client and a grant of `capabilities` to it. */
@@ -61,18 +76,38 @@ export async function setupTenant(
 ): Promise<TenantSetup> {
   const n = `${process.pid}-${++counter}-${Date.now().toString(36)}`;
   const redirectUri = 'http://127.0.0.1:8400/callback';
-  const tenant = await admin.ok('POST', '/tenants', { label: `t${n}`, displayName: `Tenant ${n}`, plan: opts.plan ?? 'L2' });
+  const tenant = await admin.ok('POST', '/tenants', {
+    label: `t${n}`,
+    displayName: `Tenant ${n}`,
+    plan: opts.plan ?? 'L2',
+  });
   const password = 'correct horse battery';
-  const person = await admin.ok('POST', `/tenants/${tenant.tenantId}/persons`, { displayName: `Person ${n}`, username: `user-${n}`, password });
+  const person = await admin.ok('POST', `/tenants/${tenant.tenantId}/persons`, {
+    displayName: `Person ${n}`,
+    username: `user-${n}`,
+    password,
+  });
   const client = await admin.ok('POST', `/tenants/${tenant.tenantId}/clients`, {
-    slug: 'app', name: `App ${n}`, kind: 'third_party', type: opts.type ?? 'public', redirectUris: [redirectUri],
+    slug: 'app',
+    name: `App ${n}`,
+    kind: 'third_party',
+    type: opts.type ?? 'public',
+    redirectUris: [redirectUri],
   });
   await admin.ok('PUT', `/tenants/${tenant.tenantId}/grants/${client.clientId}`, {
     capabilities: opts.capabilities ?? ['svc.profile.self.read', 'svc.tenant.info.read'],
   });
   return {
-    tenantId: tenant.tenantId, clientId: client.clientId, clientSecret: client.clientSecret, personId: person.personId,
-    accountId: person.accountId, username: `user-${n}`, password, redirectUri, tenantName: `Tenant ${n}`, clientName: `App ${n}`,
+    tenantId: tenant.tenantId,
+    clientId: client.clientId,
+    clientSecret: client.clientSecret,
+    personId: person.personId,
+    accountId: person.accountId,
+    username: `user-${n}`,
+    password,
+    redirectUri,
+    tenantName: `Tenant ${n}`,
+    clientName: `App ${n}`,
   };
 }
 
@@ -88,7 +123,9 @@ export async function setupMachineClient(
 ): Promise<MachineClientSetup> {
   const tenant = await setupTenant(admin, { type: 'confidential', plan: opts.plan, capabilities: opts.grant });
   const res = await admin.checked('createServiceAccount', 'POST', `/tenants/${tenant.tenantId}/service-accounts`, {
-    clientId: tenant.clientId, name: 'nightly sync', capabilities: opts.capabilities ?? opts.grant,
+    clientId: tenant.clientId,
+    name: 'nightly sync',
+    capabilities: opts.capabilities ?? opts.grant,
   });
   if (res.status !== 201) throw new Error(`service account: ${res.status} ${JSON.stringify(res.body)}`);
   return { ...tenant, clientSecret: tenant.clientSecret!, serviceAccountId: res.body.accountId };

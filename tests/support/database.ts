@@ -41,13 +41,29 @@ export async function freshDatabase(opts: Pick<DatabaseOptions, 'idleTimeoutMs'>
 
 /** Tables whose rows are records an API write may change (not logs, metering or the issuer's own state). */
 const DOMAIN_TABLES = [
-  'plans', 'capabilities', 'tenants', 'tenant_admin_keys', 'clients', 'client_secrets', 'persons', 'tenant_person_relationships', 'accounts',
-  'service_account_capabilities', 'tenant_grants', 'extensions', 'extension_schemas', 'person_extensions', 'extension_record_counts', 'sessions',
+  'plans',
+  'capabilities',
+  'tenants',
+  'tenant_admin_keys',
+  'clients',
+  'client_secrets',
+  'persons',
+  'tenant_person_relationships',
+  'accounts',
+  'service_account_capabilities',
+  'tenant_grants',
+  'extensions',
+  'extension_schemas',
+  'person_extensions',
+  'extension_record_counts',
+  'sessions',
 ];
 
 /** One digest of every domain record: equal digests before and after a request mean it changed no record. */
 export async function domainDigest(db: Pick<Database, 'knex'>): Promise<string> {
   const union = DOMAIN_TABLES.map((t) => `select '${t}:' || md5(r::text) as row from ${t} r`).join(' union all ');
-  const { rows } = await db.knex.raw(`select md5(coalesce(string_agg(row, ',' order by row), '')) as digest from (${union}) s`);
+  const { rows } = await db.knex.raw(
+    `select md5(coalesce(string_agg(row, ',' order by row), '')) as digest from (${union}) s`,
+  );
   return rows[0].digest as string;
 }

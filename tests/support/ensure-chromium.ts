@@ -21,15 +21,29 @@ function stop(line: string): never {
 
 /** Runs one command with its output on stderr (stdout may be a token that a caller captures); true when it succeeded. */
 const run = (command: string, args: string[]) =>
-  spawnSync(command, args, { stdio: ['ignore', 2, 2], env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } }).status === 0;
+  spawnSync(command, args, { stdio: ['ignore', 2, 2], env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } })
+    .status === 0;
 
 if (!executable(CHROMIUM_PATH)) {
-  if (process.env.CHROMIUM_PATH) stop(`CHROMIUM_PATH=${CHROMIUM_PATH} is not an executable file: point it at a Chromium binary, or unset it to use Debian's /usr/bin/chromium.`);
+  if (process.env.CHROMIUM_PATH)
+    stop(
+      `CHROMIUM_PATH=${CHROMIUM_PATH} is not an executable file: point it at a Chromium binary, or unset it to use Debian's /usr/bin/chromium.`,
+    );
   const canInstall = process.getuid?.() === 0 && spawnSync('apt-get', ['--version'], { stdio: 'ignore' }).status === 0;
   if (!canInstall)
-    stop(`The browser suites need Chromium at ${CHROMIUM_PATH}: run \`sudo apt-get install -y chromium\` (or set CHROMIUM_PATH to a Chromium binary), then run this again.`);
-  console.error(`Chromium not found at ${CHROMIUM_PATH}: installing Debian's chromium package (apt-get install chromium) ...`);
-  if (!run('apt-get', ['update', '-qq']) || !run('apt-get', ['install', '-y', '-qq', 'chromium']) || !executable(CHROMIUM_PATH))
-    stop(`Installing Chromium failed: run \`apt-get update && apt-get install -y chromium\` as root, then run this again.`);
+    stop(
+      `The browser suites need Chromium at ${CHROMIUM_PATH}: run \`sudo apt-get install -y chromium\` (or set CHROMIUM_PATH to a Chromium binary), then run this again.`,
+    );
+  console.error(
+    `Chromium not found at ${CHROMIUM_PATH}: installing Debian's chromium package (apt-get install chromium) ...`,
+  );
+  if (
+    !run('apt-get', ['update', '-qq']) ||
+    !run('apt-get', ['install', '-y', '-qq', 'chromium']) ||
+    !executable(CHROMIUM_PATH)
+  )
+    stop(
+      `Installing Chromium failed: run \`apt-get update && apt-get install -y chromium\` as root, then run this again.`,
+    );
   console.error(`Chromium installed at ${CHROMIUM_PATH}.`);
 }

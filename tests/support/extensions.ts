@@ -13,12 +13,23 @@ export function personApi(baseUrl: string) {
     get: (token: string, personId: string, extensionId: string, headers: Record<string, string> = {}) =>
       callApi(baseUrl, 'getPersonExtension', extensionPath(personId, extensionId), token, { headers }),
     /** `body` as an object is sent as JSON; a string is sent as it is. */
-    put: (token: string, personId: string, extensionId: string, body: unknown, headers: Record<string, string>): Promise<CheckedResponse> =>
+    put: (
+      token: string,
+      personId: string,
+      extensionId: string,
+      body: unknown,
+      headers: Record<string, string>,
+    ): Promise<CheckedResponse> =>
       callApi(baseUrl, 'putPersonExtension', extensionPath(personId, extensionId), token, {
-        method: 'PUT', headers: { 'content-type': 'application/json', ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body),
+        method: 'PUT',
+        headers: { 'content-type': 'application/json', ...headers },
+        body: typeof body === 'string' ? body : JSON.stringify(body),
       }),
     delete: (token: string, personId: string, extensionId: string, headers: Record<string, string> = {}) =>
-      callApi(baseUrl, 'deletePersonExtension', extensionPath(personId, extensionId), token, { method: 'DELETE', headers }),
+      callApi(baseUrl, 'deletePersonExtension', extensionPath(personId, extensionId), token, {
+        method: 'DELETE',
+        headers,
+      }),
   };
 }
 export type PersonApi = ReturnType<typeof personApi>;
@@ -28,8 +39,15 @@ export const OPEN_SCHEMA = { type: 'object', properties: { note: { type: 'string
 
 let names = 0;
 /** Registers an extension owned by `clientId` (held to admin-api.yaml) and returns its platform-assigned id. */
-export async function registerExtension(admin: AdminClient, clientId: string, schemas: Record<string, unknown> = { 1: OPEN_SCHEMA }): Promise<string> {
-  const res = await admin.checked('createExtension', 'POST', `/clients/${clientId}/extensions`, { name: `extension ${++names}`, schemas });
+export async function registerExtension(
+  admin: AdminClient,
+  clientId: string,
+  schemas: Record<string, unknown> = { 1: OPEN_SCHEMA },
+): Promise<string> {
+  const res = await admin.checked('createExtension', 'POST', `/clients/${clientId}/extensions`, {
+    name: `extension ${++names}`,
+    schemas,
+  });
   if (res.status !== 201) throw new Error(`registration failed: ${res.status} ${JSON.stringify(res.body)}`);
   return res.body.extensionId as string;
 }

@@ -12,9 +12,16 @@ const isObject = (v: unknown): v is Record<string, any> => isJsonObject(v);
 // ---- well-formed values from a schema ----------------------------------------------------------------------------
 
 /** Properties and required names of an object schema, with `allOf` branches merged. */
-function objectShape(doc: DocName, pointer: string): { properties: Record<string, string>; required: Set<string>; additional: unknown } {
+function objectShape(
+  doc: DocName,
+  pointer: string,
+): { properties: Record<string, string>; required: Set<string>; additional: unknown } {
   const { doc: d, pointer: p, node } = locate(doc, pointer);
-  const shape = { properties: {} as Record<string, string>, required: new Set<string>(), additional: (node as any)?.additionalProperties as unknown };
+  const shape = {
+    properties: {} as Record<string, string>,
+    required: new Set<string>(),
+    additional: (node as any)?.additionalProperties as unknown,
+  };
   if (!isObject(node)) return shape;
   for (const name of Object.keys(node.properties ?? {})) shape.properties[name] = `${p}/properties/${name}`;
   for (const name of node.required ?? []) shape.required.add(name);
@@ -37,13 +44,26 @@ function schemaArbitrary(doc: DocName, pointer: string, depth = 0): fc.Arbitrary
   if ('const' in node) return fc.constant(node.const);
   if (Array.isArray(node.enum)) return fc.constantFrom(...node.enum);
   for (const key of ['oneOf', 'anyOf'] as const) {
-    if (Array.isArray(node[key])) return fc.oneof(...node[key].map((_: unknown, i: number) => schemaArbitrary(d, `${p}/${key}/${i}`, depth + 1)));
+    if (Array.isArray(node[key]))
+      return fc.oneof(...node[key].map((_: unknown, i: number) => schemaArbitrary(d, `${p}/${key}/${i}`, depth + 1)));
   }
-  const types: string[] = Array.isArray(node.type) ? node.type : node.type ? [node.type] : node.properties || node.allOf ? ['object'] : ['string', 'integer', 'boolean', 'object'];
+  const types: string[] = Array.isArray(node.type)
+    ? node.type
+    : node.type
+      ? [node.type]
+      : node.properties || node.allOf
+        ? ['object']
+        : ['string', 'integer', 'boolean', 'object'];
   return fc.oneof(...types.map((type) => typedArbitrary(d, p, node, type, depth)));
 }
 
-function typedArbitrary(doc: DocName, pointer: string, node: Record<string, any>, type: string, depth: number): fc.Arbitrary<unknown> {
+function typedArbitrary(
+  doc: DocName,
+  pointer: string,
+  node: Record<string, any>,
+  type: string,
+  depth: number,
+): fc.Arbitrary<unknown> {
   switch (type) {
     case 'null':
       return fc.constant(null);
@@ -56,21 +76,32 @@ function typedArbitrary(doc: DocName, pointer: string, node: Record<string, any>
     case 'array': {
       const items = node.items ? schemaArbitrary(doc, `${pointer}/items`, depth + 1) : fc.string({ maxLength: 8 });
       const constraints = { minLength: node.minItems ?? 0, maxLength: Math.min(node.maxItems ?? 4, 4) };
-      return node.uniqueItems ? fc.uniqueArray(items, { ...constraints, selector: (v) => JSON.stringify(v) }) : fc.array(items, constraints);
+      return node.uniqueItems
+        ? fc.uniqueArray(items, { ...constraints, selector: (v) => JSON.stringify(v) })
+        : fc.array(items, constraints);
     }
     case 'object': {
       const shape = objectShape(doc, pointer);
       const names = Object.keys(shape.properties);
-      if (names.length === 0) return fc.dictionary(fc.string({ minLength: 1, maxLength: 6 }), fc.oneof(fc.integer(), fc.string({ maxLength: 8 }), fc.boolean()), { maxKeys: 3 });
+      if (names.length === 0)
+        return fc.dictionary(
+          fc.string({ minLength: 1, maxLength: 6 }),
+          fc.oneof(fc.integer(), fc.string({ maxLength: 8 }), fc.boolean()),
+          { maxKeys: 3 },
+        );
       const record = Object.fromEntries(names.map((n) => [n, schemaArbitrary(doc, shape.properties[n]!, depth + 1)]));
       return fc.record(record, { requiredKeys: names.filter((n) => shape.required.has(n)) });
     }
     default: {
       const min = node.minLength ?? 0;
       const max = Math.min(node.maxLength ?? 24, 64);
-      if (node.format === 'date-time') return fc.date({ min: new Date(0), max: new Date(4e12), noInvalidDate: true }).map((x) => x.toISOString());
+      if (node.format === 'date-time')
+        return fc.date({ min: new Date(0), max: new Date(4e12), noInvalidDate: true }).map((x) => x.toISOString());
       if (node.format === 'uri') return fc.webUrl();
-      if (typeof node.pattern === 'string') return fc.stringMatching(new RegExp(node.pattern)).filter((s) => s.length >= min && s.length <= Math.max(max, 64));
+      if (typeof node.pattern === 'string')
+        return fc
+          .stringMatching(new RegExp(node.pattern))
+          .filter((s) => s.length >= min && s.length <= Math.max(max, 64));
       return fc.string({ minLength: min, maxLength: Math.max(min, max) });
     }
   }
@@ -93,16 +124,64 @@ export function encodeLoosely(s: string): string {
 
 /** Path segments and query values that are hostile as written (send them through asTarget). */
 export const hostileSegment = fc.constantFrom(
-  '.', '..', '%2e%2e', '%2F', '%00', '%', '%zz', '%ED%A0%80', '%C0%AF', '%F0%9F%98%80', '%E2%80%AE', '%EF%BB%BF', 'null', '[]', '{}', '-1', '0',
-  '1e999', '99999999999999999999999999', "x' OR '1'='1", 'x%27%3B%20DROP%20TABLE%20tenants%3B--', '..%2F..%2Fetc%2Fpasswd', '%24%7Bjndi%3Aldap%3A%2F%2Fx%7D',
-  'PSN_01ARZ3NDEKTSV4RRFFQ69G5FAV', `ten_${'0'.repeat(26)}%00`, 'a'.repeat(3000), '%C3%A9%CC%81', '%EF%BF%BF', '%F4%90%80%80', '__proto__', 'constructor',
+  '.',
+  '..',
+  '%2e%2e',
+  '%2F',
+  '%00',
+  '%',
+  '%zz',
+  '%ED%A0%80',
+  '%C0%AF',
+  '%F0%9F%98%80',
+  '%E2%80%AE',
+  '%EF%BB%BF',
+  'null',
+  '[]',
+  '{}',
+  '-1',
+  '0',
+  '1e999',
+  '99999999999999999999999999',
+  "x' OR '1'='1",
+  'x%27%3B%20DROP%20TABLE%20tenants%3B--',
+  '..%2F..%2Fetc%2Fpasswd',
+  '%24%7Bjndi%3Aldap%3A%2F%2Fx%7D',
+  'PSN_01ARZ3NDEKTSV4RRFFQ69G5FAV',
+  `ten_${'0'.repeat(26)}%00`,
+  'a'.repeat(3000),
+  '%C3%A9%CC%81',
+  '%EF%BF%BF',
+  '%F4%90%80%80',
+  '__proto__',
+  'constructor',
 );
 
 /** Strings that break naive handling: unicode edge cases, lone surrogates, NUL and other controls, huge lengths. */
 const hostileString = fc.oneof(
   fc.constantFrom(
-    '', ' ', '\u0000', 'a\u0000b', '\ud800', '\udc00x', '\uffff', '\ufeff', '\u202e', 'e\u0301', '👩‍👩‍👧‍👦', '\r\n', '\t', '%00', '${x}', '{{x}}',
-    "'; DROP TABLE tenants; --", '<script>', '../../etc/passwd', '__proto__', 'x'.repeat(70_000), 'é'.repeat(40_000),
+    '',
+    ' ',
+    '\u0000',
+    'a\u0000b',
+    '\ud800',
+    '\udc00x',
+    '\uffff',
+    '\ufeff',
+    '\u202e',
+    'e\u0301',
+    '👩‍👩‍👧‍👦',
+    '\r\n',
+    '\t',
+    '%00',
+    '${x}',
+    '{{x}}',
+    "'; DROP TABLE tenants; --",
+    '<script>',
+    '../../etc/passwd',
+    '__proto__',
+    'x'.repeat(70_000),
+    'é'.repeat(40_000),
   ),
   fc.string({ unit: 'binary', maxLength: 40 }),
   fc.string({ unit: fc.constantFrom('\u0000', '\ud800', '\udfff', '\u0085', '\u2028', 'a'), maxLength: 20 }),
@@ -111,7 +190,22 @@ const hostileString = fc.oneof(
 /** JSON values that are legal but hostile: huge and odd numbers, deep nesting, prototype keys, hostile strings. */
 const hostileJsonValue: fc.Arbitrary<unknown> = fc.oneof(
   hostileString,
-  fc.constantFrom(0, -0, 1e308, -1e308, 2 ** 53 + 1, -(2 ** 63), 0.1, 1.5, null, true, [], {}, JSON.parse('{"__proto__":{"admin":true}}'), { constructor: { prototype: { x: 1 } } }),
+  fc.constantFrom(
+    0,
+    -0,
+    1e308,
+    -1e308,
+    2 ** 53 + 1,
+    -(2 ** 63),
+    0.1,
+    1.5,
+    null,
+    true,
+    [],
+    {},
+    JSON.parse('{"__proto__":{"admin":true}}'),
+    { constructor: { prototype: { x: 1 } } },
+  ),
   fc.integer({ min: 2, max: 3000 }).map((depth) => JSON.parse(`${'['.repeat(depth)}${']'.repeat(depth)}`)),
   fc.jsonValue({ maxDepth: 3 }),
 );
@@ -122,10 +216,34 @@ function hostileJsonText(valid: string): fc.Arbitrary<string> {
   const firstKey = /^"((?:[^"\\]|\\.)*)"/.exec(inner)?.[1] ?? 'x';
   return fc.oneof(
     fc.constantFrom(
-      `{"${firstKey}":null,${inner}}`, `{${inner},"${firstKey}":{"nested":[1,2,3]}}`, `{${inner},${inner}}`, `{"__proto__":{"isAdmin":true},${inner}}`,
-      `{${inner},"n":1e400}`, `{${inner},"n":-1e400}`, `{${inner},"n":123456789012345678901234567890}`, `{${inner},"s":"\\ud800"}`, `{${inner},"s":"\\u0000"}`,
-      `{${inner},"d":${'['.repeat(10_000)}${']'.repeat(10_000)}}`, `${'{"a":'.repeat(5000)}1${'}'.repeat(5000)}`, `{${inner},"big":"${'x'.repeat(70_000)}"}`,
-      '', ' ', 'null', 'true', '0', '"x"', '[]', '[{}]', '{', '}', '{"a":}', "{'a':1}", '{"a":1,}', '\ufeff{}', 'undefined', 'NaN',
+      `{"${firstKey}":null,${inner}}`,
+      `{${inner},"${firstKey}":{"nested":[1,2,3]}}`,
+      `{${inner},${inner}}`,
+      `{"__proto__":{"isAdmin":true},${inner}}`,
+      `{${inner},"n":1e400}`,
+      `{${inner},"n":-1e400}`,
+      `{${inner},"n":123456789012345678901234567890}`,
+      `{${inner},"s":"\\ud800"}`,
+      `{${inner},"s":"\\u0000"}`,
+      `{${inner},"d":${'['.repeat(10_000)}${']'.repeat(10_000)}}`,
+      `${'{"a":'.repeat(5000)}1${'}'.repeat(5000)}`,
+      `{${inner},"big":"${'x'.repeat(70_000)}"}`,
+      '',
+      ' ',
+      'null',
+      'true',
+      '0',
+      '"x"',
+      '[]',
+      '[{}]',
+      '{',
+      '}',
+      '{"a":}',
+      "{'a':1}",
+      '{"a":1,}',
+      '\ufeff{}',
+      'undefined',
+      'NaN',
     ),
     fc.integer({ min: 1, max: Math.max(1, valid.length - 1) }).map((cut) => valid.slice(0, cut)),
     fc.string({ unit: 'binary', maxLength: 200 }),
@@ -183,7 +301,20 @@ function parameterValue(p: Parameter, fixtures: Fixtures): fc.Arbitrary<string> 
     return fc.oneof(
       ...(known ? [{ weight: 4, arbitrary: fc.constantFrom(...known) }] : []),
       { weight: 3, arbitrary: wellFormed.map(headerSafe) },
-      { weight: 2, arbitrary: fc.constantFrom('*', '""', 'W/"x"', '"a", "b"', '*, "x"', ' "x" ', 'unquoted', '"\u00e9"', `"${'x'.repeat(8000)}"`) },
+      {
+        weight: 2,
+        arbitrary: fc.constantFrom(
+          '*',
+          '""',
+          'W/"x"',
+          '"a", "b"',
+          '*, "x"',
+          ' "x" ',
+          'unquoted',
+          '"\u00e9"',
+          `"${'x'.repeat(8000)}"`,
+        ),
+      },
     );
   }
   return fc.oneof(
@@ -198,35 +329,81 @@ function bodyArbitrary(op: OperationRef, fixtures: Fixtures): fc.Arbitrary<{ bod
   const requestBody = op.operation.requestBody ? locate(op.doc, `${op.pointer}/requestBody`) : undefined;
   const content = isObject(requestBody?.node) && isObject(requestBody.node.content) ? requestBody.node.content : {};
   const [mediaType] = Object.keys(content);
-  const wrongType = fc.constantFrom('text/plain', 'application/xml', 'multipart/form-data; boundary=x', 'application/json; charset=utf-16', 'application/x-www-form-urlencoded', 'application/json');
+  const wrongType = fc.constantFrom(
+    'text/plain',
+    'application/xml',
+    'multipart/form-data; boundary=x',
+    'application/json; charset=utf-16',
+    'application/x-www-form-urlencoded',
+    'application/json',
+  );
   if (!mediaType) {
     // No body declared: mostly none, sometimes one anyway.
     return fc.oneof(
       { weight: 4, arbitrary: fc.constant({}) },
-      { weight: 1, arbitrary: fc.tuple(hostileJsonText('{}'), wrongType).map(([body, contentType]) => ({ body, contentType })) },
+      {
+        weight: 1,
+        arbitrary: fc.tuple(hostileJsonText('{}'), wrongType).map(([body, contentType]) => ({ body, contentType })),
+      },
     );
   }
-  const fromSchema = schemaArbitrary(requestBody!.doc, `${requestBody!.pointer}${pointerOf('content', mediaType, 'schema')}`);
+  const fromSchema = schemaArbitrary(
+    requestBody!.doc,
+    `${requestBody!.pointer}${pointerOf('content', mediaType, 'schema')}`,
+  );
   // Top-level members named like a fixture often carry the real value (a real client id, say).
-  const known = fc.record(Object.fromEntries(Object.entries(fixtures).map(([name, values]) => [name, fc.constantFrom(...values)])), { requiredKeys: [] });
-  const valid = fc.tuple(fromSchema, known, fc.boolean()).map(([v, k, use]) => (use && isObject(v) ? { ...v, ...k } : v));
+  const known = fc.record(
+    Object.fromEntries(Object.entries(fixtures).map(([name, values]) => [name, fc.constantFrom(...values)])),
+    { requiredKeys: [] },
+  );
+  const valid = fc
+    .tuple(fromSchema, known, fc.boolean())
+    .map(([v, k, use]) => (use && isObject(v) ? { ...v, ...k } : v));
   // A form field holding an object (possibly without a prototype, which String() cannot convert) is sent as its JSON.
   const formValue = (x: unknown) => (typeof x === 'object' && x !== null ? JSON.stringify(x) : String(x));
-  const encode = mediaType === 'application/x-www-form-urlencoded'
-    ? (v: unknown) => new URLSearchParams(Object.entries(isObject(v) ? v : { value: v }).map(([k, x]) => [k, formValue(x)])).toString()
-    : (v: unknown) => JSON.stringify(v);
+  const encode =
+    mediaType === 'application/x-www-form-urlencoded'
+      ? (v: unknown) =>
+          new URLSearchParams(
+            Object.entries(isObject(v) ? v : { value: v }).map(([k, x]) => [k, formValue(x)]),
+          ).toString()
+      : (v: unknown) => JSON.stringify(v);
   const mutated = fc.tuple(valid, hostileJsonValue).map(([v, hostile]) => {
     if (!isObject(v) || Object.keys(v).length === 0) return encode(hostile);
     const [first] = Object.keys(v);
     return encode({ ...v, [first!]: hostile });
   });
-  const formHostile = fc.tuple(valid, fc.constantFrom('grant_type=client_credentials', 'client_id=%00', 'scope=%ED%A0%80', 'x=1', 'grant_type', '=', '&&&', `pad=${'x'.repeat(70_000)}`, 'scope=a,b'))
+  const formHostile = fc
+    .tuple(
+      valid,
+      fc.constantFrom(
+        'grant_type=client_credentials',
+        'client_id=%00',
+        'scope=%ED%A0%80',
+        'x=1',
+        'grant_type',
+        '=',
+        '&&&',
+        `pad=${'x'.repeat(70_000)}`,
+        'scope=a,b',
+      ),
+    )
     .map(([v, extra]) => `${encode(v)}&${extra}`);
   return fc.oneof(
     { weight: 5, arbitrary: valid.map((v) => ({ body: encode(v), contentType: mediaType })) },
     { weight: 3, arbitrary: mutated.map((body) => ({ body, contentType: mediaType })) },
-    { weight: 3, arbitrary: valid.chain((v) => (mediaType === 'application/x-www-form-urlencoded' ? formHostile : hostileJsonText(encode(v)))).map((body) => ({ body, contentType: mediaType })) },
-    { weight: 1, arbitrary: fc.tuple(valid, fc.option(wrongType, { nil: undefined })).map(([v, contentType]) => ({ body: encode(v), contentType })) },
+    {
+      weight: 3,
+      arbitrary: valid
+        .chain((v) => (mediaType === 'application/x-www-form-urlencoded' ? formHostile : hostileJsonText(encode(v))))
+        .map((body) => ({ body, contentType: mediaType })),
+    },
+    {
+      weight: 1,
+      arbitrary: fc
+        .tuple(valid, fc.option(wrongType, { nil: undefined }))
+        .map(([v, contentType]) => ({ body: encode(v), contentType })),
+    },
   );
 }
 
@@ -235,26 +412,45 @@ export function requestArbitrary(op: OperationRef, opts: RequestOptions): fc.Arb
   const params = parametersOf(op);
   const pathParams = params.filter((p) => p.in === 'path');
   const optional = params.filter((p) => p.in !== 'path');
-  const path = fc.tuple(...pathParams.map((p) => parameterValue(p, opts.fixtures))).map((values) =>
-    pathParams.reduce((acc, p, i) => acc.replace(`{${p.name}}`, values[i]!), op.path));
-  const extras = fc.record(Object.fromEntries(optional.map((p) => [p.name, fc.option(parameterValue(p, opts.fixtures), { nil: undefined })])), { requiredKeys: [] });
+  const path = fc
+    .tuple(...pathParams.map((p) => parameterValue(p, opts.fixtures)))
+    .map((values) => pathParams.reduce((acc, p, i) => acc.replace(`{${p.name}}`, values[i]!), op.path));
+  const extras = fc.record(
+    Object.fromEntries(optional.map((p) => [p.name, fc.option(parameterValue(p, opts.fixtures), { nil: undefined })])),
+    { requiredKeys: [] },
+  );
   const [first, ...others] = opts.authorizations;
-  const authorization = fc.oneof({ weight: 8, arbitrary: fc.constant(first) }, { weight: 1, arbitrary: fc.constantFrom(...(others.length ? others : [first])) });
-  const requestId = fc.option(fc.oneof(fc.stringMatching(/^[A-Za-z0-9._:-]{8,128}$/), fc.string({ maxLength: 300 }).map(headerSafe)), { nil: undefined, freq: 6 });
-  return fc.tuple(path, extras, bodyArbitrary(op, opts.fixtures), authorization, requestId, fc.boolean()).map(([p, values, { body, contentType }, auth, rid, twice]) => {
-    const query: string[] = [];
-    const headers: Record<string, string> = {};
-    for (const param of optional) {
-      const v = (values as Record<string, string | undefined>)[param.name];
-      if (v === undefined) continue;
-      if (param.in === 'query') query.push(`${param.name}=${v}`, ...(twice ? [`${param.name}=${v}`] : []));
-      else headers[param.name.toLowerCase()] = v;
-    }
-    if (auth !== undefined) headers.authorization = auth;
-    if (contentType !== undefined) headers['content-type'] = contentType;
-    if (rid !== undefined) headers['x-request-id'] = rid;
-    return { doc: op.doc, operationId: op.operationId, method: op.method.toUpperCase(), path: `${p}${query.length ? `?${query.join('&')}` : ''}`, headers, body };
-  });
+  const authorization = fc.oneof(
+    { weight: 8, arbitrary: fc.constant(first) },
+    { weight: 1, arbitrary: fc.constantFrom(...(others.length ? others : [first])) },
+  );
+  const requestId = fc.option(
+    fc.oneof(fc.stringMatching(/^[A-Za-z0-9._:-]{8,128}$/), fc.string({ maxLength: 300 }).map(headerSafe)),
+    { nil: undefined, freq: 6 },
+  );
+  return fc
+    .tuple(path, extras, bodyArbitrary(op, opts.fixtures), authorization, requestId, fc.boolean())
+    .map(([p, values, { body, contentType }, auth, rid, twice]) => {
+      const query: string[] = [];
+      const headers: Record<string, string> = {};
+      for (const param of optional) {
+        const v = (values as Record<string, string | undefined>)[param.name];
+        if (v === undefined) continue;
+        if (param.in === 'query') query.push(`${param.name}=${v}`, ...(twice ? [`${param.name}=${v}`] : []));
+        else headers[param.name.toLowerCase()] = v;
+      }
+      if (auth !== undefined) headers.authorization = auth;
+      if (contentType !== undefined) headers['content-type'] = contentType;
+      if (rid !== undefined) headers['x-request-id'] = rid;
+      return {
+        doc: op.doc,
+        operationId: op.operationId,
+        method: op.method.toUpperCase(),
+        path: `${p}${query.length ? `?${query.join('&')}` : ''}`,
+        headers,
+        body,
+      };
+    });
 }
 
 // ---- what an error body must never carry -------------------------------------------------------------------------
@@ -263,7 +459,10 @@ const INTERNALS: [string, RegExp][] = [
   ['a file path', /(?:\/(?:work|home|root|usr|tmp|app|srv)\/|node_modules|[\w-]+\.(?:ts|js|mjs):\d+)/i],
   ['a stack frame', /\bat (?:async )?[\w.<>]+ \(|\n\s+at /],
   ['an error class', /\b(?:TypeError|ReferenceError|RangeError|SyntaxError|Error):/],
-  ['SQL', /\b(?:select\s.+\sfrom|insert\s+into|update\s+\w+\s+set|delete\s+from|syntax error at|violates|constraint|relation\s+"|duplicate key|SQLSTATE|pg_\w+|knex)\b/i],
+  [
+    'SQL',
+    /\b(?:select\s.+\sfrom|insert\s+into|update\s+\w+\s+set|delete\s+from|syntax error at|violates|constraint|relation\s+"|duplicate key|SQLSTATE|pg_\w+|knex)\b/i,
+  ],
   ['a driver or network error', /\b(?:ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|getaddrinfo|undici|ioredis)\b/i],
 ];
 

@@ -6,7 +6,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createPrivateKey, sign as signWith } from 'node:crypto';
 import {
-  CompactSign, decodeJwt, decodeProtectedHeader, exportJWK, exportSPKI, generateKeyPair, importJWK, importPKCS8, type CryptoKey, type JWK,
+  CompactSign,
+  decodeJwt,
+  decodeProtectedHeader,
+  exportJWK,
+  exportSPKI,
+  generateKeyPair,
+  importJWK,
+  importPKCS8,
+  type CryptoKey,
+  type JWK,
 } from 'jose';
 
 export interface SigningKey {
@@ -19,7 +28,10 @@ export interface SigningKey {
 export async function issuerSigningKey(kid = 'issuer-key-1'): Promise<{ key: SigningKey; jwks: string }> {
   const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
   const privateJwk = { ...(await exportJWK(privateKey)), kid, alg: 'ES256', use: 'sig' };
-  return { key: { kid, privateKey, publicJwk: { ...(await exportJWK(publicKey)), kid } }, jwks: JSON.stringify({ keys: [privateJwk] }) };
+  return {
+    key: { kid, privateKey, publicJwk: { ...(await exportJWK(publicKey)), kid } },
+    jwks: JSON.stringify({ keys: [privateJwk] }),
+  };
 }
 
 const b64url = (text: string | Uint8Array) => Buffer.from(text).toString('base64url');
@@ -43,8 +55,27 @@ async function otherAlgorithm(alg: string, header: Record<string, unknown>, clai
 async function attackerCertificate(): Promise<{ key: CryptoKey; x5c: string }> {
   const dir = mkdtempSync(join(tmpdir(), 'x5c-'));
   try {
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-subj', '/CN=attacker', '-days', '1',
-      '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')], { stdio: 'ignore' });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:P-256',
+        '-nodes',
+        '-subj',
+        '/CN=attacker',
+        '-days',
+        '1',
+        '-keyout',
+        join(dir, 'key.pem'),
+        '-out',
+        join(dir, 'cert.pem'),
+      ],
+      { stdio: 'ignore' },
+    );
     const pem = readFileSync(join(dir, 'cert.pem'), 'utf8');
     const key = await importPKCS8(readFileSync(join(dir, 'key.pem'), 'utf8'), 'ES256', { extractable: true });
     return { key, x5c: pem.replace(/-----[A-Z ]+-----|\s/g, '') };
@@ -63,12 +94,23 @@ export interface HostileToken {
  * the issuer really issued and the gateway accepts. `issuerKey` signs claims and headers the issuer never would;
  * `attackerUrl` is a server the test watches (nothing may fetch from it).
  */
-export async function hostileTokens(genuine: string, issuerKey: SigningKey, attackerUrl: string): Promise<HostileToken[]> {
+export async function hostileTokens(
+  genuine: string,
+  issuerKey: SigningKey,
+  attackerUrl: string,
+): Promise<HostileToken[]> {
   const header = decodeProtectedHeader(genuine) as Record<string, unknown>;
   const claims = decodeJwt(genuine) as Record<string, unknown>;
   const now = Math.floor(Date.now() / 1000);
-  const fresh = (c: Record<string, unknown> = {}) => ({ ...claims, jti: `${claims.jti}-${Math.random().toString(36).slice(2)}`, iat: now, exp: now + 900, ...c });
-  const withIssuerKey = (h: Record<string, unknown>, c: Record<string, unknown>) => signRaw({ ...header, ...h }, fresh(c), issuerKey.privateKey);
+  const fresh = (c: Record<string, unknown> = {}) => ({
+    ...claims,
+    jti: `${claims.jti}-${Math.random().toString(36).slice(2)}`,
+    iat: now,
+    exp: now + 900,
+    ...c,
+  });
+  const withIssuerKey = (h: Record<string, unknown>, c: Record<string, unknown>) =>
+    signRaw({ ...header, ...h }, fresh(c), issuerKey.privateKey);
   const without = (name: string) => {
     const c = fresh() as Record<string, unknown>;
     delete c[name];
@@ -76,9 +118,12 @@ export async function hostileTokens(genuine: string, issuerKey: SigningKey, atta
   };
   const attacker = await generateKeyPair('ES256', { extractable: true });
   const attackerJwk = await exportJWK(attacker.publicKey);
-  const byAttacker = (h: Record<string, unknown>, c: Record<string, unknown> = {}) => signRaw({ ...header, ...h }, fresh(c), attacker.privateKey);
+  const byAttacker = (h: Record<string, unknown>, c: Record<string, unknown> = {}) =>
+    signRaw({ ...header, ...h }, fresh(c), attacker.privateKey);
   const hmac = async (secret: string) =>
-    new CompactSign(Buffer.from(JSON.stringify(fresh()))).setProtectedHeader({ ...header, alg: 'HS256' }).sign(new TextEncoder().encode(secret));
+    new CompactSign(Buffer.from(JSON.stringify(fresh())))
+      .setProtectedHeader({ ...header, alg: 'HS256' })
+      .sign(new TextEncoder().encode(secret));
   const pem = await exportSPKI((await importJWK(issuerKey.publicJwk, 'ES256', { extractable: true })) as CryptoKey);
   const cert = await attackerCertificate();
   const [h, p, s] = genuine.split('.') as [string, string, string];
@@ -87,16 +132,27 @@ export async function hostileTokens(genuine: string, issuerKey: SigningKey, atta
 
   const cases: [string, string | Promise<string>][] = [
     // algorithms
-    ['alg none, no signature', `${b64url(JSON.stringify({ ...header, alg: 'none' }))}.${b64url(JSON.stringify(fresh()))}.`],
+    [
+      'alg none, no signature',
+      `${b64url(JSON.stringify({ ...header, alg: 'none' }))}.${b64url(JSON.stringify(fresh()))}.`,
+    ],
     ['alg none, the genuine signature kept', `${b64url(JSON.stringify({ ...header, alg: 'none' }))}.${p}.${s}`],
     ['alg NoNe', `${b64url(JSON.stringify({ ...header, alg: 'NoNe' }))}.${b64url(JSON.stringify(fresh()))}.`],
     ['HS256 keyed with the issuer public key as PEM', hmac(pem)],
     ['HS256 keyed with the issuer public key as JWK JSON', hmac(JSON.stringify(issuerKey.publicJwk))],
     ['HS256 keyed with the public key coordinate x', hmac(String(issuerKey.publicJwk.x))],
-    ...['RS256', 'PS256', 'RS512', 'PS512', 'ES384', 'ES512', 'EdDSA'].map((alg) => [`${alg} from a key of that kind`, otherAlgorithm(alg, header, fresh())] as [string, Promise<string>]),
+    ...['RS256', 'PS256', 'RS512', 'PS512', 'ES384', 'ES512', 'EdDSA'].map(
+      (alg) => [`${alg} from a key of that kind`, otherAlgorithm(alg, header, fresh())] as [string, Promise<string>],
+    ),
     ['ES256 header over an RS256-sized signature', `${h}.${p}.${b64url(Buffer.alloc(256, 7))}`],
-    ['ES256 signature in DER form', `${h}.${p}.${b64url(Buffer.concat([Buffer.from([0x30, 0x44, 0x02, 0x20]), Buffer.from(s, 'base64url').subarray(0, 32), Buffer.from([0x02, 0x20]), Buffer.from(s, 'base64url').subarray(32)]))}`],
-    ['the genuine signature over changed claims', `${h}.${b64url(JSON.stringify({ ...claims, scope: `${claims.scope} svc.person.metadata.write` }))}.${s}`],
+    [
+      'ES256 signature in DER form',
+      `${h}.${p}.${b64url(Buffer.concat([Buffer.from([0x30, 0x44, 0x02, 0x20]), Buffer.from(s, 'base64url').subarray(0, 32), Buffer.from([0x02, 0x20]), Buffer.from(s, 'base64url').subarray(32)]))}`,
+    ],
+    [
+      'the genuine signature over changed claims',
+      `${h}.${b64url(JSON.stringify({ ...claims, scope: `${claims.scope} svc.person.metadata.write` }))}.${s}`,
+    ],
     ['an empty signature', `${h}.${p}.`],
     // keys
     ['a valid ES256 signature by another key under the issuer kid', byAttacker({})],
@@ -113,22 +169,62 @@ export async function hostileTokens(genuine: string, issuerKey: SigningKey, atta
     ['the issuer key with a critical extension', withIssuerKey({ crit: ['exp'] }, {})],
     ['the issuer key with b64 false', withIssuerKey({ b64: false, crit: ['b64'] }, {})],
     // key ids
-    ...['../../../etc/passwd', '/.well-known/jwks.json', `${issuerKey.kid}/../${issuerKey.kid}`, "' OR '1'='1", `${issuerKey.kid}'; DROP TABLE issuer_keys; --`,
-      `${issuerKey.kid}\u0000`, '%00', 'x'.repeat(2000), ''].map((kid) => [`the issuer key under kid ${JSON.stringify(kid.slice(0, 40))}`, withIssuerKey({ kid }, {})] as [string, Promise<string>]),
+    ...[
+      '../../../etc/passwd',
+      '/.well-known/jwks.json',
+      `${issuerKey.kid}/../${issuerKey.kid}`,
+      "' OR '1'='1",
+      `${issuerKey.kid}'; DROP TABLE issuer_keys; --`,
+      `${issuerKey.kid}\u0000`,
+      '%00',
+      'x'.repeat(2000),
+      '',
+    ].map(
+      (kid) =>
+        [`the issuer key under kid ${JSON.stringify(kid.slice(0, 40))}`, withIssuerKey({ kid }, {})] as [
+          string,
+          Promise<string>,
+        ],
+    ),
     ['the issuer key with a numeric kid', withIssuerKey({ kid: 1 }, {})],
     ['the issuer key with a kid array', withIssuerKey({ kid: [issuerKey.kid] }, {})],
     // typ
-    ...[['typ JWT', 'JWT'], ['typ jwt', 'jwt'], ['typ at+JWT with a space', 'at+jwt '], ['typ application/jwt', 'application/jwt'], ['no typ', undefined], ['typ JOSE', 'JOSE']]
-      .map(([name, typ]) => [name, withIssuerKey({ typ }, {})] as [string, Promise<string>]),
+    ...[
+      ['typ JWT', 'JWT'],
+      ['typ jwt', 'jwt'],
+      ['typ at+JWT with a space', 'at+jwt '],
+      ['typ application/jwt', 'application/jwt'],
+      ['no typ', undefined],
+      ['typ JOSE', 'JOSE'],
+    ].map(([name, typ]) => [name, withIssuerKey({ typ }, {})] as [string, Promise<string>]),
     // ID tokens: what an OpenID issuer would sign with its key
-    ['an ID token (typ JWT, aud the client, nonce)', withIssuerKey({ typ: 'JWT' }, { aud: claims.client_id, nonce: 'n-0S6_WzA2Mj', auth_time: now, azp: claims.client_id, scope: undefined })],
-    ['an ID token shape with typ at+jwt and aud the client', withIssuerKey({}, { aud: claims.client_id, nonce: 'n-0S6_WzA2Mj' })],
+    [
+      'an ID token (typ JWT, aud the client, nonce)',
+      withIssuerKey(
+        { typ: 'JWT' },
+        { aud: claims.client_id, nonce: 'n-0S6_WzA2Mj', auth_time: now, azp: claims.client_id, scope: undefined },
+      ),
+    ],
+    [
+      'an ID token shape with typ at+jwt and aud the client',
+      withIssuerKey({}, { aud: claims.client_id, nonce: 'n-0S6_WzA2Mj' }),
+    ],
     // audience and issuer
-    ...[['aud array containing svc-api', ['svc-api', 'other']], ['aud array of svc-api alone', ['svc-api']], ['aud empty array', []], ['aud SVC-API', 'SVC-API'],
-      ['aud with a trailing space', 'svc-api '], ['aud the client id', claims.client_id], ['aud null', null]]
-      .map(([name, aud]) => [name as string, withIssuerKey({}, { aud })] as [string, Promise<string>]),
-    ...[['iss with a trailing slash', `${claims.iss}/`], ['iss in upper case', String(claims.iss).toUpperCase()], ['iss as an array', [claims.iss]], ['iss over https', String(claims.iss).replace('http:', 'https:')]]
-      .map(([name, iss]) => [name as string, withIssuerKey({}, { iss })] as [string, Promise<string>]),
+    ...[
+      ['aud array containing svc-api', ['svc-api', 'other']],
+      ['aud array of svc-api alone', ['svc-api']],
+      ['aud empty array', []],
+      ['aud SVC-API', 'SVC-API'],
+      ['aud with a trailing space', 'svc-api '],
+      ['aud the client id', claims.client_id],
+      ['aud null', null],
+    ].map(([name, aud]) => [name as string, withIssuerKey({}, { aud })] as [string, Promise<string>]),
+    ...[
+      ['iss with a trailing slash', `${claims.iss}/`],
+      ['iss in upper case', String(claims.iss).toUpperCase()],
+      ['iss as an array', [claims.iss]],
+      ['iss over https', String(claims.iss).replace('http:', 'https:')],
+    ].map(([name, iss]) => [name as string, withIssuerKey({}, { iss })] as [string, Promise<string>]),
     // time (no clock tolerance)
     ['expired one second ago', withIssuerKey({}, { iat: now - 901, exp: now - 1 })],
     ['expired long ago', withIssuerKey({}, { iat: 1_000_000, exp: 1_000_900 })],
@@ -139,33 +235,80 @@ export async function hostileTokens(genuine: string, issuerKey: SigningKey, atta
     ['exp beyond the largest integer', withIssuerKey({}, { exp: 1e300 })],
     ['iat as NaN text', withIssuerKey({}, { iat: 'NaN' })],
     // required claims and their types
-    ...['iss', 'aud', 'sub', 'client_id', 'tenant_id', 'scope', 'profile', 'exp', 'iat', 'jti'].map((c) => [`no ${c}`, signRaw(header, without(c), issuerKey.privateKey)] as [string, Promise<string>]),
-    ...[['sub as a number', { sub: 7 }], ['scope as an array', { scope: String(claims.scope).split(' ') }], ['tenant_id as an object', { tenant_id: { id: claims.tenant_id } }],
-      ['client_id null', { client_id: null }], ['actor_epoch as a string', { actor_epoch: '1' }], ['actor_account_id as a number', { actor_account_id: 1 }]]
-      .map(([name, c]) => [name as string, withIssuerKey({}, c as Record<string, unknown>)] as [string, Promise<string>]),
+    ...['iss', 'aud', 'sub', 'client_id', 'tenant_id', 'scope', 'profile', 'exp', 'iat', 'jti'].map(
+      (c) => [`no ${c}`, signRaw(header, without(c), issuerKey.privateKey)] as [string, Promise<string>],
+    ),
+    ...[
+      ['sub as a number', { sub: 7 }],
+      ['scope as an array', { scope: String(claims.scope).split(' ') }],
+      ['tenant_id as an object', { tenant_id: { id: claims.tenant_id } }],
+      ['client_id null', { client_id: null }],
+      ['actor_epoch as a string', { actor_epoch: '1' }],
+      ['actor_account_id as a number', { actor_account_id: 1 }],
+    ].map(
+      ([name, c]) => [name as string, withIssuerKey({}, c as Record<string, unknown>)] as [string, Promise<string>],
+    ),
     // duplicate members: JSON.parse keeps the last one, so each of these carries an accepted value last
     ['a duplicate alg in the header', signRaw(`{"alg":"none",${headerText}}`, fresh(), issuerKey.privateKey)],
     ['a duplicate kid in the header', signRaw(`{"kid":"attacker",${headerText}}`, fresh(), issuerKey.privateKey)],
     ['a duplicate aud in the claims', signRaw(header, `{"aud":"other",${claimsText}}`, issuerKey.privateKey)],
-    ['a duplicate sub in the claims', signRaw(header, `{"sub":"acc_00000000000000000000000000",${claimsText}}`, issuerKey.privateKey)],
-    ['a duplicate tenant_id spelled with an escape', signRaw(header, `{"tenant\\u005fid":"ten_00000000000000000000000000",${claimsText}}`, issuerKey.privateKey)],
-    ['a duplicate scope in the claims', signRaw(header, `{"scope":"svc.person.metadata.write",${claimsText}}`, issuerKey.privateKey)],
+    [
+      'a duplicate sub in the claims',
+      signRaw(header, `{"sub":"acc_00000000000000000000000000",${claimsText}}`, issuerKey.privateKey),
+    ],
+    [
+      'a duplicate tenant_id spelled with an escape',
+      signRaw(header, `{"tenant\\u005fid":"ten_00000000000000000000000000",${claimsText}}`, issuerKey.privateKey),
+    ],
+    [
+      'a duplicate scope in the claims',
+      signRaw(header, `{"scope":"svc.person.metadata.write",${claimsText}}`, issuerKey.privateKey),
+    ],
     // size
     ['an 8 KiB claim', withIssuerKey({}, { pad: 'x'.repeat(8 * 1024) })],
     ['a 10 KiB forged token', byAttacker({}, { pad: 'x'.repeat(10 * 1024) })],
-    ['a 1,000-member header', signRaw({ ...header, ...Object.fromEntries(Array.from({ length: 1000 }, (_, i) => [`h${i}`, 1])) }, fresh(), issuerKey.privateKey)],
-    ['a header nested 2,000 levels', signRaw(`{${headerText},"deep":${'['.repeat(2000)}${']'.repeat(2000)}}`, fresh(), issuerKey.privateKey)],
-    ['claims nested 2,000 levels by another key', signRaw(header, `{${claimsText},"deep":${'['.repeat(2000)}${']'.repeat(2000)}}`, attacker.privateKey)],
+    [
+      'a 1,000-member header',
+      signRaw(
+        { ...header, ...Object.fromEntries(Array.from({ length: 1000 }, (_, i) => [`h${i}`, 1])) },
+        fresh(),
+        issuerKey.privateKey,
+      ),
+    ],
+    [
+      'a header nested 2,000 levels',
+      signRaw(`{${headerText},"deep":${'['.repeat(2000)}${']'.repeat(2000)}}`, fresh(), issuerKey.privateKey),
+    ],
+    [
+      'claims nested 2,000 levels by another key',
+      signRaw(header, `{${claimsText},"deep":${'['.repeat(2000)}${']'.repeat(2000)}}`, attacker.privateKey),
+    ],
     // malformed compact serialisations
-    ...[['two segments', `${h}.${p}`], ['four segments', `${h}.${p}.${s}.${s}`], ['five segments (a JWE shape)', `${h}.${p}.${s}.${s}.${s}`],
-      ['an empty header segment', `.${p}.${s}`], ['an empty payload segment', `${h}..${s}`], ['only dots', '..'], ['base64 padding', `${h}=.${p}.${s}`],
-      ['standard base64 characters', `${h}.${p.replace(/-/g, '+').replace(/_/g, '/')}+/.${s}`], ['a header that is not JSON', `${b64url('{"alg":"ES256"')}.${p}.${s}`],
-      ['a header that is a JSON array', `${b64url('["ES256"]')}.${p}.${s}`], ['a header that is null', `${b64url('null')}.${p}.${s}`],
-      ['claims that are a JSON string', signRaw(header, '"svc-api"', issuerKey.privateKey)], ['claims that are a JSON array', signRaw(header, '[]', issuerKey.privateKey)],
-      ['claims that are not JSON', signRaw(header, 'not json', issuerKey.privateKey)], ['claims with a lone surrogate by another key', signRaw(header, `{${claimsText},"x":"\\ud800"}`, attacker.privateKey)],
-      ['claims that are invalid UTF-8', `${h}.${b64url(Buffer.from([0x7b, 0xff, 0xfe, 0x7d]))}.${s}`], ['a header with a NUL', `${b64url(`{${headerText},"x":"\u0000"}`)}.${p}.${s}`],
-      ['the genuine token with a trailing dot', `${genuine}.`], ['the genuine token truncated', genuine.slice(0, -5)], ['the genuine token reversed', [...genuine].reverse().join('')]]
-      .map(([name, t]) => [name as string, t as string | Promise<string>] as [string, string | Promise<string>]),
+    ...[
+      ['two segments', `${h}.${p}`],
+      ['four segments', `${h}.${p}.${s}.${s}`],
+      ['five segments (a JWE shape)', `${h}.${p}.${s}.${s}.${s}`],
+      ['an empty header segment', `.${p}.${s}`],
+      ['an empty payload segment', `${h}..${s}`],
+      ['only dots', '..'],
+      ['base64 padding', `${h}=.${p}.${s}`],
+      ['standard base64 characters', `${h}.${p.replace(/-/g, '+').replace(/_/g, '/')}+/.${s}`],
+      ['a header that is not JSON', `${b64url('{"alg":"ES256"')}.${p}.${s}`],
+      ['a header that is a JSON array', `${b64url('["ES256"]')}.${p}.${s}`],
+      ['a header that is null', `${b64url('null')}.${p}.${s}`],
+      ['claims that are a JSON string', signRaw(header, '"svc-api"', issuerKey.privateKey)],
+      ['claims that are a JSON array', signRaw(header, '[]', issuerKey.privateKey)],
+      ['claims that are not JSON', signRaw(header, 'not json', issuerKey.privateKey)],
+      [
+        'claims with a lone surrogate by another key',
+        signRaw(header, `{${claimsText},"x":"\\ud800"}`, attacker.privateKey),
+      ],
+      ['claims that are invalid UTF-8', `${h}.${b64url(Buffer.from([0x7b, 0xff, 0xfe, 0x7d]))}.${s}`],
+      ['a header with a NUL', `${b64url(`{${headerText},"x":"\u0000"}`)}.${p}.${s}`],
+      ['the genuine token with a trailing dot', `${genuine}.`],
+      ['the genuine token truncated', genuine.slice(0, -5)],
+      ['the genuine token reversed', [...genuine].reverse().join('')],
+    ].map(([name, t]) => [name as string, t as string | Promise<string>] as [string, string | Promise<string>]),
   ];
   return Promise.all(cases.map(async ([name, token]) => ({ name, token: await token })));
 }
@@ -179,5 +322,8 @@ export const malformedAuthorizations = (genuine: string): [string, string][] => 
   ['a token with an embedded space', `Bearer ${genuine.slice(0, 20)} ${genuine.slice(20)}`],
   ['two tokens', `Bearer ${genuine}, Bearer ${genuine}`],
   ['a non-ASCII token', `Bearer ${genuine.slice(0, -2)}é`],
-  ['a 15 KiB token (just under the header limit)', `Bearer ${genuine.split('.')[0]}.${'A'.repeat(15 * 1024)}.${genuine.split('.')[2]}`],
+  [
+    'a 15 KiB token (just under the header limit)',
+    `Bearer ${genuine.split('.')[0]}.${'A'.repeat(15 * 1024)}.${genuine.split('.')[2]}`,
+  ],
 ];

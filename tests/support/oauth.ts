@@ -22,7 +22,11 @@ export interface AuthorizationRequest {
   state: string;
 }
 
-export async function authorizationRequest(config: oidc.Configuration, redirectUri: string, scope: string): Promise<AuthorizationRequest> {
+export async function authorizationRequest(
+  config: oidc.Configuration,
+  redirectUri: string,
+  scope: string,
+): Promise<AuthorizationRequest> {
   const verifier = oidc.randomPKCECodeVerifier();
   const state = oidc.randomState();
   const url = oidc.buildAuthorizationUrl(config, {
@@ -83,12 +87,19 @@ export async function obtainTokens(
   const config = await discover(app);
   const request = await authorizationRequest(config, app.redirectUri, scope);
   const callback = await signInAndConsent(browser, request.url, person);
-  const tokens = await oidc.authorizationCodeGrant(config, callback, { pkceCodeVerifier: request.verifier, expectedState: request.state });
+  const tokens = await oidc.authorizationCodeGrant(config, callback, {
+    pkceCodeVerifier: request.verifier,
+    expectedState: request.state,
+  });
   return tokens as unknown as Tokens;
 }
 
 /** A form POSTed to the token endpoint by hand (for what client libraries will not send); held to token-api.yaml. */
-export async function postTokenForm(authUrl: string, form: Record<string, string>, headers: Record<string, string> = {}) {
+export async function postTokenForm(
+  authUrl: string,
+  form: Record<string, string>,
+  headers: Record<string, string> = {},
+) {
   const res = await fetch(`${authUrl}/oauth2/token`, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
@@ -103,7 +114,11 @@ export const basicAuth = (clientId: string, secret: string) =>
   `Basic ${Buffer.from(`${encodeURIComponent(clientId)}:${encodeURIComponent(secret)}`).toString('base64')}`;
 
 /** A workload access token by client_credentials with client_secret_basic, sent as a plain form request. */
-export async function clientCredentialsToken(authUrl: string, client: { clientId: string; clientSecret: string }, scope: string): Promise<string> {
+export async function clientCredentialsToken(
+  authUrl: string,
+  client: { clientId: string; clientSecret: string },
+  scope: string,
+): Promise<string> {
   const res = await fetch(`${authUrl}/oauth2/token`, {
     method: 'POST',
     headers: {
@@ -113,6 +128,7 @@ export async function clientCredentialsToken(authUrl: string, client: { clientId
     body: new URLSearchParams({ grant_type: 'client_credentials', scope }).toString(),
   });
   const body = (await res.json()) as { access_token?: string };
-  if (res.status !== 200 || !body.access_token) throw new Error(`client_credentials: ${res.status} ${JSON.stringify(body)}`);
+  if (res.status !== 200 || !body.access_token)
+    throw new Error(`client_credentials: ${res.status} ${JSON.stringify(body)}`);
   return body.access_token;
 }

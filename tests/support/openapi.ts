@@ -43,7 +43,8 @@ const Ajv2020 = Ajv2020Module.default;
 const addFormats = addFormatsModule.default;
 
 /** A JSON object (not an array, not null). */
-export const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+export const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 // ---------------------------------------------------------------------------------------------------------------
 // Loading
@@ -53,13 +54,18 @@ let documents: Readonly<Record<DocName, OpenApiDocument>> | undefined;
 function readDocument(doc: DocName): OpenApiDocument {
   const url = new URL(`../../docs/openapi/${FILES[doc]}`, import.meta.url);
   const parsed: unknown = parse(readFileSync(url, 'utf8'));
-  if (!isObject(parsed) || typeof parsed.openapi !== 'string') throw new Error(`${FILES[doc]} is not an OpenAPI document`);
+  if (!isObject(parsed) || typeof parsed.openapi !== 'string')
+    throw new Error(`${FILES[doc]} is not an OpenAPI document`);
   return parsed;
 }
 
 /** The three documents, parsed once (treat as read-only; use publicApiDocument() for a copy you may change). */
 export function loadApiDocuments(): Readonly<Record<DocName, OpenApiDocument>> {
-  documents ??= Object.freeze({ public: readDocument('public'), token: readDocument('token'), admin: readDocument('admin') });
+  documents ??= Object.freeze({
+    public: readDocument('public'),
+    token: readDocument('token'),
+    admin: readDocument('admin'),
+  });
   return documents;
 }
 
@@ -70,7 +76,6 @@ export function loadApiDocuments(): Readonly<Record<DocName, OpenApiDocument>> {
 export function publicApiDocument(): OpenApiDocument {
   return structuredClone(loadApiDocuments().public);
 }
-
 
 // ---------------------------------------------------------------------------------------------------------------
 // JSON pointers and OpenAPI-level $ref resolution (responses, headers, parameters, examples)
@@ -131,7 +136,14 @@ export function operationsOf(doc: DocName): OperationRef[] {
     for (const method of METHODS) {
       const operation = item[method];
       if (!isObject(operation) || typeof operation.operationId !== 'string') continue;
-      out.push({ doc, operationId: operation.operationId, method, path, pointer: pointerOf('paths', path, method), operation });
+      out.push({
+        doc,
+        operationId: operation.operationId,
+        method,
+        path,
+        pointer: pointerOf('paths', path, method),
+        operation,
+      });
     }
   }
   return out;
@@ -185,7 +197,17 @@ function ajv(): InstanceType<typeof Ajv2020> {
   instance.addVocabulary(['discriminator', 'example', 'xml', 'externalDocs']);
   // ajv compiles a registered document's root before resolving a fragment of it; its top-level OpenAPI fields
   // are inert there. Nothing below the root is compiled unless a validator points into it.
-  instance.addVocabulary(['openapi', 'info', 'jsonSchemaDialect', 'servers', 'paths', 'webhooks', 'components', 'security', 'tags']);
+  instance.addVocabulary([
+    'openapi',
+    'info',
+    'jsonSchemaDialect',
+    'servers',
+    'paths',
+    'webhooks',
+    'components',
+    'security',
+    'tags',
+  ]);
   const docs = loadApiDocuments();
   for (const doc of Object.keys(FILES) as DocName[]) {
     instance.addSchema({ ...docs[doc], $id: `${ID_BASE}${FILES[doc]}` });
@@ -306,8 +328,13 @@ export function assertResponseMatches(doc: DocName, operationId: string, res: Ap
     }
     if (!isObject(header.node.schema)) continue;
     const schemaPointer = `${header.pointer}/schema`;
-    const ok = headerCandidates(raw).some((candidate) => schemaProblems(header.doc, schemaPointer, candidate).length === 0);
-    if (!ok) fail(`header "${name}: ${raw}" does not match its schema: ${schemaProblems(header.doc, schemaPointer, raw).join('; ')}`);
+    const ok = headerCandidates(raw).some(
+      (candidate) => schemaProblems(header.doc, schemaPointer, candidate).length === 0,
+    );
+    if (!ok)
+      fail(
+        `header "${name}: ${raw}" does not match its schema: ${schemaProblems(header.doc, schemaPointer, raw).join('; ')}`,
+      );
   }
 
   // Content type and body
@@ -319,7 +346,8 @@ export function assertResponseMatches(doc: DocName, operationId: string, res: Ap
   const contentType = headerValue(res.headers, 'content-type');
   if (!contentType) return fail(`content-type is missing (declared: ${Object.keys(content).join(', ')})`);
   const mediaType = (contentType.split(';')[0] ?? '').trim().toLowerCase();
-  if (!(mediaType in content)) return fail(`content-type "${contentType}" is not declared (declared: ${Object.keys(content).join(', ')})`);
+  if (!(mediaType in content))
+    return fail(`content-type "${contentType}" is not declared (declared: ${Object.keys(content).join(', ')})`);
 
   let body = res.body;
   if (body instanceof Uint8Array) body = new TextDecoder().decode(body);
@@ -339,16 +367,19 @@ export function assertResponseMatches(doc: DocName, operationId: string, res: Ap
   // A stream of JSON lines (NDJSON) declares the schema of one line as `x-line-schema`: every line is held to it.
   if (isObject(media) && media['x-line-schema'] !== undefined && typeof body === 'string') {
     const linePointer = `${declared.pointer}/content/${escapeToken(mediaType)}/x-line-schema`;
-    body.split('\n').slice(0, -1).forEach((line, i) => {
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(line);
-      } catch {
-        fail(`line ${i + 1} is not JSON`);
-      }
-      const problems = schemaProblems(declared.doc, linePointer, parsed);
-      if (problems.length) fail(`line ${i + 1} does not match x-line-schema: ${problems.join('; ')}`);
-    });
+    body
+      .split('\n')
+      .slice(0, -1)
+      .forEach((line, i) => {
+        let parsed: unknown;
+        try {
+          parsed = JSON.parse(line);
+        } catch {
+          fail(`line ${i + 1} is not JSON`);
+        }
+        const problems = schemaProblems(declared.doc, linePointer, parsed);
+        if (problems.length) fail(`line ${i + 1} does not match x-line-schema: ${problems.join('; ')}`);
+      });
     if (body !== '' && !body.endsWith('\n')) fail('the last line does not end with a newline (the stream was cut)');
   }
 
@@ -385,8 +416,15 @@ export function assertRequestMatches(doc: DocName, operationId: string, body: un
   const types = Object.keys(requestBody.node.content);
   const mediaType = contentType ?? (types.length === 1 ? types[0] : undefined);
   if (!mediaType || !types.includes(mediaType)) {
-    throw new Error(`${FILES[doc]} ${operationId}: request content type ${String(contentType)} not declared (declared: ${types.join(', ')})`);
+    throw new Error(
+      `${FILES[doc]} ${operationId}: request content type ${String(contentType)} not declared (declared: ${types.join(', ')})`,
+    );
   }
-  const problems = schemaProblems(requestBody.doc, `${requestBody.pointer}/content/${escapeToken(mediaType)}/schema`, body);
-  if (problems.length) throw new Error(`${FILES[doc]} ${operationId} request body: ${problems.join('; ')}\nbody: ${excerpt(body)}`);
+  const problems = schemaProblems(
+    requestBody.doc,
+    `${requestBody.pointer}/content/${escapeToken(mediaType)}/schema`,
+    body,
+  );
+  if (problems.length)
+    throw new Error(`${FILES[doc]} ${operationId} request body: ${problems.join('; ')}\nbody: ${excerpt(body)}`);
 }

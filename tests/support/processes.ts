@@ -21,10 +21,14 @@ const START_TIMEOUT_MS = 60_000;
 export async function freePorts(n: number): Promise<number[]> {
   const servers = Array.from({ length: n }, () => createServer());
   try {
-    await Promise.all(servers.map((server) => new Promise<void>((ok, fail) => server.once('error', fail).listen(0, '127.0.0.1', ok))));
+    await Promise.all(
+      servers.map((server) => new Promise<void>((ok, fail) => server.once('error', fail).listen(0, '127.0.0.1', ok))),
+    );
     return servers.map((server) => (server.address() as { port: number }).port);
   } finally {
-    await Promise.all(servers.map((server) => new Promise((ok) => (server.listening ? server.close(ok) : ok(undefined)))));
+    await Promise.all(
+      servers.map((server) => new Promise((ok) => (server.listening ? server.close(ok) : ok(undefined)))),
+    );
   }
 }
 
@@ -42,14 +46,21 @@ export function statFields(pid: number): string[] | undefined {
 
 /** The live children of `parent`. */
 export function childrenOf(parent: number): number[] {
-  return readdirSync('/proc').filter((d) => /^\d+$/.test(d)).map(Number).filter((pid) => Number(statFields(pid)?.[1]) === parent);
+  return readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .map(Number)
+    .filter((pid) => Number(statFields(pid)?.[1]) === parent);
 }
 
 export const sleep = (ms: number) => new Promise((ok) => setTimeout(ok, ms));
 
 /** One line of figures for the CI log: `faults: <what>: name value, ...`. */
 export const printFigures = (what: string, values: Record<string, unknown>) =>
-  console.log(`faults: ${what}: ${Object.entries(values).map(([k, v]) => `${k} ${typeof v === 'number' ? Math.round(v) : v}`).join(', ')}`);
+  console.log(
+    `faults: ${what}: ${Object.entries(values)
+      .map(([k, v]) => `${k} ${typeof v === 'number' ? Math.round(v) : v}`)
+      .join(', ')}`,
+  );
 
 export interface ChildOptions {
   env: NodeJS.ProcessEnv;
@@ -60,8 +71,10 @@ export interface ChildOptions {
 }
 
 /** `node --import tsx <entry>`: the child's pid is the process doing the work (npx and tsx's CLI would put a wrapper in between). */
-export const nodeEntry = (entry: string, args: string[] = [], nodeArgs: string[] = []): [string, string[]] =>
-  [process.execPath, [...nodeArgs, '--import', 'tsx', entry, ...args]];
+export const nodeEntry = (entry: string, args: string[] = [], nodeArgs: string[] = []): [string, string[]] => [
+  process.execPath,
+  [...nodeArgs, '--import', 'tsx', entry, ...args],
+];
 
 const OUTPUT_KEPT_CHARS = 65_536;
 
@@ -73,10 +86,16 @@ export class Child {
   private proc: ChildProcess | undefined;
   private chunks: string[] = [];
   private kept = 0;
-  constructor(readonly name: string, private readonly command: string, private readonly args: string[], private readonly opts: ChildOptions) {}
+  constructor(
+    readonly name: string,
+    private readonly command: string,
+    private readonly args: string[],
+    private readonly opts: ChildOptions,
+  ) {}
 
   get pid(): number {
-    if (!this.proc?.pid || this.proc.exitCode !== null || this.proc.signalCode !== null) throw new Error(`${this.name} is not running`);
+    if (!this.proc?.pid || this.proc.exitCode !== null || this.proc.signalCode !== null)
+      throw new Error(`${this.name} is not running`);
     return this.proc.pid;
   }
 
@@ -100,7 +119,11 @@ export class Child {
   async start(): Promise<void> {
     this.chunks = [];
     this.kept = 0;
-    const proc = spawn(this.command, this.args, { cwd: ROOT, env: this.opts.env, stdio: ['ignore', 'pipe', 'pipe', ...(this.opts.ipc ? ['ipc' as const] : [])] });
+    const proc = spawn(this.command, this.args, {
+      cwd: ROOT,
+      env: this.opts.env,
+      stdio: ['ignore', 'pipe', 'pipe', ...(this.opts.ipc ? ['ipc' as const] : [])],
+    });
     this.proc = proc;
     const { readyLine } = this.opts;
     let ready!: () => void;
@@ -117,8 +140,13 @@ export class Child {
     if (!readyLine) return;
     let timer: NodeJS.Timeout | undefined;
     const failed = new Promise<never>((_ok, fail) => {
-      timer = setTimeout(() => fail(new Error(`${this.name} did not start in ${START_TIMEOUT_MS} ms:\n${this.output}`)), START_TIMEOUT_MS);
-      proc.once('exit', (code, signal) => fail(new Error(`${this.name} exited (${code ?? signal}) before it was ready:\n${this.output}`)));
+      timer = setTimeout(
+        () => fail(new Error(`${this.name} did not start in ${START_TIMEOUT_MS} ms:\n${this.output}`)),
+        START_TIMEOUT_MS,
+      );
+      proc.once('exit', (code, signal) =>
+        fail(new Error(`${this.name} exited (${code ?? signal}) before it was ready:\n${this.output}`)),
+      );
     });
     failed.catch(() => undefined); // an exit after the ready line is not a failed start
     try {
@@ -150,14 +178,18 @@ export class Child {
 
   /** Resident set size in KiB, from /proc. */
   rssKiB(): number {
-    const line = readFileSync(`/proc/${this.pid}/status`, 'utf8').split('\n').find((l) => l.startsWith('VmRSS:'));
+    const line = readFileSync(`/proc/${this.pid}/status`, 'utf8')
+      .split('\n')
+      .find((l) => l.startsWith('VmRSS:'));
     return Number(line!.replace(/\D+/g, ''));
   }
 }
 
 /** Runs `command` as the user PostgreSQL needs: initdb and postgres refuse root, so root runs them as `postgres`. */
 const asPostgresUser = (command: string, args: string[]): [string, string[]] =>
-  process.getuid?.() === 0 ? ['setpriv', ['--reuid=postgres', '--regid=postgres', '--clear-groups', '--', command, ...args]] : [command, args];
+  process.getuid?.() === 0
+    ? ['setpriv', ['--reuid=postgres', '--regid=postgres', '--clear-groups', '--', command, ...args]]
+    : [command, args];
 
 export interface PrivatePostgres {
   url: string;
@@ -179,16 +211,36 @@ export async function privatePostgres(settings: Record<string, string> = {}): Pr
     chownSync(dir, idOf('-u'), idOf('-g'));
   }
   const data = join(dir, 'data');
-  const [initdb, initArgs] = asPostgresUser(join(PG_BIN, 'initdb'), ['-D', data, '-U', 'postgres', '-A', 'trust', '-E', 'UTF8', '--locale=C', '--no-sync']);
+  const [initdb, initArgs] = asPostgresUser(join(PG_BIN, 'initdb'), [
+    '-D',
+    data,
+    '-U',
+    'postgres',
+    '-A',
+    'trust',
+    '-E',
+    'UTF8',
+    '--locale=C',
+    '--no-sync',
+  ]);
   const init = spawnSync(initdb, initArgs, { encoding: 'utf8' });
   if (init.status !== 0) throw new Error(`initdb failed: ${init.stderr || init.stdout}`);
   const port = await freePort();
   // fsync off: the tests crash the server process, never the machine, so whatever was written to the OS survives.
   const serverSettings = { listen_addresses: '127.0.0.1', fsync: 'off', max_connections: '200', ...settings };
   const [postgres, args] = asPostgresUser(join(PG_BIN, 'postgres'), [
-    '-D', data, '-p', String(port), '-k', dir, ...Object.entries(serverSettings).flatMap(([k, v]) => ['-c', `${k}=${v}`]),
+    '-D',
+    data,
+    '-p',
+    String(port),
+    '-k',
+    dir,
+    ...Object.entries(serverSettings).flatMap(([k, v]) => ['-c', `${k}=${v}`]),
   ]);
-  const server = new Child('postgres', postgres, args, { env: { PATH: process.env.PATH }, readyLine: /database system is ready to accept connections/ });
+  const server = new Child('postgres', postgres, args, {
+    env: { PATH: process.env.PATH },
+    readyLine: /database system is ready to accept connections/,
+  });
   await server.start();
   // Every process of the cluster: each connection has a backend process of its own, which pausing the postmaster
   // alone would leave answering.
@@ -216,7 +268,12 @@ export async function privatePostgres(settings: Record<string, string> = {}): Pr
 /** A redis-server of its own on a free port, without persistence. */
 export async function privateRedis(): Promise<{ url: string; server: Child }> {
   const port = await freePort();
-  const server = new Child('redis', 'redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { env: { PATH: process.env.PATH }, readyLine: /Ready to accept connections/ });
+  const server = new Child(
+    'redis',
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+    { env: { PATH: process.env.PATH }, readyLine: /Ready to accept connections/ },
+  );
   await server.start();
   return { url: `redis://127.0.0.1:${port}`, server };
 }
@@ -261,7 +318,10 @@ export interface ProcessOptions {
 export async function startProcesses(opts: ProcessOptions): Promise<ProcessSystem> {
   const free = await freePorts(2 * SERVICES.length);
   const port = Object.fromEntries(SERVICES.map((s, i) => [s, free[i]!])) as Record<ServiceName, number>;
-  const management = Object.fromEntries(SERVICES.map((s, i) => [s, free[SERVICES.length + i]!])) as Record<ServiceName, number>;
+  const management = Object.fromEntries(SERVICES.map((s, i) => [s, free[SERVICES.length + i]!])) as Record<
+    ServiceName,
+    number
+  >;
   const url = (p: number) => `http://127.0.0.1:${p}`;
   const { adminToken, internalSecret } = opts.secrets ?? { adminToken: randomSecret(), internalSecret: randomSecret() };
   const env: NodeJS.ProcessEnv = {
@@ -326,7 +386,12 @@ export function isConnectionError(err: unknown): boolean {
  * Polls `probe` until it returns true (or throws after `timeoutMs`); returns the milliseconds it took. A probe whose
  * request gets no answer counts as "not yet"; any other error (an undeclared answer, a failed expectation) is thrown.
  */
-export async function waitFor(what: string, probe: () => boolean | Promise<boolean>, timeoutMs = 30_000, everyMs = 200): Promise<number> {
+export async function waitFor(
+  what: string,
+  probe: () => boolean | Promise<boolean>,
+  timeoutMs = 30_000,
+  everyMs = 200,
+): Promise<number> {
   const started = Date.now();
   const attempt = async () => {
     try {
@@ -346,7 +411,11 @@ export async function waitFor(what: string, probe: () => boolean | Promise<boole
 /** Waits until the child's management listener reports ready (`/readyz` 200); fails with its output if it exits first or never does. */
 export async function untilReady(child: Child, managementUrl: string, timeoutMs = 60_000): Promise<void> {
   const exited = () => child.process.exitCode !== null;
-  const ready = () => fetch(`${managementUrl}/readyz`).then((r) => r.status === 200, () => false);
+  const ready = () =>
+    fetch(`${managementUrl}/readyz`).then(
+      (r) => r.status === 200,
+      () => false,
+    );
   await waitFor(`${child.name} ready`, async () => exited() || ready(), timeoutMs, 200).catch((err: Error) => {
     throw new Error(`${err.message}:\n${child.output}`);
   });

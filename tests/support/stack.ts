@@ -6,7 +6,14 @@ import { adminClient, createPerson, setupTenant, type AdminClient, type TenantSe
 import { obtainTokens, type Tokens } from './oauth.js';
 import { PERSON_SCOPES, registerExtension } from './extensions.js';
 import { scratchDatabase } from './database.js';
-import { privatePostgres, privateRedis, startProcesses, type Child, type PrivatePostgres, type ProcessSystem } from './processes.js';
+import {
+  privatePostgres,
+  privateRedis,
+  startProcesses,
+  type Child,
+  type PrivatePostgres,
+  type ProcessSystem,
+} from './processes.js';
 
 /** GET /me for probes, and the person routes for traffic. */
 const SCOPES = `svc.profile.self.read ${PERSON_SCOPES}`;
@@ -30,7 +37,11 @@ export interface Stack {
  * `shared: true` uses DATABASE_URL's server (a database of its own) and REDIS_URL when they are set; otherwise, and
  * always for fault tests, which stop them, a private cluster and a private Redis.
  */
-export async function startStack(opts: { persons: number; shared?: boolean; rateLimit?: { tenant: number; account: number } }): Promise<Stack> {
+export async function startStack(opts: {
+  persons: number;
+  shared?: boolean;
+  rateLimit?: { tenant: number; account: number };
+}): Promise<Stack> {
   const shared = opts.shared === true;
   const database = shared && process.env.DATABASE_URL ? await scratchDatabase(process.env.DATABASE_URL) : undefined;
   const postgres = database ? undefined : await privatePostgres();
@@ -43,12 +54,17 @@ export async function startStack(opts: { persons: number; shared?: boolean; rate
   if (postgres) cleanups.push(postgres.destroy);
   if (redis) cleanups.push(() => redis.server.stop());
   try {
-    const system = await startProcesses({ databaseUrl: database?.url ?? postgres!.url, redisUrl: redis?.url ?? process.env.REDIS_URL! });
+    const system = await startProcesses({
+      databaseUrl: database?.url ?? postgres!.url,
+      redisUrl: redis?.url ?? process.env.REDIS_URL!,
+    });
     cleanups.push(system.close);
     const admin = adminClient(system);
     const tenant = await setupTenant(admin, { capabilities: SCOPES.split(' ') });
     const limit = opts.rateLimit ?? { tenant: 1_000_000, account: 1_000_000 };
-    await admin.ok('PATCH', `/tenants/${tenant.tenantId}`, { rateLimit: { tenant: { points: limit.tenant, durationS: 60 }, account: { points: limit.account, durationS: 60 } } });
+    await admin.ok('PATCH', `/tenants/${tenant.tenantId}`, {
+      rateLimit: { tenant: { points: limit.tenant, durationS: 60 }, account: { points: limit.account, durationS: 60 } },
+    });
     const extensionId = await registerExtension(admin, tenant.clientId);
     const personIds = [tenant.personId];
     for (let i = 1; i < opts.persons; i++) personIds.push(await createPerson(admin, tenant.tenantId));
@@ -59,7 +75,18 @@ export async function startStack(opts: { persons: number; shared?: boolean; rate
     } finally {
       await browser.close();
     }
-    return { system, postgres, redis: redis?.server, admin, tenant, token: tokens.access_token, refreshToken: tokens.refresh_token!, extensionId, personIds, close };
+    return {
+      system,
+      postgres,
+      redis: redis?.server,
+      admin,
+      tenant,
+      token: tokens.access_token,
+      refreshToken: tokens.refresh_token!,
+      extensionId,
+      personIds,
+      close,
+    };
   } catch (err) {
     await close();
     throw err;

@@ -10,7 +10,10 @@ const median = (xs: number[]) => {
 function normalUpperTail(z: number): number {
   const x = Math.abs(z) / Math.SQRT2;
   const t = 1 / (1 + 0.3275911 * x);
-  const erfc = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429)))) * Math.exp(-x * x);
+  const erfc =
+    t *
+    (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429)))) *
+    Math.exp(-x * x);
   return z >= 0 ? erfc / 2 : 1 - erfc / 2;
 }
 
@@ -28,7 +31,7 @@ export function mannWhitney(a: number[], b: number[]): MannWhitney {
   const all = [...a.map((v) => ({ v, fromA: true })), ...b.map((v) => ({ v, fromA: false }))].sort((x, y) => x.v - y.v);
   let rankSumA = 0;
   let tieTerm = 0;
-  for (let i = 0; i < all.length; ) {
+  for (let i = 0; i < all.length;) {
     let j = i;
     while (j + 1 < all.length && all[j + 1]!.v === all[i]!.v) j++;
     const rank = (i + j) / 2 + 1; // tied values share the mean of their ranks
@@ -42,5 +45,11 @@ export function mannWhitney(a: number[], b: number[]): MannWhitney {
   const n = n1 + n2;
   const sigma = Math.sqrt(((n1 * n2) / 12) * (n + 1 - tieTerm / (n * (n - 1))));
   const z = sigma === 0 ? 0 : (u - (n1 * n2) / 2) / sigma;
-  return { effect: u / (n1 * n2), z, p: Math.min(1, 2 * normalUpperTail(Math.abs(z))), medianA: median(a), medianB: median(b) };
+  return {
+    effect: u / (n1 * n2),
+    z,
+    p: Math.min(1, 2 * normalUpperTail(Math.abs(z))),
+    medianA: median(a),
+    medianB: median(b),
+  };
 }

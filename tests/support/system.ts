@@ -32,7 +32,11 @@ export async function startProbingSystem(env: Record<string, string> = {}): Prom
   file.upstreams.backend.timeoutMs = 10_000;
   const files = gatewayFileDirectory('probing-gateway');
   const system = await startTestSystem({
-    GATEWAY_CONFIG: files.write(stringify(file)), TOKEN_RATE_LIMIT_PER_CLIENT: '1000000', TOKEN_RATE_LIMIT_PER_ADDRESS: '1000000', ADMIN_FAILURES_PER_ADDRESS: '1000000', ...env,
+    GATEWAY_CONFIG: files.write(stringify(file)),
+    TOKEN_RATE_LIMIT_PER_CLIENT: '1000000',
+    TOKEN_RATE_LIMIT_PER_ADDRESS: '1000000',
+    ADMIN_FAILURES_PER_ADDRESS: '1000000',
+    ...env,
   });
   return { ...system, close: async () => (await system.close(), files.remove()) };
 }

@@ -45,15 +45,31 @@ type Answer = { status: number; body: any };
  * One API call with `x-request-id: requestId`, timed. A connection error (refused, reset, closed) is an outcome with
  * status 0 and no answer; anything else thrown (an answer the OpenAPI document does not declare) fails the caller.
  */
-export async function timedCall<T extends Answer>(kind: Outcome['kind'], requestId: string, send: (headers: Record<string, string>) => Promise<T>): Promise<{ res: T | undefined; outcome: Outcome }> {
+export async function timedCall<T extends Answer>(
+  kind: Outcome['kind'],
+  requestId: string,
+  send: (headers: Record<string, string>) => Promise<T>,
+): Promise<{ res: T | undefined; outcome: Outcome }> {
   const started = performance.now();
   try {
     const res = await send({ 'x-request-id': requestId });
-    return { res, outcome: { kind, status: res.status, error: res.body?.error, ms: performance.now() - started, requestId } };
+    return {
+      res,
+      outcome: { kind, status: res.status, error: res.body?.error, ms: performance.now() - started, requestId },
+    };
   } catch (err) {
     if (!isConnectionError(err)) throw err;
     const e = err as Error & { cause?: { code?: string } };
-    return { res: undefined, outcome: { kind, status: 0, error: String(e.cause?.code ?? e.cause ?? e.message), ms: performance.now() - started, requestId } };
+    return {
+      res: undefined,
+      outcome: {
+        kind,
+        status: 0,
+        error: String(e.cause?.code ?? e.cause ?? e.message),
+        ms: performance.now() - started,
+        requestId,
+      },
+    };
   }
 }
 
@@ -61,7 +77,13 @@ export async function timedCall<T extends Answer>(kind: Outcome['kind'], request
 const UNDECIDED = new Set([0, 503]);
 
 /** `token` is read for every request, so a long run may swap in refreshed tokens. */
-export function writeLedger(baseUrl: string, token: () => string, extensionId: string, personIds: string[], label: string) {
+export function writeLedger(
+  baseUrl: string,
+  token: () => string,
+  extensionId: string,
+  personIds: string[],
+  label: string,
+) {
   const api = personApi(baseUrl);
   const records: RecordState[] = personIds.map((personId) => ({ personId, state: 'unknown', unanswered: [], seq: 0 }));
   const problems: string[] = [];
@@ -69,13 +91,17 @@ export function writeLedger(baseUrl: string, token: () => string, extensionId: s
   let unanswered = 0;
   let next = 0;
 
-  const timed = <T extends Answer>(kind: Outcome['kind'], send: (headers: Record<string, string>) => Promise<T>, requestId = `${label}-${kind}-${++next}-${Date.now().toString(36)}`) =>
-    timedCall(kind, requestId, send);
+  const timed = <T extends Answer>(
+    kind: Outcome['kind'],
+    send: (headers: Record<string, string>) => Promise<T>,
+    requestId = `${label}-${kind}-${++next}-${Date.now().toString(36)}`,
+  ) => timedCall(kind, requestId, send);
 
   /** Reads the record's current revision after an undecided write. */
   async function resync(r: RecordState): Promise<Outcome> {
     const { res, outcome } = await timed('read', (h) => api.get(token(), r.personId, extensionId, h));
-    if (res?.status === 200) Object.assign(r, { state: 'present', known: { etag: res.body.etag, data: res.body.data } });
+    if (res?.status === 200)
+      Object.assign(r, { state: 'present', known: { etag: res.body.etag, data: res.body.data } });
     else if (res?.status === 404) Object.assign(r, { state: 'absent', known: undefined });
     return outcome;
   }
@@ -87,8 +113,11 @@ export function writeLedger(baseUrl: string, token: () => string, extensionId: s
     const data = { note: `${label} record ${index} write ${++r.seq}` };
     const body = { schemaVersion: 1, data };
     const kind = r.state === 'absent' ? 'create' : 'update';
-    const precondition: Record<string, string> = kind === 'create' ? { 'if-none-match': '*' } : { 'if-match': r.known!.etag };
-    const { res, outcome } = await timed(kind, (h) => api.put(token(), r.personId, extensionId, body, { ...precondition, ...h }));
+    const precondition: Record<string, string> =
+      kind === 'create' ? { 'if-none-match': '*' } : { 'if-match': r.known!.etag };
+    const { res, outcome } = await timed(kind, (h) =>
+      api.put(token(), r.personId, extensionId, body, { ...precondition, ...h }),
+    );
     if (res && (res.status === 200 || res.status === 201)) {
       acknowledged++;
       Object.assign(r, { state: 'present', known: { etag: res.body.etag, data }, unanswered: [] });
@@ -128,9 +157,12 @@ export function writeLedger(baseUrl: string, token: () => string, extensionId: s
       else if (!stored) {
         if (r.known) problems.push(`${where}: committed write lost (record absent)`);
       } else if (r.known && stored.etag === r.known.etag) {
-        if (!isDeepStrictEqual(stored.data, r.known.data)) problems.push(`${where}: known ETag with other data ${JSON.stringify(stored.data)}`);
+        if (!isDeepStrictEqual(stored.data, r.known.data))
+          problems.push(`${where}: known ETag with other data ${JSON.stringify(stored.data)}`);
       } else if (!r.unanswered.some((d) => isDeepStrictEqual(d, stored.data))) {
-        problems.push(`${where}: holds ${JSON.stringify(stored.data)}, neither the last known ${JSON.stringify(r.known?.data)} nor a later unanswered write`);
+        problems.push(
+          `${where}: holds ${JSON.stringify(stored.data)}, neither the last known ${JSON.stringify(r.known?.data)} nor a later unanswered write`,
+        );
       }
     }
     return { records: records.length, acknowledged, unanswered, problems };
@@ -145,14 +177,20 @@ type Ledger = ReturnType<typeof writeLedger>;
  * `readEvery`, reading every n-th step) for 1.5 s, then while `fault` runs (given the outcomes so far), then until `successesAfter` answers after
  * it were 2xx. A refused or failed step backs off 20 ms. Returns every outcome.
  */
-export async function trafficAround(ledger: Ledger, fault: (so: Outcome[]) => Promise<void>, opts: { writers: number; successesAfter: number; readEvery?: number }): Promise<Outcome[]> {
+export async function trafficAround(
+  ledger: Ledger,
+  fault: (so: Outcome[]) => Promise<void>,
+  opts: { writers: number; successesAfter: number; readEvery?: number },
+): Promise<Outcome[]> {
   const outcomes: Outcome[] = [];
   let faultDone = false;
   let successesAfter = 0;
   const loops = Array.from({ length: opts.writers }, async (_, w) => {
     for (let n = 0; !faultDone || successesAfter < opts.successesAfter; n++) {
       const index = w + opts.writers * (n % Math.floor(ledger.records / opts.writers));
-      const outcome = await (opts.readEvery && n % opts.readEvery === opts.readEvery - 1 ? ledger.read(index) : ledger.write(index));
+      const outcome = await (opts.readEvery && n % opts.readEvery === opts.readEvery - 1
+        ? ledger.read(index)
+        : ledger.write(index));
       outcomes.push(outcome);
       const ok = outcome.status >= 200 && outcome.status < 300;
       if (faultDone && ok) successesAfter++;
@@ -165,4 +203,3 @@ export async function trafficAround(ledger: Ledger, fault: (so: Outcome[]) => Pr
   await Promise.all(loops);
   return outcomes;
 }
-

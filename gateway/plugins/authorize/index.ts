@@ -9,27 +9,39 @@ import { pdpClient } from './pdp-client.js';
 import { definePlugin, stateOf } from '../plugin.js';
 import { settings } from './schema.js';
 
-
 export const authorize = definePlugin({
   name: 'authorize',
   settings,
   after: ['verify-token'],
   perRoute: false,
   start(s, env) {
-    const decide = pdpClient(env.pdp, { internalSecret: env.internalSecret, timeoutMs: s.timeoutMs, onCall: (n) => env.telemetry.decisionsPerPdpCall.observe(n) });
+    const decide = pdpClient(env.pdp, {
+      internalSecret: env.internalSecret,
+      timeoutMs: s.timeoutMs,
+      onCall: (n) => env.telemetry.decisionsPerPdpCall.observe(n),
+    });
     return {
       handler: (route) => async (req, res, next) => {
         const state = stateOf(res);
         const personId = req.params.personId as string | undefined;
-        const answer = await decide({ requestId: state.requestId, token: state.claims!, capability: route.capability, resource: { type: route.resource, personId } });
+        const answer = await decide({
+          requestId: state.requestId,
+          token: state.claims!,
+          capability: route.capability,
+          resource: { type: route.resource, personId },
+        });
         if (!answer.ok) {
-          env.log.warn({ requestId: state.requestId, detail: answer.message }, 'authorization undecidable; failing closed');
+          env.log.warn(
+            { requestId: state.requestId, detail: answer.message },
+            'authorization undecidable; failing closed',
+          );
           return sendProblem(res, 'authorization_unavailable');
         }
         const decision = answer.value;
         if (!decision.allow) {
           env.log.info({ requestId: state.requestId, code: decision.code, check: decision.check }, 'denied');
-          if (PERSON_RESOURCES.has(route.resource) && FOLDED_ON_PERSON_RESOURCES.has(decision.code)) return sendProblem(res, 'not_found');
+          if (PERSON_RESOURCES.has(route.resource) && FOLDED_ON_PERSON_RESOURCES.has(decision.code))
+            return sendProblem(res, 'not_found');
           return sendProblem(res, decision.code);
         }
         state.allow = decision;

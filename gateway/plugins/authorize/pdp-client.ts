@@ -7,7 +7,13 @@ import type { Pool } from 'undici';
 import { asDenyCode } from '../../../wire/codes.js';
 import { INTERNAL_SECRET_HEADER } from '../../../common/internal-context.js';
 import { REQUEST_ID_HEADER } from '../../../common/http.js';
-import { AllowSchema, DECISION_BATCH_PATH, MAX_DECISIONS_PER_CALL, type Decision, type DecisionInput } from '../../../wire/decision.js';
+import {
+  AllowSchema,
+  DECISION_BATCH_PATH,
+  MAX_DECISIONS_PER_CALL,
+  type Decision,
+  type DecisionInput,
+} from '../../../wire/decision.js';
 import { done, refused, type Outcome } from '../../../wire/outcome.js';
 
 /** The PDP's decision, or `authorization_unavailable` (undecidable: the message says why). */
@@ -36,11 +42,15 @@ function readDecision(item: unknown): PdpAnswer {
     return allow.success ? done(allow.data) : undecidable('malformed allow from pdp');
   }
   // An explicit denial with a code we do not know is still a denial (`forbidden`), never an allow.
-  if (body.allow === false) return done({ allow: false, code: asDenyCode(body.code), check: String(body.check ?? 'unknown') });
+  if (body.allow === false)
+    return done({ allow: false, code: asDenyCode(body.code), check: String(body.check ?? 'unknown') });
   return undecidable('malformed pdp answer');
 }
 
-export function pdpClient(pdp: Pool, { internalSecret, timeoutMs = 2000, maxPerCall = MAX_DECISIONS_PER_CALL, onCall }: PdpClientOptions) {
+export function pdpClient(
+  pdp: Pool,
+  { internalSecret, timeoutMs = 2000, maxPerCall = MAX_DECISIONS_PER_CALL, onCall }: PdpClientOptions,
+) {
   let pending: Pending[] = [];
 
   async function ask(batch: Pending[]): Promise<unknown[]> {
@@ -49,7 +59,11 @@ export function pdpClient(pdp: Pool, { internalSecret, timeoutMs = 2000, maxPerC
       method: 'POST',
       // A call for one request carries that request's id, so the PDP's request line names it; a batch gets its own
       // (each decision's log row names its request either way).
-      headers: { 'content-type': 'application/json', [INTERNAL_SECRET_HEADER]: internalSecret, [REQUEST_ID_HEADER]: batch.length === 1 ? batch[0]!.input.requestId : randomUUID() },
+      headers: {
+        'content-type': 'application/json',
+        [INTERNAL_SECRET_HEADER]: internalSecret,
+        [REQUEST_ID_HEADER]: batch.length === 1 ? batch[0]!.input.requestId : randomUUID(),
+      },
       body: JSON.stringify({ items: batch.map((p) => p.input) }),
       headersTimeout: timeoutMs,
       bodyTimeout: timeoutMs,

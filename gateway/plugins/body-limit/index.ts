@@ -12,5 +12,7 @@ export const bodyLimit = definePlugin({
   settings,
   after: [],
   perRoute: true,
-  start: () => ({ handler: (_route, s) => express.raw({ type: (req) => BODY_METHODS.has(req.method ?? ''), limit: s.maxBytes }) }),
+  start: () => ({
+    handler: (_route, s) => express.raw({ type: (req) => BODY_METHODS.has(req.method ?? ''), limit: s.maxBytes }),
+  }),
 });

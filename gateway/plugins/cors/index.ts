@@ -50,8 +50,7 @@ export const cors = definePlugin({
       preflight: (route, s) => async (req, res) => {
         res.vary('origin');
         const origin = req.get('origin');
-        if (!origin || !(await allowed(s, origin, undefined)))
-          return sendProblem(res, 'not_found');
+        if (!origin || !(await allowed(s, origin, undefined))) return sendProblem(res, 'not_found');
         allowOrigin(res, origin);
         res.setHeader('access-control-allow-methods', route.method);
         res.setHeader('access-control-allow-headers', ALLOWED_REQUEST_HEADERS);

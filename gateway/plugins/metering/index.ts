@@ -19,10 +19,21 @@ export const metering = definePlugin({
           if (!forwarded) return;
           void meter.meter(
             {
-              tenantId: claims!.tenant_id, requestId, requestIdFromCaller, clientId: claims!.client_id, subject: claims!.sub,
-              method: req.method, path: req.originalUrl, body: Buffer.isBuffer(req.body) ? req.body : undefined,
+              tenantId: claims!.tenant_id,
+              requestId,
+              requestIdFromCaller,
+              clientId: claims!.client_id,
+              subject: claims!.sub,
+              method: req.method,
+              path: req.originalUrl,
+              body: Buffer.isBuffer(req.body) ? req.body : undefined,
             },
-            { client_id: claims!.client_id, account_id: claims!.actor_account_id!, operation_id: route.operationId, status: res.statusCode },
+            {
+              client_id: claims!.client_id,
+              account_id: claims!.actor_account_id!,
+              operation_id: route.operationId,
+              status: res.statusCode,
+            },
           );
         });
         next();

@@ -19,10 +19,11 @@ function sharedSightings(redis: RedisClient, windowS: number, allowed: number): 
   // A fixed window per key (INCR with a TTL), as the limiters keep theirs; past `allowed` it refuses but still counts.
   const counter = limiterStore(redis).limiter('metering-replays', { points: allowed, durationS: windowS });
   return {
-    count: (key) => counter.consume(key).then(
-      (res) => res.consumedPoints,
-      (err: unknown) => (err instanceof RateLimiterRes ? err.consumedPoints : 1), // a store failure meters the call
-    ),
+    count: (key) =>
+      counter.consume(key).then(
+        (res) => res.consumedPoints,
+        (err: unknown) => (err instanceof RateLimiterRes ? err.consumedPoints : 1), // a store failure meters the call
+      ),
   };
 }
 

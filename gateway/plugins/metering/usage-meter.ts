@@ -60,16 +60,24 @@ const fingerprint = (c: CallIdentity) => {
 };
 
 /** Repeats of a request under one id are counted in `redis` when given (retry-sightings.ts), else in this process. */
-export function usageMeter(knex: Knex, redis: RedisClient | undefined, opts: UsageMeterOptions, log: Logger): UsageMeter {
+export function usageMeter(
+  knex: Knex,
+  redis: RedisClient | undefined,
+  opts: UsageMeterOptions,
+  log: Logger,
+): UsageMeter {
   const sightings = sightingsIn(redis, RETRY_WINDOW_S, 1 + ALLOWED_REPLAYS);
-  const writer: BatchWriter<UsageRecord & { call_id: string }> = batchWriter({
-    name: 'metering',
-    // A batch stored by a write that still reported a failure comes back with the same call ids: stored once.
-    write: (rows) => knex('usage_records').insert(rows).onConflict(['tenant_id', 'call_id']).ignore(),
-    ...opts,
-    onFailure: 'retry',
-    maxPending: opts.batchSize * MAX_PENDING_BATCHES,
-  }, log);
+  const writer: BatchWriter<UsageRecord & { call_id: string }> = batchWriter(
+    {
+      name: 'metering',
+      // A batch stored by a write that still reported a failure comes back with the same call ids: stored once.
+      write: (rows) => knex('usage_records').insert(rows).onConflict(['tenant_id', 'call_id']).ignore(),
+      ...opts,
+      onFailure: 'retry',
+      maxPending: opts.batchSize * MAX_PENDING_BATCHES,
+    },
+    log,
+  );
   /** The 1-based count of this request under this id in its window; past the allowance, more than 1 + ALLOWED_REPLAYS. */
   const sighting = (call: CallIdentity) => sightings.count(`${call.tenantId}:${call.requestId}:${fingerprint(call)}`);
 
@@ -81,9 +89,11 @@ export function usageMeter(knex: Knex, redis: RedisClient | undefined, opts: Usa
   return {
     meter(call, record) {
       if (!call.requestIdFromCaller) return Promise.resolve(store(call, record));
-      const counted = sighting(call).then((n) => {
-        if (n === 1 || n > 1 + ALLOWED_REPLAYS) store(call, record);
-      }).finally(() => counting.delete(counted));
+      const counted = sighting(call)
+        .then((n) => {
+          if (n === 1 || n > 1 + ALLOWED_REPLAYS) store(call, record);
+        })
+        .finally(() => counting.delete(counted));
       counting.add(counted);
       return counted;
     },

@@ -18,9 +18,12 @@ import { settings } from './schema.js';
  * Both layers' keys carry the tenant as a hash tag (`{tenantId}`), so on a Redis Cluster they share a slot and the one
  * script that charges both may run (an account belongs to one tenant).
  */
-const windowKey = (tenantId: string, layer: string, bucket: string, w: RateLimitWindow) => `rl:{${tenantId}}:${layer}:${bucket}:${w.points}:${w.durationS}`;
-export const tenantLayerKey = (tenantId: string, bucket: string, w: RateLimitWindow) => windowKey(tenantId, 'tenant', bucket, w);
-export const accountLayerKey = (tenantId: string, accountId: string, bucket: string, w: RateLimitWindow) => `${windowKey(tenantId, 'account', bucket, w)}:${accountId}`;
+const windowKey = (tenantId: string, layer: string, bucket: string, w: RateLimitWindow) =>
+  `rl:{${tenantId}}:${layer}:${bucket}:${w.points}:${w.durationS}`;
+export const tenantLayerKey = (tenantId: string, bucket: string, w: RateLimitWindow) =>
+  windowKey(tenantId, 'tenant', bucket, w);
+export const accountLayerKey = (tenantId: string, accountId: string, bucket: string, w: RateLimitWindow) =>
+  `${windowKey(tenantId, 'account', bucket, w)}:${accountId}`;
 
 /** Each layer's bucket on a route: the route's own when the file gives it windows, else the tenant policy's `api`. */
 const bucketsOf = (route: RouteDefinition, s: z.output<typeof settings>) => ({
@@ -55,7 +58,12 @@ export const rateLimit = definePlugin({
           const keys = blockKeys(buckets, claims!.tenant_id, claims!.actor_account_id);
           const tenantWait = full.waitMs(keys.tenant);
           const accountWait = keys.account ? full.waitMs(keys.account) : 0;
-          if (tenantWait > 0 || accountWait > 0) return refuse(res, tenantWait > 0 ? 'tenant' : 'account', retryAfterSeconds(Math.max(tenantWait, accountWait)));
+          if (tenantWait > 0 || accountWait > 0)
+            return refuse(
+              res,
+              tenantWait > 0 ? 'tenant' : 'account',
+              retryAfterSeconds(Math.max(tenantWait, accountWait)),
+            );
           next();
         };
       },
@@ -67,7 +75,10 @@ export const rateLimit = definePlugin({
           const account = s.account ?? allow!.rateLimit.account;
           const limit = await limiter.consume(
             { key: tenantLayerKey(claims!.tenant_id, buckets.tenant, tenant), window: tenant },
-            { key: accountLayerKey(claims!.tenant_id, claims!.actor_account_id!, buckets.account, account), window: account }, // the PDP denies actor_unknown when absent
+            {
+              key: accountLayerKey(claims!.tenant_id, claims!.actor_account_id!, buckets.account, account),
+              window: account,
+            }, // the PDP denies actor_unknown when absent
           );
           if (!limit.allowed) {
             const keys = blockKeys(buckets, claims!.tenant_id, claims!.actor_account_id);

@@ -57,8 +57,22 @@ end
 return {1, math.min(tp - tu, ap - au) - 1, 0}
 `;
 
-type Charged = [allowed: number, remaining: number, waitMs: number, refused?: number, tenantFullMs?: number, accountFullMs?: number];
-type ChargeBoth = (tenantKey: string, accountKey: string, tp: number, tms: number, ap: number, ams: number) => Promise<Charged>;
+type Charged = [
+  allowed: number,
+  remaining: number,
+  waitMs: number,
+  refused?: number,
+  tenantFullMs?: number,
+  accountFullMs?: number,
+];
+type ChargeBoth = (
+  tenantKey: string,
+  accountKey: string,
+  tp: number,
+  tms: number,
+  ap: number,
+  ams: number,
+) => Promise<Charged>;
 
 /** The script's rule over an in-process map; synchronous, hence atomic within this process. */
 function inProcessCharge() {
@@ -84,17 +98,27 @@ function inProcessCharge() {
   };
 }
 
-export function createRateLimiter(redis: RedisClient | undefined, log: Logger, telemetry?: Pick<Telemetry, 'redisErrors'>): RateLimiter {
+export function createRateLimiter(
+  redis: RedisClient | undefined,
+  log: Logger,
+  telemetry?: Pick<Telemetry, 'redisErrors'>,
+): RateLimiter {
   const local = inProcessCharge();
   redis?.defineCommand('chargeBothLayers', { numberOfKeys: 2, lua: CHARGE_BOTH });
-  const chargeBoth = redis && ((redis as unknown as { chargeBothLayers: ChargeBoth }).chargeBothLayers.bind(redis));
+  const chargeBoth = redis && (redis as unknown as { chargeBothLayers: ChargeBoth }).chargeBothLayers.bind(redis);
 
   return {
     async consume(tenant, account) {
       let standIn = false;
       const [allowed, remaining, waitMs, refused, tenantFullMs, accountFullMs] = chargeBoth
-        ? await chargeBoth(tenant.key, account.key, tenant.window.points, tenant.window.durationS * 1000, account.window.points, account.window.durationS * 1000)
-          .catch((err: Error) => {
+        ? await chargeBoth(
+            tenant.key,
+            account.key,
+            tenant.window.points,
+            tenant.window.durationS * 1000,
+            account.window.points,
+            account.window.durationS * 1000,
+          ).catch((err: Error) => {
             telemetry?.redisErrors.inc();
             log.warn({ err: err.message }, 'redis unavailable; rate limiting in-process');
             standIn = true;
@@ -103,7 +127,10 @@ export function createRateLimiter(redis: RedisClient | undefined, log: Logger, t
         : local(tenant, account);
       if (allowed === 1) return { allowed: true, remaining, retryAfterS: 0 };
       return {
-        allowed: false, remaining, retryAfterS: retryAfterSeconds(waitMs), refusedBy: refused === 1 ? 'tenant' : 'account',
+        allowed: false,
+        remaining,
+        retryAfterS: retryAfterSeconds(waitMs),
+        refusedBy: refused === 1 ? 'tenant' : 'account',
         ...(!standIn && { fullForMs: { tenant: tenantFullMs ?? 0, account: accountFullMs ?? 0 } }),
       };
     },

@@ -2,5 +2,8 @@
 import { z } from 'zod';
 
 export const settings = z.strictObject({
-  trustClientId: z.boolean().default(true).describe("Keep a caller's well-formed x-request-id (the idempotency key for metering); false: always make one"),
+  trustClientId: z
+    .boolean()
+    .default(true)
+    .describe("Keep a caller's well-formed x-request-id (the idempotency key for metering); false: always make one"),
 });

@@ -33,9 +33,15 @@ export const verifyToken = definePlugin({
         if (!token) return sendProblem(res, 'invalid_token', { message: 'the bearer access token is malformed' });
         const verified = await verify(token);
         if (!verified.ok) {
-          env.log.info({ requestId: stateOf(res).requestId, reason: verified.error, detail: verified.message }, 'token rejected');
-          if (verified.error === 'invalid_token') return sendProblem(res, 'invalid_token', { message: 'the access token is not valid' });
-          return sendProblem(res, 'token_verification_unavailable', { headers: { 'retry-after': String(verified.retryAfterS ?? 1) } });
+          env.log.info(
+            { requestId: stateOf(res).requestId, reason: verified.error, detail: verified.message },
+            'token rejected',
+          );
+          if (verified.error === 'invalid_token')
+            return sendProblem(res, 'invalid_token', { message: 'the access token is not valid' });
+          return sendProblem(res, 'token_verification_unavailable', {
+            headers: { 'retry-after': String(verified.retryAfterS ?? 1) },
+          });
         }
         stateOf(res).claims = verified.value;
         noteCaller(res, { tenant: verified.value.tenant_id, client: verified.value.client_id });

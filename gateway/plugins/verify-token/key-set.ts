@@ -47,7 +47,11 @@ export function issuerKeySet(jwksUrl: URL, opts: KeySetOptions, log: Logger) {
       if (!res.ok) throw new Error(`status ${res.status}`);
       const jwks = (await res.json()) as JSONWebKeySet;
       const select = createLocalJWKSet(jwks); // validates the set's shape
-      current = { select, kids: new Set(jwks.keys.map((k) => k.kid).filter((k): k is string => typeof k === 'string')), fetchedAt: now() };
+      current = {
+        select,
+        kids: new Set(jwks.keys.map((k) => k.kid).filter((k): k is string => typeof k === 'string')),
+        fetchedAt: now(),
+      };
       lastFetchFailed = false;
     } catch (err) {
       lastFetchFailed = true;

@@ -70,7 +70,8 @@ export function tokenVerifier(authUrl: string, { keyFor, cacheEntries = 10_000, 
     } catch (err) {
       // Only a key set that cannot be had is the platform's fault; everything else (shape, algorithm, unknown key id,
       // signature, claims) is the token's, so a forged token is never a 503.
-      if (err instanceof KeySetUnavailable) return refused('token_verification_unavailable', err.message, err.retryAfterS);
+      if (err instanceof KeySetUnavailable)
+        return refused('token_verification_unavailable', err.message, err.retryAfterS);
       return invalid(err instanceof errors.JOSEError ? err.code : (err as Error).name);
     }
     if (Object.keys(header).some((name) => !HEADER_MEMBERS.has(name))) return invalid('header members');
@@ -88,7 +89,12 @@ export function tokenVerifier(authUrl: string, { keyFor, cacheEntries = 10_000, 
     // before (with none before, this verification fetched the one in use now).
     const usedSet = keyFor.current();
     if (usedSet && (keySet === undefined || keySet === usedSet))
-      verified.set(token, usedSet, claims, Math.min((payload.exp as number) * 1000, ((payload.iat as number) + MAX_TOKEN_AGE_S) * 1000));
+      verified.set(
+        token,
+        usedSet,
+        claims,
+        Math.min((payload.exp as number) * 1000, ((payload.iat as number) + MAX_TOKEN_AGE_S) * 1000),
+      );
     return done(claims);
   };
 }

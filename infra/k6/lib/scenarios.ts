@@ -3,7 +3,18 @@
 // script's profiles are judged each by its own bounds.
 import type { Scenario } from 'k6/options';
 import './pool-metrics.ts'; // the pool's counters, which every scenario's thresholds name
-import { DURATION, MAX_ERROR_RATE, MAX_VUS, P95_MS, P99_MS, PROFILE, RAMP, RATE, SOAK_DURATION, SOAK_RATE } from './settings.ts';
+import {
+  DURATION,
+  MAX_ERROR_RATE,
+  MAX_VUS,
+  P95_MS,
+  P99_MS,
+  PROFILE,
+  RAMP,
+  RATE,
+  SOAK_DURATION,
+  SOAK_RATE,
+} from './settings.ts';
 
 const PROFILES = ['constant', 'ramping', 'soak'] as const;
 type Profile = (typeof PROFILES)[number];
@@ -14,16 +25,24 @@ function executorOf(profile: Profile): Scenario {
     case 'constant':
       return { executor: 'constant-arrival-rate', rate: RATE, duration: DURATION, ...vus };
     case 'ramping':
-      return { executor: 'ramping-arrival-rate', startRate: 1, stages: [
-        { target: RATE, duration: RAMP }, { target: RATE, duration: DURATION }, { target: 0, duration: RAMP },
-      ], ...vus };
+      return {
+        executor: 'ramping-arrival-rate',
+        startRate: 1,
+        stages: [
+          { target: RATE, duration: RAMP },
+          { target: RATE, duration: DURATION },
+          { target: 0, duration: RAMP },
+        ],
+        ...vus,
+      };
     case 'soak':
       return { executor: 'constant-arrival-rate', rate: SOAK_RATE, duration: SOAK_DURATION, ...vus };
   }
 }
 
 export function profile(): Profile {
-  if (!(PROFILES as readonly string[]).includes(PROFILE)) throw new Error(`PROFILE must be one of ${PROFILES.join(', ')} (got ${PROFILE})`);
+  if (!(PROFILES as readonly string[]).includes(PROFILE))
+    throw new Error(`PROFILE must be one of ${PROFILES.join(', ')} (got ${PROFILE})`);
   return PROFILE as Profile;
 }
 
@@ -31,7 +50,12 @@ export function profile(): Profile {
  * The scenario `<name>_<profile>` and its thresholds: failed requests (unless refusals are the point), p95 of each
  * endpoint (and p99 on a soak, where the tail is the point), and a token pool that never failed to sign in or refresh.
  */
-export function scenarioFor(name: string, endpoints: string[], extra: Record<string, string[]> = {}, judge = { failedRequests: true }) {
+export function scenarioFor(
+  name: string,
+  endpoints: string[],
+  extra: Record<string, string[]> = {},
+  judge = { failedRequests: true },
+) {
   const chosen = profile();
   const scenario = `${name}_${chosen}`;
   const thresholds: Record<string, string[]> = {

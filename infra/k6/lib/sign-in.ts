@@ -38,8 +38,13 @@ export function signIn(user: LoadUser, app: LoadApp): TokenResponse {
   const verifier = b64encode(randomBytes(32), 'rawurl');
   const state = b64encode(randomBytes(16), 'rawurl');
   const authorize = `${AUTH_URL}/oauth2/authorize?${form({
-    response_type: 'code', client_id: app.clientId, redirect_uri: app.redirectUri, scope: app.scope, state,
-    code_challenge: sha256(verifier, 'base64rawurl'), code_challenge_method: 'S256',
+    response_type: 'code',
+    client_id: app.clientId,
+    redirect_uri: app.redirectUri,
+    scope: app.scope,
+    state,
+    code_challenge: sha256(verifier, 'base64rawurl'),
+    code_challenge_method: 'S256',
   })}`;
   let step = walk(http.get(authorize, { redirects: 0, tags: { endpoint: 'authorize' } }), app.redirectUri);
   // The login form (inputs username and password), unless this VU's session cookie already signed it in.
@@ -49,20 +54,33 @@ export function signIn(user: LoadUser, app: LoadApp): TokenResponse {
     else if (wait > 0) break; // refused for good (wrong details): reported below
     const login = page.submitForm({
       fields: { username: user.username, password: user.password },
-      params: { redirects: 0, tags: { endpoint: 'login' }, responseCallback: http.expectedStatuses({ min: 200, max: 399 }, 429, 503) },
+      params: {
+        redirects: 0,
+        tags: { endpoint: 'login' },
+        responseCallback: http.expectedStatuses({ min: 200, max: 399 }, 429, 503),
+      },
     });
     step = walk(login, app.redirectUri);
   }
   // The consent page: its Allow button.
   if ('page' in step && step.page.html().find('button[value="allow"]').size() > 0) {
-    const consent = step.page.submitForm({ submitSelector: 'button[value="allow"]', params: { redirects: 0, tags: { endpoint: 'consent' } } });
+    const consent = step.page.submitForm({
+      submitSelector: 'button[value="allow"]',
+      params: { redirects: 0, tags: { endpoint: 'consent' } },
+    });
     step = walk(consent, app.redirectUri);
   }
-  if ('page' in step) throw new Error(`sign-in of ${user.username}: stopped at ${step.page.url} with ${step.page.status}`);
+  if ('page' in step)
+    throw new Error(`sign-in of ${user.username}: stopped at ${step.page.url} with ${step.page.status}`);
   const code = queryParam(step.sentBack, 'code');
-  if (!code || queryParam(step.sentBack, 'state') !== state) throw new Error(`sign-in of ${user.username}: sent back without a code (${step.sentBack})`);
+  if (!code || queryParam(step.sentBack, 'state') !== state)
+    throw new Error(`sign-in of ${user.username}: sent back without a code (${step.sentBack})`);
   const { status, body } = tokenRequest({
-    grant_type: 'authorization_code', code, redirect_uri: app.redirectUri, client_id: app.clientId, code_verifier: verifier,
+    grant_type: 'authorization_code',
+    code,
+    redirect_uri: app.redirectUri,
+    client_id: app.clientId,
+    code_verifier: verifier,
   });
   if (status !== 200) throw new Error(`code exchange for ${user.username}: ${status} ${JSON.stringify(body)}`);
   return body as TokenResponse;

@@ -30,7 +30,9 @@ function valuesOf(metric: MetricSummary): string {
   const v = metric.values;
   switch (metric.type) {
     case 'trend':
-      return Object.entries(v).map(([stat, value]) => `${stat} ${figure(value)}${unit}`).join(', ');
+      return Object.entries(v)
+        .map(([stat, value]) => `${stat} ${figure(value)}${unit}`)
+        .join(', ');
     case 'rate':
       return `${(100 * (v.rate ?? 0)).toFixed(2)} % (${figure(v.passes ?? 0)} of ${figure((v.passes ?? 0) + (v.fails ?? 0))})`;
     case 'counter':
@@ -47,7 +49,8 @@ function checksOf(group: GroupSummary): CheckSummary[] {
 /** The text summary: verdict, thresholds, failed checks, metrics. */
 export function textSummary(script: string, data: SummaryData): string {
   const judged = Object.entries(data.metrics).flatMap(([name, metric]) =>
-    Object.entries(metric.thresholds ?? {}).map(([rule, { ok }]) => ({ name, rule, ok, metric })));
+    Object.entries(metric.thresholds ?? {}).map(([rule, { ok }]) => ({ name, rule, ok, metric })),
+  );
   const crossed = judged.filter((t) => !t.ok);
   const checks = checksOf(data.root_group);
   const failedChecks = checks.filter((c) => c.fails > 0);
@@ -62,7 +65,9 @@ export function textSummary(script: string, data: SummaryData): string {
     ...failedChecks.map((c) => `  failed ${figure(c.fails)} of ${figure(c.passes + c.fails)}: ${c.name}`),
     '',
     'metrics:',
-    ...Object.entries(data.metrics).sort(([a], [b]) => a.localeCompare(b)).map(([name, metric]) => `  ${name}: ${valuesOf(metric)}`),
+    ...Object.entries(data.metrics)
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([name, metric]) => `  ${name}: ${valuesOf(metric)}`),
   ];
   return `${lines.join('\n')}\n`;
 }
@@ -70,5 +75,8 @@ export function textSummary(script: string, data: SummaryData): string {
 /** handleSummary's answer: the text on stdout and the JSON in `<dir>/k6-<script>-summary.json`. */
 export function summaryFiles(script: string, dir: string, data: SummaryData): Record<string, string> {
   const file = `${dir}/k6-${script}-summary.json`;
-  return { stdout: `${textSummary(script, data)}\nsummary written to ${file}\n`, [file]: JSON.stringify(data, null, 2) };
+  return {
+    stdout: `${textSummary(script, data)}\nsummary written to ${file}\n`,
+    [file]: JSON.stringify(data, null, 2),
+  };
 }

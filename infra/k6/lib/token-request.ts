@@ -14,7 +14,9 @@ export interface TokenResponse {
 const MAX_WAITS = 3;
 
 export const form = (fields: Record<string, string>) =>
-  Object.entries(fields).map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join('&');
+  Object.entries(fields)
+    .map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`)
+    .join('&');
 
 /** Seconds a 429 or 503 asks to wait (retry-after), at least 1. */
 export const retryAfterOf = (headers: Record<string, string>) => Math.max(1, Number(headers['Retry-After']) || 1);
@@ -24,7 +26,10 @@ export const retryAfterOf = (headers: Record<string, string>) => Math.max(1, Num
  * MAX_WAITS times, unless `waitOnLimit` is false (tokens.k6.ts counts the limit's refusals itself); it is an expected
  * answer, not a failed request.
  */
-export function tokenRequest(fields: Record<string, string>, waitOnLimit = true): { status: number; body: TokenResponse | { error: string } } {
+export function tokenRequest(
+  fields: Record<string, string>,
+  waitOnLimit = true,
+): { status: number; body: TokenResponse | { error: string } } {
   for (let wait = 0; ; wait++) {
     const res = http.post(`${AUTH_URL}/oauth2/token`, form(fields), {
       headers: { 'content-type': 'application/x-www-form-urlencoded' },

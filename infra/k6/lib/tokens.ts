@@ -13,18 +13,24 @@ import { refreshFailed, refreshes, signInFailed, signIns } from './pool-metrics.
 
 const RENEW_BEFORE_EXPIRY_MS = 60_000;
 
-
 /** This VU's tokens (module state is per VU in k6). */
 let held: { access: string; refresh?: string | undefined; renewAt: number } | undefined;
 
 function hold(tokens: TokenResponse): string {
-  held = { access: tokens.access_token, refresh: tokens.refresh_token, renewAt: Date.now() + tokens.expires_in * 1000 - RENEW_BEFORE_EXPIRY_MS };
+  held = {
+    access: tokens.access_token,
+    refresh: tokens.refresh_token,
+    renewAt: Date.now() + tokens.expires_in * 1000 - RENEW_BEFORE_EXPIRY_MS,
+  };
   return tokens.access_token;
 }
 
 function clientCredentials(): TokenResponse {
   const { status, body } = tokenRequest({
-    grant_type: 'client_credentials', client_id: __ENV.CLIENT_ID!, client_secret: __ENV.CLIENT_SECRET!, ...(__ENV.SCOPE && { scope: __ENV.SCOPE }),
+    grant_type: 'client_credentials',
+    client_id: __ENV.CLIENT_ID!,
+    client_secret: __ENV.CLIENT_SECRET!,
+    ...(__ENV.SCOPE && { scope: __ENV.SCOPE }),
   });
   if (status !== 200) throw new Error(`client_credentials -> ${status} ${JSON.stringify(body)}`);
   return body as TokenResponse;
@@ -32,7 +38,11 @@ function clientCredentials(): TokenResponse {
 
 /** The refresh grant with this VU's refresh token; undefined when it was refused (the VU signs in again). */
 function refresh(refreshToken: string): TokenResponse | undefined {
-  const { status, body } = tokenRequest({ grant_type: 'refresh_token', client_id: APP.clientId, refresh_token: refreshToken });
+  const { status, body } = tokenRequest({
+    grant_type: 'refresh_token',
+    client_id: APP.clientId,
+    refresh_token: refreshToken,
+  });
   if (status === 200) {
     refreshes.add(1);
     return body as TokenResponse;
@@ -70,9 +80,13 @@ export const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 
 /** One API call with this VU's token; a 401 gets one renewed token and one retry, as the contract advises clients. */
 export function apiCall<RT extends ResponseType | undefined>(
-  method: string, url: string, body: string | null, params: RefinedParams<RT> & { headers?: Record<string, string> },
+  method: string,
+  url: string,
+  body: string | null,
+  params: RefinedParams<RT> & { headers?: Record<string, string> },
 ): RefinedResponse<RT> {
-  const send = (token: string) => http.request(method, url, body, { ...params, headers: { ...params.headers, ...bearer(token) } });
+  const send = (token: string) =>
+    http.request(method, url, body, { ...params, headers: { ...params.headers, ...bearer(token) } });
   const res = send(accessToken());
   return res.status === 401 && !__ENV.ACCESS_TOKEN ? send(renew()) : res;
 }

@@ -21,13 +21,22 @@ interface UsersFile extends Omit<LoadApp, 'extensionId'> {
   users: LoadUser[];
 }
 
-const DEMO_SCOPE = 'svc.profile.self.read svc.tenant.info.read svc.person.read svc.person.metadata.read svc.person.metadata.write';
+const DEMO_SCOPE =
+  'svc.profile.self.read svc.tenant.info.read svc.person.read svc.person.metadata.read svc.person.metadata.write';
 /** The users file, read once for the whole run (a SharedArray's callback runs once, not once per VU). */
 const readFile = (): UsersFile | undefined => (__ENV.USERS_FILE ? JSON.parse(open(__ENV.USERS_FILE)) : undefined);
 
-export const USERS: LoadUser[] = new SharedArray('users', () => readFile()?.users ?? [{
-  username: __ENV.USERNAME ?? 'alice', password: __ENV.PASSWORD ?? 'alice-demo-password', personId: __ENV.PERSON_ID ?? '',
-}]);
+export const USERS: LoadUser[] = new SharedArray(
+  'users',
+  () =>
+    readFile()?.users ?? [
+      {
+        username: __ENV.USERNAME ?? 'alice',
+        password: __ENV.PASSWORD ?? 'alice-demo-password',
+        personId: __ENV.PERSON_ID ?? '',
+      },
+    ],
+);
 
 const fileApp = new SharedArray('app', () => {
   const { users: _users, ...app } = readFile() ?? {};
@@ -44,7 +53,11 @@ export const APP: LoadApp = {
 /** The user a VU signs in as: VUs take the pool in turn, so N users spread the load of N or more VUs. */
 export const userOf = (vu: number): LoadUser => USERS[(vu - 1) % USERS.length]!;
 
-const listed = (__ENV.PERSON_IDS ?? __ENV.PERSON_ID ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+const listed = (__ENV.PERSON_IDS ?? __ENV.PERSON_ID ?? '')
+  .split(',')
+  .map((s) => s.trim())
+  .filter(Boolean);
 /** Person ids the scripts address: PERSON_IDS, else the pool's own persons. */
-export const PERSON_IDS: string[] = listed.length ? listed
+export const PERSON_IDS: string[] = listed.length
+  ? listed
   : new SharedArray('person-ids', () => (readFile()?.users ?? []).map((u) => u.personId).filter(Boolean));

@@ -9,6 +9,15 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { parse as parseYaml } from 'yaml';
 import type { Writable } from 'node:stream';
+import {
+  COMMON_FLAGS_HELP,
+  DEFAULT_ADMIN_URL,
+  UsageError,
+  adminFetch,
+  adminTarget,
+  exitCodeOf,
+  jsonOrText,
+} from './admin-call.js';
 import { runExport } from './admin-export.js';
 import { runKeys } from './admin-keys.js';
 import { runSeedLoad } from './admin-seed-load.js';
@@ -117,10 +126,7 @@ function commandHelp(command: Command): string {
     lines.push(
       `  --body <JSON | @file>  the whole request body instead of${bodyFields(command).size ? ' (or merged under) the field flags' : ' flags'}`,
     );
-  lines.push(
-    '',
-    'Common flags: --url <admin URL> (ADMIN_URL), --token <token> (ADMIN_TOKEN), --output json|table, --help',
-  );
+  lines.push('', `${COMMON_FLAGS_HELP}, --output json|table`);
   return lines.join('\n');
 }
 
@@ -134,12 +140,10 @@ function overview(commands: Command[]): string {
     `  ${'keys'.padEnd(width)}  The issuer's signing-key set, on this machine: generate | rotate | retire --kid <kid> (keys --help)`,
     `  ${'seed-load'.padEnd(width)}  Persons, raised limits and the users file for a k6 run: --tenant --client --persons N (seed-load --help)`,
     '',
-    'Environment: ADMIN_URL (default http://127.0.0.1:8181/admin/v1), ADMIN_TOKEN (operator token or tenant admin key).',
+    `Environment: ADMIN_URL (default ${DEFAULT_ADMIN_URL}), ADMIN_TOKEN (operator token or tenant admin key).`,
     'Exit codes: 0 done, 1 the API refused the request (4xx), 2 usage error, 3 the admin API unreachable or failing (5xx): retry only on 3.',
   ].join('\n');
 }
-
-class UsageError extends Error {}
 
 function coerce(flag: string, raw: string, schema: Schema): unknown {
   switch (schema.type) {
@@ -283,59 +287,20 @@ export async function main(argv: string[], env: Record<string, string | undefine
     return 2;
   }
   if (command.name === 'export') return runExport(rest, env, { stdout: io.stdout ?? process.stdout, err: io.err });
-  let request;
-  try {
-    request = buildRequest(command, rest);
-  } catch (err) {
-    if (!(err instanceof UsageError)) throw err;
-    io.err(`${err.message}\n\n${commandHelp(command)}`);
-    return 2;
-  }
-  if (request.help) {
-    io.out(commandHelp(command));
-    return 0;
-  }
-  const base = (request.url ?? env.ADMIN_URL ?? 'http://127.0.0.1:8181/admin/v1').replace(/\/+$/, '');
-  const token = request.token ?? env.ADMIN_TOKEN;
-  if (!token) {
-    io.err(
-      'no admin token: set ADMIN_TOKEN or pass --token (the operator token npm start prints, or a tenant admin key)',
-    );
-    return 2;
-  }
-  let res: Response;
-  try {
-    res = await fetch(`${base}${request.path}`, {
-      method: request.method,
-      headers: {
-        authorization: `Bearer ${token}`,
-        ...(request.body !== undefined && { 'content-type': 'application/json' }),
-      },
-      body: request.body === undefined ? undefined : JSON.stringify(request.body),
-      signal: AbortSignal.timeout(30_000),
-    });
-  } catch (err) {
-    io.err(
-      `cannot reach the admin API at ${base}: ${(err as Error).cause instanceof Error ? ((err as Error).cause as Error).message : (err as Error).message}`,
-    );
-    return 3;
-  }
-  const text = await res.text();
-  let answer: unknown = text;
-  try {
-    answer = text ? JSON.parse(text) : undefined;
-  } catch {
-    // not JSON: shown as text
-  }
-  if (!res.ok) {
-    io.err(
-      `${request.method} ${request.path} -> ${res.status}\n${typeof answer === 'string' ? answer : JSON.stringify(answer, null, 2)}`,
-    );
-    return res.status >= 500 ? 3 : 1;
-  }
-  if (answer === undefined) io.out(`${request.method} ${request.path} -> ${res.status}`);
-  else io.out(request.output === 'table' ? renderTable(answer) : JSON.stringify(answer, null, 2));
-  return 0;
+  return exitCodeOf(
+    async () => {
+      const request = buildRequest(command, rest);
+      if (request.help) return (io.out(commandHelp(command)), 0);
+      const target = adminTarget(request, env);
+      const res = await adminFetch(target, request.method, request.path, { body: request.body, timeoutMs: 30_000 });
+      const answer = jsonOrText(await res.text());
+      if (answer === undefined) io.out(`${request.method} ${request.path} -> ${res.status}`);
+      else io.out(request.output === 'table' ? renderTable(answer) : JSON.stringify(answer, null, 2));
+      return 0;
+    },
+    io,
+    commandHelp(command),
+  );
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

@@ -2,8 +2,8 @@
 // NDJSON on stdout, streamed as they arrive (constant memory whatever the size), with a progress line on stderr.
 import { once } from 'node:events';
 import { Readable, type Writable } from 'node:stream';
-import { parseArgs } from 'node:util';
 import type { ReadableStream as WebStream } from 'node:stream/web';
+import { COMMON_FLAGS_HELP, UsageError, adminFetch, adminTarget, exitCodeOf, parseFlags } from './admin-call.js';
 
 const EXPORT_HELP = [
   'npm run admin -- export --tenant <tenantId> [--extension <extensionId>] [--client <clientId>] > records.ndjson',
@@ -11,7 +11,7 @@ const EXPORT_HELP = [
   'Every extension record of the tenant, one JSON object a line, from one consistent snapshot (GET /admin/v1/tenants/{tenantId}/export).',
   'Progress goes to stderr. An export cut short exits 3 and its file ends with an unfinished line.',
   '',
-  'Common flags: --url <admin URL> (ADMIN_URL), --token <token> (ADMIN_TOKEN), --help',
+  COMMON_FLAGS_HELP,
 ].join('\n');
 
 export interface ExportIo {
@@ -22,64 +22,35 @@ export interface ExportIo {
 const PROGRESS_EVERY_MS = 2000;
 
 /** Runs the export command line; returns the exit code (0 done, 1 refused, 2 usage, 3 unreachable, failing or cut). */
-export async function runExport(
-  args: string[],
-  env: Record<string, string | undefined>,
-  io: ExportIo,
-): Promise<number> {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args,
-      options: {
+export function runExport(args: string[], env: Record<string, string | undefined>, io: ExportIo): Promise<number> {
+  return exitCodeOf(
+    async () => {
+      const flags = parseFlags(args, {
         tenant: { type: 'string' },
         extension: { type: 'string' },
         client: { type: 'string' },
-        url: { type: 'string' },
-        token: { type: 'string' },
-        help: { type: 'boolean' },
-      },
-      strict: true,
-    }));
-  } catch (err) {
-    io.err(`${(err as Error).message}\n\n${EXPORT_HELP}`);
-    return 2;
-  }
-  if (values.help) {
-    io.stdout.write(`${EXPORT_HELP}\n`);
-    return 0;
-  }
-  if (!values.tenant) {
-    io.err(`export needs --tenant <tenantId>\n\n${EXPORT_HELP}`);
-    return 2;
-  }
-  const token = values.token ?? env.ADMIN_TOKEN;
-  if (!token) {
-    io.err(
-      'no admin token: set ADMIN_TOKEN or pass --token (the operator token npm start prints, or a tenant admin key)',
-    );
-    return 2;
-  }
-  const base = (values.url ?? env.ADMIN_URL ?? 'http://127.0.0.1:8181/admin/v1').replace(/\/+$/, '');
-  const query = new URLSearchParams();
-  if (values.extension) query.set('extensionId', values.extension);
-  if (values.client) query.set('clientId', values.client);
-  const path = `/tenants/${encodeURIComponent(values.tenant)}/export${query.size ? `?${query}` : ''}`;
+      });
+      if (flags.help) {
+        io.stdout.write(`${EXPORT_HELP}\n`);
+        return 0;
+      }
+      if (!flags.tenant) throw new UsageError('export needs --tenant <tenantId>');
+      const target = adminTarget(flags, env);
+      const query = new URLSearchParams();
+      if (flags.extension) query.set('extensionId', flags.extension);
+      if (flags.client) query.set('clientId', flags.client);
+      const path = `/tenants/${encodeURIComponent(flags.tenant)}/export${query.size ? `?${query}` : ''}`;
+      // fetch asks for gzip and inflates it as it reads; no deadline, since a large export streams for minutes.
+      const res = await adminFetch(target, 'GET', path);
+      return copyRecords(res, io);
+    },
+    io,
+    EXPORT_HELP,
+  );
+}
 
-  let res: Response;
-  try {
-    // fetch asks for gzip and inflates it as it reads.
-    res = await fetch(`${base}${path}`, { headers: { authorization: `Bearer ${token}` } });
-  } catch (err) {
-    io.err(
-      `cannot reach the admin API at ${base}: ${((err as Error).cause as Error | undefined)?.message ?? (err as Error).message}`,
-    );
-    return 3;
-  }
-  if (!res.ok || !res.body) {
-    io.err(`GET ${path} -> ${res.status}\n${await res.text()}`);
-    return res.status >= 500 ? 3 : 1;
-  }
+/** Writes the answer's lines to stdout as they arrive, with a progress line every 2 s; 3 when the stream is cut. */
+async function copyRecords(res: Response, io: ExportIo): Promise<number> {
   let records = 0;
   let lastReport = Date.now();
   try {
@@ -92,9 +63,8 @@ export async function runExport(
       }
     }
   } catch (err) {
-    io.err(
-      `export cut short after ${records.toLocaleString('en')} records (${(err as Error).message}): the output is incomplete`,
-    );
+    const cause = (err as Error).message;
+    io.err(`export cut short after ${records.toLocaleString('en')} records (${cause}): the output is incomplete`);
     return 3;
   }
   io.err(`export: ${records.toLocaleString('en')} records`);

@@ -456,6 +456,10 @@ describe('a tenant admin', () => {
       ['extensions', { _csrf, clientId: own.clientId, name: 'a\u0000b', schema: '{}' }, 422],
       ['extensions', { _csrf, clientId: 'tp_\u0000', name: 'x', schema: '{}' }, 422],
       [`apps/%00/status`, { _csrf, status: 'disabled' }, 422],
+      // Confirmed changes of objects that do not exist answer the 404 page, never a redirect that reports success.
+      ['admin-keys/key_00000000000000000000000000/revoke', { _csrf, confirmed: 'yes' }, 404],
+      ['persons/acc_00000000000000000000000000/sessions/revoke', { _csrf, confirmed: 'yes' }, 404],
+      ['service-accounts/acc_00000000000000000000000000/epoch', { _csrf, confirmed: 'yes' }, 404],
     ] as const;
     for (const [path, form, status] of posts) {
       const res = await context.request.post(pageUrl(own.tenantId, path), { form, maxRedirects: 0 });

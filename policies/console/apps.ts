@@ -10,7 +10,7 @@ import { grantsOfTenant, putGrant } from '../admin/grants.js';
 import { createNextSecret, hasPendingSecret, promoteNextSecret } from '../admin/client-secrets.js';
 
 export function appRoutes(tenant: Router, kit: ConsoleKit): void {
-  const { db, send, frameOf, notFound, goTo, enteredFrom, permitted, perform, confirmed } = kit;
+  const { db, send, frameOf, notFound, goTo, enteredFrom, permitted, perform, confirmThenPerform } = kit;
   const appsPage = async (res: Response, entered?: pages.Entered, status = 200) => {
     const { session, tenant: current } = locals(res);
     const [apps, grants] = await Promise.all([listClients(db, current.tenantId), grantsOfTenant(db, current.tenantId)]);
@@ -111,24 +111,21 @@ export function appRoutes(tenant: Router, kit: ConsoleKit): void {
     const { tenantId } = locals(res).tenant;
     const { clientId } = req.params;
     const body = { status: req.body.status };
-    if (
-      body.status === 'disabled' &&
-      !(await confirmed(
-        req,
-        res,
-        { method: 'PATCH', path: apiPath('clients', clientId), body },
-        { status: 'disabled' },
-        {
-          consequence: `Disable ${clientId}? Its tokens are refused from their next request (403 client_disabled) and it gets no new ones until it is enabled again.`,
-          back: appPath(tenantId, clientId),
-        },
-      ))
-    )
-      return;
-    const client = await perform(res, { method: 'PATCH', path: apiPath('clients', clientId), body }, () =>
-      updateClient(db, clientId, body),
+    await confirmThenPerform(
+      req,
+      res,
+      { method: 'PATCH', path: apiPath('clients', clientId), body },
+      () => updateClient(db, clientId, body),
+      {
+        ask: body.status === 'disabled',
+        fields: { status: 'disabled' },
+        consequence:
+          `Disable ${clientId}? Its tokens are refused from their next request (403 client_disabled) ` +
+          'and it gets no new ones until it is enabled again.',
+        back: appPath(tenantId, clientId),
+        said: (client) => `${client.name} is now ${client.status}.`,
+      },
     );
-    if (client) await goTo(res, appPath(tenantId, clientId), `${client.name} is now ${client.status}.`);
   });
 
   tenant.post('/apps/:clientId/secrets', async (req: Request<{ clientId: string }>, res) => {
@@ -146,29 +143,18 @@ export function appRoutes(tenant: Router, kit: ConsoleKit): void {
   tenant.post('/apps/:clientId/secrets/promote', async (req: Request<{ clientId: string }>, res) => {
     const { tenantId } = locals(res).tenant;
     const { clientId } = req.params;
-    if (
-      !(await confirmed(
-        req,
-        res,
-        { method: 'POST', path: apiPath('clients', clientId, 'secrets', 'promote') },
-        {},
-        {
-          consequence: `Promote the next secret of ${clientId}? Its current secret stops working at once: every deployment of the app must already use the next one.`,
-          back: appPath(tenantId, clientId),
-        },
-      ))
-    )
-      return;
-    const client = await perform(
+    await confirmThenPerform(
+      req,
       res,
       { method: 'POST', path: apiPath('clients', clientId, 'secrets', 'promote') },
       () => promoteNextSecret(db, clientId),
+      {
+        consequence:
+          `Promote the next secret of ${clientId}? Its current secret stops working at once: ` +
+          'every deployment of the app must already use the next one.',
+        back: appPath(tenantId, clientId),
+        said: (client) => `The next secret of ${client.name} is now its only secret; the old one no longer works.`,
+      },
     );
-    if (client)
-      await goTo(
-        res,
-        appPath(tenantId, clientId),
-        `The next secret of ${client.name} is now its only secret; the old one no longer works.`,
-      );
   });
 }

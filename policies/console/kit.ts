@@ -75,15 +75,18 @@ export function consoleKit(db: Knex, sessions: SessionStore, log: Logger) {
     return true;
   }
 
-  /**
-   * Runs `run` as the admin API operation `op` when `permitted`; a refusal answers its page. The value, or undefined
-   * when a page has been answered.
-   */
-  async function perform<T>(res: Response, op: AdminOperation, run: () => Promise<Outcome<T>>): Promise<T | undefined> {
+  /** Runs `run` as the admin API operation `op` when `permitted`; its outcome, a refusal answered with its page. */
+  async function attempt<T>(res: Response, op: AdminOperation, run: () => Promise<Outcome<T>>) {
     if (!(await permitted(res, op))) return undefined;
     const outcome = await run();
-    if (!outcome.ok) return void refusedPage(res, outcome);
-    return outcome.value;
+    if (!outcome.ok) refusedPage(res, outcome);
+    return outcome;
+  }
+
+  /** The value of `attempt`, or undefined when a page has been answered. */
+  async function perform<T>(res: Response, op: AdminOperation, run: () => Promise<Outcome<T>>): Promise<T | undefined> {
+    const outcome = await attempt(res, op, run);
+    return outcome?.ok ? outcome.value : undefined;
   }
 
   /**
@@ -107,6 +110,37 @@ export function consoleKit(db: Knex, sessions: SessionStore, log: Logger) {
     return false;
   };
 
-  return { db, log, send, frameOf, problem, notFound, refusedPage, goTo, enteredFrom, permitted, perform, confirmed };
+  /**
+   * A destructive change from a button: asks first (`ask` false skips the question, as enabling needs none), then
+   * runs `run` as the admin API operation `op` and goes `back` with the notice `said` gives; a refusal answers its page.
+   */
+  async function confirmThenPerform<T>(
+    req: Request,
+    res: Response,
+    op: AdminOperation,
+    run: () => Promise<Outcome<T>>,
+    c: pages.Confirmation & { fields?: Record<string, string>; ask?: boolean; said: (value: T) => string },
+  ): Promise<void> {
+    if (c.ask !== false && !(await confirmed(req, res, op, c.fields ?? {}, c))) return;
+    // The answer is held until the change commits (admin/audit.ts), so only the outcome tells whether a page was sent.
+    const outcome = await attempt(res, op, run);
+    if (outcome?.ok) await goTo(res, c.back, c.said(outcome.value));
+  }
+
+  return {
+    db,
+    log,
+    send,
+    frameOf,
+    problem,
+    notFound,
+    refusedPage,
+    goTo,
+    enteredFrom,
+    permitted,
+    perform,
+    confirmed,
+    confirmThenPerform,
+  };
 }
 export type ConsoleKit = ReturnType<typeof consoleKit>;

@@ -9,7 +9,7 @@ import { createPerson, personPage } from '../admin/persons.js';
 import { REFUSAL_TEXT } from './kit.js';
 
 export function personRoutes(tenant: Router, kit: ConsoleKit): void {
-  const { db, send, frameOf, notFound, refusedPage, goTo, perform, confirmed } = kit;
+  const { db, send, frameOf, notFound, refusedPage, goTo, confirmThenPerform } = kit;
   tenant.get('/persons', async (req, res) => {
     const { session, tenant: current } = locals(res);
     const q = one(req.query.q)?.trim() || undefined;
@@ -64,48 +64,39 @@ export function personRoutes(tenant: Router, kit: ConsoleKit): void {
   tenant.post('/persons/:accountId/sessions/revoke', async (req: Request<{ accountId: string }>, res) => {
     const { tenantId } = locals(res).tenant;
     const { accountId } = req.params;
-    const op = { method: 'POST', path: apiPath('accounts', accountId, 'sessions', 'revoke') } as const;
-    const back = tenantPath(tenantId, `persons/${encodeURIComponent(accountId)}`);
-    if (
-      !(await confirmed(
-        req,
-        res,
-        op,
-        {},
-        {
-          consequence: `End every session of the login ${accountId}? Every app's tokens for this person are refused from their next request, and each app needs a new consent.`,
-          back,
-        },
-      ))
-    )
-      return;
-    await perform(res, op, () => revokeSessions(db, accountId));
-    // A refusal has answered with its page; otherwise back to the person.
-    if (!res.headersSent) await goTo(res, back, 'Every session of this login is ended.');
+    await confirmThenPerform(
+      req,
+      res,
+      { method: 'POST', path: apiPath('accounts', accountId, 'sessions', 'revoke') },
+      () => revokeSessions(db, accountId),
+      {
+        consequence:
+          `End every session of the login ${accountId}? Every app's tokens for this person are refused ` +
+          'from their next request, and each app needs a new consent.',
+        back: tenantPath(tenantId, `persons/${encodeURIComponent(accountId)}`),
+        said: () => 'Every session of this login is ended.',
+      },
+    );
   });
 
   tenant.post('/persons/:accountId/status', async (req: Request<{ accountId: string }>, res) => {
     const { tenantId } = locals(res).tenant;
     const { accountId } = req.params;
     const body = { status: req.body.status };
-    if (
-      body.status === 'disabled' &&
-      !(await confirmed(
-        req,
-        res,
-        { method: 'PATCH', path: apiPath('accounts', accountId), body },
-        { status: 'disabled' },
-        {
-          consequence: `Disable the login ${accountId}? The person can no longer sign in, and their tokens are refused from their next request until it is enabled again.`,
-          back: tenantPath(tenantId, 'persons'),
-        },
-      ))
-    )
-      return;
-    const account = await perform(res, { method: 'PATCH', path: apiPath('accounts', accountId), body }, () =>
-      setAccountStatus(db, accountId, body),
+    await confirmThenPerform(
+      req,
+      res,
+      { method: 'PATCH', path: apiPath('accounts', accountId), body },
+      () => setAccountStatus(db, accountId, body),
+      {
+        ask: body.status === 'disabled',
+        fields: { status: 'disabled' },
+        consequence:
+          `Disable the login ${accountId}? The person can no longer sign in, and their tokens are refused ` +
+          'from their next request until it is enabled again.',
+        back: tenantPath(tenantId, 'persons'),
+        said: (account) => `The login ${account.accountId} is now ${account.status}.`,
+      },
     );
-    if (account)
-      await goTo(res, tenantPath(tenantId, 'persons'), `The login ${account.accountId} is now ${account.status}.`);
   });
 }

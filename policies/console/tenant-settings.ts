@@ -11,7 +11,7 @@ import { DEFAULT_RATE_LIMIT } from '../evaluate.js';
 import type { RateLimitPolicy } from '../../wire/decision.js';
 
 export function tenantSettingsRoutes(tenant: Router, kit: ConsoleKit): void {
-  const { db, send, frameOf, goTo, enteredFrom, permitted, perform, confirmed } = kit;
+  const { db, send, frameOf, goTo, enteredFrom, permitted, perform, confirmed, confirmThenPerform } = kit;
   const settingsPage = async (res: Response, entered?: pages.Entered, status = 200) => {
     const { session, caller, tenant: current } = locals(res);
     const keys = caller.kind === 'operator' ? await adminKeyPage(db, current.tenantId, { limit: 100 }) : undefined;
@@ -87,23 +87,18 @@ export function tenantSettingsRoutes(tenant: Router, kit: ConsoleKit): void {
   tenant.post('/admin-keys/:keyId/revoke', async (req: Request<{ keyId: string }>, res) => {
     const { tenant: current } = locals(res);
     const { keyId } = req.params;
-    const op = { method: 'DELETE', path: apiPath('tenants', current.tenantId, 'admin-keys', keyId) } as const;
-    if (
-      !(await confirmed(
-        req,
-        res,
-        op,
-        {},
-        {
-          consequence: `Revoke the admin key ${keyId}? Calls with it are refused at once and every console session signed in with it ends.`,
-          back: tenantPath(current.tenantId, 'settings'),
-        },
-      ))
-    )
-      return;
-    await perform(res, op, () => revokeAdminKey(db, current.tenantId, keyId));
-    // A refusal has answered with its page; otherwise back to the settings.
-    if (!res.headersSent)
-      await goTo(res, tenantPath(current.tenantId, 'settings'), `The admin key ${keyId} is revoked.`);
+    await confirmThenPerform(
+      req,
+      res,
+      { method: 'DELETE', path: apiPath('tenants', current.tenantId, 'admin-keys', keyId) },
+      () => revokeAdminKey(db, current.tenantId, keyId),
+      {
+        consequence:
+          `Revoke the admin key ${keyId}? Calls with it are refused at once and every console session ` +
+          'signed in with it ends.',
+        back: tenantPath(current.tenantId, 'settings'),
+        said: () => `The admin key ${keyId} is revoked.`,
+      },
+    );
   });
 }

@@ -6,15 +6,8 @@ import { launchBrowser } from '../tests/support/browser.js';
 import { obtainTokens } from '../tests/support/oauth.js';
 import { registerExtension } from '../tests/support/extensions.js';
 import type { Shape } from './shapes.js';
-import type { TokenClaims } from '../wire/decision.js';
+import { CAPABILITIES, type TokenClaims } from '../wire/decision.js';
 
-const CAPABILITIES = [
-  'svc.profile.self.read',
-  'svc.tenant.info.read',
-  'svc.person.read',
-  'svc.person.metadata.read',
-  'svc.person.metadata.write',
-];
 /** Browser flows at once: more only queue on a 2-core machine. */
 const PARALLEL_FLOWS = 4;
 

@@ -11,14 +11,8 @@ import { clientCredentialsToken } from './support/oauth.js';
 import { registerExtension } from './support/extensions.js';
 import { leakIn } from './support/fuzz.js';
 import { mannWhitney } from './support/statistics.js';
+import { CAPABILITIES } from '../wire/decision.js';
 
-const CAPABILITIES = [
-  'svc.profile.self.read',
-  'svc.tenant.info.read',
-  'svc.person.read',
-  'svc.person.metadata.read',
-  'svc.person.metadata.write',
-];
 /** Samples per kind of 404 in the timing comparison, taken in interleaved pairs. */
 const TIMING_SAMPLES = Number(process.env.EXISTENCE_TIMING_SAMPLES ?? 300);
 /**

@@ -19,14 +19,8 @@ import { clientCredentialsToken } from './support/oauth.js';
 import { registerExtension } from './support/extensions.js';
 import { assertResponseMatches, operationsOf, type DocName } from './support/openapi.js';
 import { leakIn, requestArbitrary, type Fixtures, type FuzzRequest, type RequestOptions } from './support/fuzz.js';
+import { CAPABILITIES } from '../wire/decision.js';
 
-const CAPABILITIES = [
-  'svc.profile.self.read',
-  'svc.tenant.info.read',
-  'svc.person.read',
-  'svc.person.metadata.read',
-  'svc.person.metadata.write',
-];
 const DOCS: DocName[] = ['public', 'token', 'admin']; // admin last: its accepted writes (closing capabilities ...) would disturb the others
 const OPERATIONS = DOCS.flatMap((doc) => operationsOf(doc));
 const TOTAL = Number(process.env.FUZZ_CASES ?? 10_000);

@@ -15,14 +15,8 @@ import { launchBrowser } from './support/browser.js';
 import { obtainTokens } from './support/oauth.js';
 import { assertResponseMatches } from './support/openapi.js';
 import { asTarget, encodeLoosely, leakIn } from './support/fuzz.js';
+import { CAPABILITIES } from '../wire/decision.js';
 
-const CAPABILITIES = [
-  'svc.profile.self.read',
-  'svc.tenant.info.read',
-  'svc.person.read',
-  'svc.person.metadata.read',
-  'svc.person.metadata.write',
-];
 const RUNS = Number(process.env.FUZZ_RUNS ?? 150);
 
 let system: System;

@@ -12,14 +12,7 @@ import { adminClient, setupMachineClient, type MachineClientSetup } from './supp
 import { clientCredentialsToken } from './support/oauth.js';
 import { registerExtension } from './support/extensions.js';
 import { assertResponseMatches, operationsOf, type DocName } from './support/openapi.js';
-
-const CAPABILITIES = [
-  'svc.profile.self.read',
-  'svc.tenant.info.read',
-  'svc.person.read',
-  'svc.person.metadata.read',
-  'svc.person.metadata.write',
-];
+import { CAPABILITIES } from '../wire/decision.js';
 
 interface Side extends MachineClientSetup {
   token: string;

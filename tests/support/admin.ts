@@ -72,7 +72,7 @@ export async function createPerson(admin: AdminClient, tenantId: string): Promis
 /** A tenant with one person, one third-party client and a grant of `capabilities` to it. */
 export async function setupTenant(
   admin: AdminClient,
-  opts: { plan?: 'L1' | 'L2'; capabilities?: string[]; type?: 'public' | 'confidential' } = {},
+  opts: { plan?: 'L1' | 'L2'; capabilities?: readonly string[]; type?: 'public' | 'confidential' } = {},
 ): Promise<TenantSetup> {
   const n = `${process.pid}-${++counter}-${Date.now().toString(36)}`;
   const redirectUri = 'http://127.0.0.1:8400/callback';
@@ -119,7 +119,7 @@ export interface MachineClientSetup extends TenantSetup {
 /** A tenant with a confidential client granted `grant`, and its service account holding `capabilities` (held to admin-api.yaml). */
 export async function setupMachineClient(
   admin: AdminClient,
-  opts: { grant: string[]; capabilities?: string[]; plan?: 'L1' | 'L2' },
+  opts: { grant: readonly string[]; capabilities?: readonly string[]; plan?: 'L1' | 'L2' },
 ): Promise<MachineClientSetup> {
   const tenant = await setupTenant(admin, { type: 'confidential', plan: opts.plan, capabilities: opts.grant });
   const res = await admin.checked('createServiceAccount', 'POST', `/tenants/${tenant.tenantId}/service-accounts`, {

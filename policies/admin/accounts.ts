@@ -15,9 +15,10 @@ import {
   parse,
   refused,
   reply,
-  tenantExists,
   validate,
   type Outcome,
+  parseForTenant,
+  type Page,
 } from './support.js';
 import { fieldChanges, recordChange } from './audit.js';
 
@@ -66,14 +67,9 @@ const accountPages = idPages('acc');
 const ServiceAccountQuery = accountPages.query({ status: z.enum(['active', 'disabled']).optional() });
 
 /** A page of the tenant's service accounts in creation order (ids are ULIDs), optionally of one status. */
-async function serviceAccountPage(
-  knex: Knex,
-  tenantId: string,
-  query: unknown,
-): Promise<Outcome<{ items: AccountView[]; nextCursor: string | null }>> {
-  const parsed = validate(ServiceAccountQuery, query);
+async function serviceAccountPage(knex: Knex, tenantId: string, query: unknown): Promise<Page<AccountView>> {
+  const parsed = await parseForTenant(knex, tenantId, ServiceAccountQuery, query);
   if (!parsed.ok) return parsed;
-  if (!(await tenantExists(knex, tenantId))) return refused('not_found');
   const { limit, cursor, status } = parsed.value;
   const rows: AccountRow[] = await accountsWithCapabilities(knex)
     .where({ 'a.tenant_id': tenantId, 'a.kind': 'service' })

@@ -3,7 +3,7 @@ import { Router } from 'express';
 import type { Knex } from 'knex';
 import { issueTenantAdminKey, revokeTenantAdminKey } from './admin-key-store.js';
 import { REDACTED, recordChange } from './audit.js';
-import { done, idPages, refused, reply, tenantExists, validate, type Outcome } from './support.js';
+import { done, idPages, refused, reply, tenantExists, type Outcome, parseForTenant, type Page } from './support.js';
 
 const keyPages = idPages('key');
 const KeyQuery = keyPages.query({});
@@ -15,14 +15,9 @@ export interface AdminKeyView {
 }
 
 /** A page of the tenant's live admin keys in creation order: ids and dates only, never a key or its hash. */
-export async function adminKeyPage(
-  knex: Knex,
-  tenantId: string,
-  query: unknown,
-): Promise<Outcome<{ items: AdminKeyView[]; nextCursor: string | null }>> {
-  const parsed = validate(KeyQuery, query);
+export async function adminKeyPage(knex: Knex, tenantId: string, query: unknown): Promise<Page<AdminKeyView>> {
+  const parsed = await parseForTenant(knex, tenantId, KeyQuery, query);
   if (!parsed.ok) return parsed;
-  if (!(await tenantExists(knex, tenantId))) return refused('not_found');
   const { limit, cursor } = parsed.value;
   const rows: { id: string; tenant_id: string; created_at: Date }[] = await knex('tenant_admin_keys')
     .where({ tenant_id: tenantId })

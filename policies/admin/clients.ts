@@ -10,10 +10,11 @@ import {
   idPages,
   refused,
   reply,
-  tenantExists,
   unlessTaken,
   validate,
   type Outcome,
+  parseForTenant,
+  type Page,
 } from './support.js';
 import { REDACTED, fieldChanges, recordChange } from './audit.js';
 
@@ -79,14 +80,9 @@ const ClientQuery = clientPages.query({
 });
 
 /** A page of the tenant's clients in id order, optionally of one status or kind. */
-async function clientPage(
-  knex: Knex,
-  tenantId: string,
-  query: unknown,
-): Promise<Outcome<{ items: ClientView[]; nextCursor: string | null }>> {
-  const parsed = validate(ClientQuery, query);
+async function clientPage(knex: Knex, tenantId: string, query: unknown): Promise<Page<ClientView>> {
+  const parsed = await parseForTenant(knex, tenantId, ClientQuery, query);
   if (!parsed.ok) return parsed;
-  if (!(await tenantExists(knex, tenantId))) return refused('not_found');
   const { limit, cursor, status, kind } = parsed.value;
   const rows: ClientRow[] = await knex('clients')
     .where({ tenant_id: tenantId })

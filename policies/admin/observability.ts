@@ -3,7 +3,7 @@ import { Router } from 'express';
 import { z } from 'zod';
 import type { Knex } from 'knex';
 import { isId } from '../../common/ids.js';
-import { done, idPages, refused, reply, validate, type Outcome } from './support.js';
+import { done, idPages, refused, reply, type Outcome, parseForTenant, type Page } from './support.js';
 import { DENY_CODES } from '../../wire/codes.js';
 import { CAPABILITIES } from '../../wire/decision.js';
 
@@ -43,14 +43,9 @@ export interface DecisionView {
  * The tenant's decisions, newest first (by row id: several share a millisecond), optionally of one request, app,
  * outcome, deny code or capability, a page at a time.
  */
-export async function recentDecisions(
-  knex: Knex,
-  tenantId: string,
-  query: unknown,
-): Promise<Outcome<{ items: DecisionView[]; nextCursor: string | null }>> {
-  const parsed = validate(DecisionQuery, query);
+export async function recentDecisions(knex: Knex, tenantId: string, query: unknown): Promise<Page<DecisionView>> {
+  const parsed = await parseForTenant(knex, tenantId, DecisionQuery, query);
   if (!parsed.ok) return parsed;
-  if (!(await tenantExists(knex, tenantId))) return refused('not_found');
   const { limit, requestId, cursor, clientId, outcome, code, capability } = parsed.value;
   const rows: Record<string, any>[] = await knex('decision_logs')
     .where('tenant_id', tenantId)

@@ -4,17 +4,7 @@ import type { Knex } from 'knex';
 import { sendProblem } from '../../common/http.js';
 import { newId, isId } from '../../common/ids.js';
 import { hashSecret } from '../../common/secrets.js';
-import {
-  DISPLAY_NAME,
-  done,
-  idPages,
-  refused,
-  reply,
-  tenantExists,
-  unlessTaken,
-  validate,
-  type Outcome,
-} from './support.js';
+import { DISPLAY_NAME, done, idPages, reply, unlessTaken, type Outcome, parseForTenant, type Page } from './support.js';
 import { REDACTED, recordChange } from './audit.js';
 
 const CreatePerson = z.strictObject({
@@ -41,14 +31,9 @@ export interface PersonListItem {
 }
 
 /** A page of the persons the tenant has (or had) a relationship with, in creation order, with their login account here. */
-export async function personPage(
-  knex: Knex,
-  tenantId: string,
-  query: unknown,
-): Promise<Outcome<{ items: PersonListItem[]; nextCursor: string | null }>> {
-  const parsed = validate(PersonQuery, query);
+export async function personPage(knex: Knex, tenantId: string, query: unknown): Promise<Page<PersonListItem>> {
+  const parsed = await parseForTenant(knex, tenantId, PersonQuery, query);
   if (!parsed.ok) return parsed;
-  if (!(await tenantExists(knex, tenantId))) return refused('not_found');
   const { limit, cursor, q, relationship } = parsed.value;
   const prefix = q && `${q.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
   type Row = {
@@ -102,9 +87,8 @@ export interface CreatedPerson {
 
 /** Creates the person, their login account in this tenant and the tenant's relationship to them, in one transaction. */
 export async function createPerson(knex: Knex, tenantId: string, body: unknown): Promise<Outcome<CreatedPerson>> {
-  const parsed = validate(CreatePerson, body);
+  const parsed = await parseForTenant(knex, tenantId, CreatePerson, body);
   if (!parsed.ok) return parsed;
-  if (!(await tenantExists(knex, tenantId))) return refused('not_found');
   const { displayName, username, password } = parsed.value;
   const passwordHash = await hashSecret(password);
   return unlessTaken('username is taken in this tenant', async () => {

@@ -69,6 +69,21 @@ export function idPages(kind: string) {
 export const tenantExists = async (knex: Knex, tenantId: string): Promise<boolean> =>
   isId('ten', tenantId) && (await knex('tenants').where({ id: tenantId }).first('id')) !== undefined;
 
+/** A tenant's request: `input` (query or body) parsed with `schema` (schema_invalid), then its tenant (not_found). */
+export async function parseForTenant<T extends z.ZodType>(
+  knex: Knex,
+  tenantId: string,
+  schema: T,
+  input: unknown,
+): Promise<Outcome<z.output<T>>> {
+  const parsed = validate(schema, input);
+  if (!parsed.ok) return parsed;
+  return (await tenantExists(knex, tenantId)) ? parsed : refused('not_found');
+}
+
+/** One page of a list and the cursor of the next (null on the last). */
+export type Page<T> = Outcome<{ items: T[]; nextCursor: string | null }>;
+
 export const LABEL = z
   .string()
   .regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/)

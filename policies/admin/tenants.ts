@@ -13,6 +13,7 @@ import {
   unlessTaken,
   validate,
   type Outcome,
+  type Page,
 } from './support.js';
 import { fieldChanges, recordChange, recordNoChange } from './audit.js';
 import type { AdminCaller } from './authority.js';
@@ -54,10 +55,7 @@ const tenantPages = idPages('ten');
 const TenantQuery = tenantPages.query({ status: z.enum(['active', 'suspended']).optional(), plan: PLAN.optional() });
 
 /** A page of tenants in creation order (ids are ULIDs), optionally of one status or plan (operator only). */
-async function tenantPage(
-  knex: Knex,
-  query: unknown,
-): Promise<Outcome<{ items: TenantView[]; nextCursor: string | null }>> {
+async function tenantPage(knex: Knex, query: unknown): Promise<Page<TenantView>> {
   const parsed = validate(TenantQuery, query);
   if (!parsed.ok) return parsed;
   const { limit, cursor, status, plan } = parsed.value;

@@ -10,7 +10,7 @@ import { grantsOfTenant, putGrant } from '../admin/grants.js';
 import { createNextSecret, hasPendingSecret, promoteNextSecret } from '../admin/client-secrets.js';
 
 export function appRoutes(tenant: Router, kit: ConsoleKit): void {
-  const { db, send, frameOf, notFound, goTo, enteredFrom, permitted, perform, confirmThenPerform } = kit;
+  const { db, send, frameOf, notFound, goTo, enteredFrom, permitted, perform, confirmThenPerform, changeStatus } = kit;
   const appsPage = async (res: Response, entered?: pages.Entered, status = 200) => {
     const { session, tenant: current } = locals(res);
     const [apps, grants] = await Promise.all([listClients(db, current.tenantId), grantsOfTenant(db, current.tenantId)]);
@@ -110,22 +110,13 @@ export function appRoutes(tenant: Router, kit: ConsoleKit): void {
   tenant.post('/apps/:clientId/status', async (req: Request<{ clientId: string }>, res) => {
     const { tenantId } = locals(res).tenant;
     const { clientId } = req.params;
-    const body = { status: req.body.status };
-    await confirmThenPerform(
-      req,
-      res,
-      { method: 'PATCH', path: apiPath('clients', clientId), body },
-      () => updateClient(db, clientId, body),
-      {
-        ask: body.status === 'disabled',
-        fields: { status: 'disabled' },
-        consequence:
-          `Disable ${clientId}? Its tokens are refused from their next request (403 client_disabled) ` +
-          'and it gets no new ones until it is enabled again.',
-        back: appPath(tenantId, clientId),
-        said: (client) => `${client.name} is now ${client.status}.`,
-      },
-    );
+    await changeStatus(req, res, apiPath('clients', clientId), (body) => updateClient(db, clientId, body), {
+      consequence:
+        `Disable ${clientId}? Its tokens are refused from their next request (403 client_disabled) ` +
+        'and it gets no new ones until it is enabled again.',
+      back: appPath(tenantId, clientId),
+      said: (client) => `${client.name} is now ${client.status}.`,
+    });
   });
 
   tenant.post('/apps/:clientId/secrets', async (req: Request<{ clientId: string }>, res) => {

@@ -127,6 +127,20 @@ export function consoleKit(db: Knex, sessions: SessionStore, log: Logger) {
     if (outcome?.ok) await goTo(res, c.back, c.said(outcome.value));
   }
 
+  /** A status form (app, login, service account): disabling asks first with `consequence`, enabling goes ahead. */
+  const changeStatus = <T>(
+    req: Request,
+    res: Response,
+    path: string,
+    change: (body: { status: unknown }) => Promise<Outcome<T>>,
+    c: pages.Confirmation & { said: (value: T) => string },
+  ) => {
+    const body = { status: req.body.status };
+    const op = { method: 'PATCH', path, body } as const;
+    const ask = body.status === 'disabled';
+    return confirmThenPerform(req, res, op, () => change(body), { ...c, ask, fields: { status: 'disabled' } });
+  };
+
   return {
     db,
     log,
@@ -141,6 +155,7 @@ export function consoleKit(db: Knex, sessions: SessionStore, log: Logger) {
     perform,
     confirmed,
     confirmThenPerform,
+    changeStatus,
   };
 }
 export type ConsoleKit = ReturnType<typeof consoleKit>;

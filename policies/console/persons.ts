@@ -9,7 +9,7 @@ import { createPerson, personPage } from '../admin/persons.js';
 import { REFUSAL_TEXT } from './kit.js';
 
 export function personRoutes(tenant: Router, kit: ConsoleKit): void {
-  const { db, send, frameOf, notFound, refusedPage, goTo, confirmThenPerform } = kit;
+  const { db, send, frameOf, notFound, refusedPage, goTo, confirmThenPerform, changeStatus } = kit;
   tenant.get('/persons', async (req, res) => {
     const { session, tenant: current } = locals(res);
     const q = one(req.query.q)?.trim() || undefined;
@@ -82,21 +82,12 @@ export function personRoutes(tenant: Router, kit: ConsoleKit): void {
   tenant.post('/persons/:accountId/status', async (req: Request<{ accountId: string }>, res) => {
     const { tenantId } = locals(res).tenant;
     const { accountId } = req.params;
-    const body = { status: req.body.status };
-    await confirmThenPerform(
-      req,
-      res,
-      { method: 'PATCH', path: apiPath('accounts', accountId), body },
-      () => setAccountStatus(db, accountId, body),
-      {
-        ask: body.status === 'disabled',
-        fields: { status: 'disabled' },
-        consequence:
-          `Disable the login ${accountId}? The person can no longer sign in, and their tokens are refused ` +
-          'from their next request until it is enabled again.',
-        back: tenantPath(tenantId, 'persons'),
-        said: (account) => `The login ${account.accountId} is now ${account.status}.`,
-      },
-    );
+    await changeStatus(req, res, apiPath('accounts', accountId), (body) => setAccountStatus(db, accountId, body), {
+      consequence:
+        `Disable the login ${accountId}? The person can no longer sign in, and their tokens are refused ` +
+        'from their next request until it is enabled again.',
+      back: tenantPath(tenantId, 'persons'),
+      said: (account) => `The login ${account.accountId} is now ${account.status}.`,
+    });
   });
 }

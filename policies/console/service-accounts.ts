@@ -6,7 +6,7 @@ import { apiPath, locals, type ConsoleKit } from './kit.js';
 import { advanceEpoch, listServiceAccounts, setAccountStatus } from '../admin/accounts.js';
 
 export function serviceAccountRoutes(tenant: Router, kit: ConsoleKit): void {
-  const { db, send, frameOf, confirmThenPerform } = kit;
+  const { db, send, frameOf, confirmThenPerform, changeStatus } = kit;
   tenant.get('/service-accounts', async (_req, res) => {
     const { session, tenant: current } = locals(res);
     send(
@@ -40,21 +40,12 @@ export function serviceAccountRoutes(tenant: Router, kit: ConsoleKit): void {
   tenant.post('/service-accounts/:accountId/status', async (req: Request<{ accountId: string }>, res) => {
     const { tenantId } = locals(res).tenant;
     const { accountId } = req.params;
-    const body = { status: req.body.status };
-    await confirmThenPerform(
-      req,
-      res,
-      { method: 'PATCH', path: apiPath('accounts', accountId), body },
-      () => setAccountStatus(db, accountId, body),
-      {
-        ask: body.status === 'disabled',
-        fields: { status: 'disabled' },
-        consequence:
-          `Disable ${accountId}? Its tokens are refused from their next request (403 subject_revoked) ` +
-          'until it is enabled again.',
-        back: tenantPath(tenantId, 'service-accounts'),
-        said: (account) => `${account.accountId} is now ${account.status}.`,
-      },
-    );
+    await changeStatus(req, res, apiPath('accounts', accountId), (body) => setAccountStatus(db, accountId, body), {
+      consequence:
+        `Disable ${accountId}? Its tokens are refused from their next request (403 subject_revoked) ` +
+        'until it is enabled again.',
+      back: tenantPath(tenantId, 'service-accounts'),
+      said: (account) => `${account.accountId} is now ${account.status}.`,
+    });
   });
 }

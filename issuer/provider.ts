@@ -1,6 +1,7 @@
 // oidc-provider configured as the contract's token issuer: plain OAuth 2.0 (no OpenID Connect), authorization code
 // with PKCE S256 for every client, strictly rotated refresh tokens, ES256 `at+jwt` access tokens for one API.
-// Option choices follow shared/research/oidc-provider.md ("Minimal option set").
+// The options are the smallest set that gives this: every feature not named here (development interactions,
+// userinfo, pushed authorization requests, DPoP, logout) stays off.
 import type { Knex } from 'knex';
 import Provider, { errors, type Configuration, type KoaContextWithOIDC, type ErrorOut } from 'oidc-provider';
 import type { Config } from '../common/config.js';

@@ -75,7 +75,9 @@ export function extensionRecords(knex: Knex) {
     (await db('person_extensions').where(byKey(k)).first('etag'))?.etag;
 
   return {
-    /** The record, if it exists and its extension is owned by `clientId` (one query: absent and not-owned look alike). */
+    /**
+     * The record, if it exists and its extension is owned by `clientId` (one query: absent and not-owned look alike).
+     */
     async get(k: RecordKey, clientId: string): Promise<ExtensionRecord | undefined> {
       const row = await knex('person_extensions as pe')
         .join('extensions as e', 'e.id', 'pe.extension_id')
@@ -155,13 +157,15 @@ export function extensionRecords(knex: Knex) {
     /**
      * Replaces the record only if its ETag is still `ifMatch` and the (tenant, extension) record quota is not full
      * (contract §3: a full quota, also after a plan downgrade, rejects writes; reads and deletes go on), in one
-     * statement. When nothing was replaced, the record's current state says why: absent, another revision, or the quota.
+     * statement. When nothing was replaced, the record's current state says why: absent, another revision, or the
+     * quota.
      */
     async update(k: RecordKey, ifMatch: string, w: ExtensionWrite, clientId: string): Promise<UpdateResult> {
       const [row] = await knex('person_extensions')
         .where({ ...byKey(k), etag: ifMatch })
         .whereRaw(
-          `coalesce((select records from extension_record_counts where tenant_id = ? and extension_id = ?), 0) < ${RECORD_LIMIT}`,
+          'coalesce((select records from extension_record_counts ' +
+            `where tenant_id = ? and extension_id = ?), 0) < ${RECORD_LIMIT}`,
           [k.tenantId, k.extensionId, k.tenantId],
         )
         .update({

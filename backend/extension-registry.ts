@@ -26,7 +26,8 @@ export function extensionRegistry(knex: Knex) {
         const row = await knex('extension_schemas').where({ extension_id: extensionId, version }).first('schema');
         if (!row) return undefined;
         const compiled = compileExtensionSchema(row.schema);
-        if (!compiled.ok) throw new Error(`registered schema ${key} does not compile: ${compiled.message}`); // refused at registration
+        // refused at registration
+        if (!compiled.ok) throw new Error(`registered schema ${key} does not compile: ${compiled.message}`);
         validate = compiled.value;
         validators.set(key, validate);
       }

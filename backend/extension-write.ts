@@ -44,7 +44,8 @@ export function parseExtensionWrite(raw: Buffer): ParsedWrite {
   )
     return invalid('schemaVersion must be an integer >= 1');
   if (!isPlainObject(data)) return invalid('data must be a JSON object');
-  // Before serializing: JSON.stringify recurses (a few thousand levels overflow the stack), and jsonb refuses lone surrogates.
+  // Before serializing: JSON.stringify recurses (a few thousand
+  // levels overflow the stack), and jsonb refuses lone surrogates.
   const problem = jsonInputProblem(data, MAX_DATA_DEPTH);
   if (problem) return invalid(`data ${problem}`);
   const json = JSON.stringify(data);

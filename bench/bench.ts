@@ -370,7 +370,8 @@ try {
   }
 
   console.log(
-    `\n${DURATION_S} s a target (after ${WARMUP_S} s warm-up), ${CONNECTIONS} connections, private PostgreSQL and Redis; latencies in ms`,
+    `\n${DURATION_S} s a target (after ${WARMUP_S} s warm-up), ${CONNECTIONS} connections, ` +
+      'private PostgreSQL and Redis; latencies in ms',
   );
   for (const s of shapes) printShape(s);
   const judged = shapes.find((s) => s.targets);
@@ -385,11 +386,13 @@ try {
     console.log('\n== export (admin API, NDJSON stream, in the bench process: server and reader)');
     for (const e of exports)
       console.log(
-        `export ${e.records.toLocaleString('en').padStart(9)} records  ${e.seconds} s  ${e.recordsPerS} records/s  peak RSS ${e.peakRssMb} MB (+${e.rssRiseMb} MB)`,
+        `export ${e.records.toLocaleString('en').padStart(9)} records  ${e.seconds} s  ${e.recordsPerS} records/s  ` +
+          `peak RSS ${e.peakRssMb} MB (+${e.rssRiseMb} MB)`,
       );
     const [small, large] = exports;
     console.log(
-      `export peak RSS ${large!.records.toLocaleString('en')}/${small!.records.toLocaleString('en')} records ${(large!.peakRssMb / small!.peakRssMb).toFixed(2)}`,
+      `export peak RSS ${large!.records.toLocaleString('en')}/${small!.records.toLocaleString('en')} records ` +
+        `${(large!.peakRssMb / small!.peakRssMb).toFixed(2)}`,
     );
   }
   const top = Number(process.env.BENCH_PG_TOP ?? 0);

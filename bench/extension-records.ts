@@ -38,7 +38,8 @@ const ROUNDS = 3;
 /** Stores `count` records, for as many persons created alongside, and sets the quota counter and limit to match. */
 async function seed(s: ExtensionBenchSetup, count: number): Promise<void> {
   await s.knex.raw(
-    `insert into persons (id, display_name) select ${personSql('g')}, 'Bench person ' || g from generate_series(1, ?::int) g`,
+    `insert into persons (id, display_name) select ${personSql('g')}, 'Bench person ' || g ` +
+      'from generate_series(1, ?::int) g',
     [count],
   );
   await s.knex.raw(
@@ -214,7 +215,8 @@ export function compareSizes(results: LoopResult[]): string[] {
     ['write', write1k!, writeLarge!],
   ].map(
     ([op, small, large]) =>
-      `extension ${op}: ${(((large as LoopResult).rps / (small as LoopResult).rps) * 100).toFixed(0)}% of the 1,000-record throughput`,
+      `extension ${op}: ${(((large as LoopResult).rps / (small as LoopResult).rps) * 100).toFixed(0)}% ` +
+      'of the 1,000-record throughput',
   );
 }
 

@@ -60,7 +60,8 @@ const pad = (v: unknown, n: number) => String(v).padStart(n);
 export function printShape(r: ShapeResult): void {
   console.log(`\n== ${r.shape} (pg, redis: statements and commands per request)`);
   console.log(
-    `${'id'.padEnd(6)}${'target'.padEnd(46)}${pad('req/s', 8)}${pad('p50', 8)}${pad('p99', 8)}${pad('p99.9', 8)}${pad('CPU µs', 8)}${pad('pg', 6)}${pad('redis', 6)}  CPU µs per request by process`,
+    `${'id'.padEnd(6)}${'target'.padEnd(46)}${pad('req/s', 8)}${pad('p50', 8)}${pad('p99', 8)}${pad('p99.9', 8)}` +
+      `${pad('CPU µs', 8)}${pad('pg', 6)}${pad('redis', 6)}  CPU µs per request by process`,
   );
   for (const m of r.measurements) {
     const { total, loader, ...perProcess } = m.cpuUs;
@@ -70,7 +71,9 @@ export function printShape(r: ShapeResult): void {
       .join(', ');
     const bad = Object.keys(m.unexpected).length ? `  UNEXPECTED ${JSON.stringify(m.unexpected)}` : '';
     console.log(
-      `${m.id.padEnd(6)}${m.label.padEnd(46)}${pad(m.rps, 8)}${pad(m.p50, 8)}${pad(m.p99, 8)}${pad(m.p999, 8)}${pad(total, 8)}${pad(m.roundTrips.postgres, 6)}${pad(m.roundTrips.redis, 6)}  ${parts} (load generator ${loader})${bad}`,
+      `${m.id.padEnd(6)}${m.label.padEnd(46)}${pad(m.rps, 8)}${pad(m.p50, 8)}${pad(m.p99, 8)}${pad(m.p999, 8)}` +
+        `${pad(total, 8)}${pad(m.roundTrips.postgres, 6)}${pad(m.roundTrips.redis, 6)}  ` +
+        `${parts} (load generator ${loader})${bad}`,
     );
   }
   for (const [name, value] of Object.entries(r.ratios)) console.log(`${name.padEnd(22)} ${value.toFixed(2)}`);
@@ -91,7 +94,8 @@ export function contradictions(ms: Measurement[]): string[] {
       const peak = byId(ms, half.id.slice(0, -2));
       return peak && half.p50 > peak.p50
         ? [
-            `${half.id} p50 ${half.p50} ms at half load is above ${peak.id}'s p50 ${peak.p50} ms at full load: the fixed rate was not held; measure again on a quieter machine`,
+            `${half.id} p50 ${half.p50} ms at half load is above ${peak.id}'s p50 ${peak.p50} ms at full load: ` +
+              'the fixed rate was not held; measure again on a quieter machine',
           ]
         : [];
     });
@@ -103,7 +107,14 @@ export function writeResults(payload: Record<string, unknown>): string {
   const file = new URL(`${new Date().toISOString().replace(/[:.]/g, '-')}.json`, dir);
   writeFileSync(
     file,
-    `${JSON.stringify({ machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model, loadavg: loadavg(), node: process.version }, ...payload }, null, 2)}\n`,
+    `${JSON.stringify(
+      {
+        machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model, loadavg: loadavg(), node: process.version },
+        ...payload,
+      },
+      null,
+      2,
+    )}\n`,
   );
   return fileURLToPath(file);
 }
@@ -158,14 +169,18 @@ export function printTargets(r: ShapeResult): void {
   console.log('\n== against the targets');
   for (const [name, value, target, met] of figures)
     console.log(
-      `${name.padEnd(42)} ${fixed(value).padStart(8)}  target ${target.padEnd(7)} ${Number.isFinite(value) ? (met(value) ? 'met' : 'NOT MET') : 'not measured'}`,
+      `${name.padEnd(42)} ${fixed(value).padStart(8)}  target ${target.padEnd(7)} ` +
+        `${Number.isFinite(value) ? (met(value) ? 'met' : 'NOT MET') : 'not measured'}`,
     );
   const sweepOf = (id: string, c: number) => m(`${id} c=${c}`);
   const at256 = sweepOf('R1', 256);
   console.log(
-    `${'sweep: no errors at 256 connections'.padEnd(42)} ${String(errorsOf(at256) + errorsOf(sweepOf('B2', 256))).padStart(8)}  ${errorsOf(at256) + errorsOf(sweepOf('B2', 256)) === 0 ? 'met' : 'NOT MET'}`,
+    `${'sweep: no errors at 256 connections'.padEnd(42)} ` +
+      `${String(errorsOf(at256) + errorsOf(sweepOf('B2', 256))).padStart(8)}  ` +
+      `${errorsOf(at256) + errorsOf(sweepOf('B2', 256)) === 0 ? 'met' : 'NOT MET'}`,
   );
   console.log(
-    `${'sweep: R1 c=256 / R1 c=10'.padEnd(42)} ${fixed(at256.rps / sweepOf('R1', 10).rps).padStart(8)}  target ≥ 1    ${at256.rps >= sweepOf('R1', 10).rps ? 'met' : 'NOT MET'}`,
+    `${'sweep: R1 c=256 / R1 c=10'.padEnd(42)} ${fixed(at256.rps / sweepOf('R1', 10).rps).padStart(8)}  ` +
+      `target ≥ 1    ${at256.rps >= sweepOf('R1', 10).rps ? 'met' : 'NOT MET'}`,
   );
 }

@@ -34,9 +34,12 @@ const check = (ok: boolean, what: string) => {
 
 const stack = await startStack({ persons: CLIENTS * RECORDS_PER_CLIENT, shared: true });
 try {
-  const where = `${process.env.DATABASE_URL ? 'DATABASE_URL' : 'a private PostgreSQL cluster'}, ${process.env.REDIS_URL ? 'REDIS_URL' : 'a private Redis'}`;
+  const where =
+    `${process.env.DATABASE_URL ? 'DATABASE_URL' : 'a private PostgreSQL cluster'}, ` +
+    `${process.env.REDIS_URL ? 'REDIS_URL' : 'a private Redis'}`;
   console.log(
-    `soak: ${DURATION_S} s, ${CLIENTS} clients, ${stack.personIds.length} records, each service its own process, on ${where}`,
+    `soak: ${DURATION_S} s, ${CLIENTS} clients, ${stack.personIds.length} records, ` +
+      `each service its own process, on ${where}`,
   );
   let token = stack.token;
   let refreshToken = stack.refreshToken;
@@ -137,7 +140,10 @@ try {
   for (const o of outcomes) byStatus.set(o.status, (byStatus.get(o.status) ?? 0) + 1);
   const latencies = outcomes.map((o) => o.ms).sort((a, b) => a - b);
   console.log(
-    `soak: ${outcomes.length} requests in ${seconds.toFixed(0)} s (${(outcomes.length / seconds).toFixed(0)}/s), statuses ${JSON.stringify(Object.fromEntries(byStatus))}, p50 ${latencies[Math.floor(latencies.length / 2)]!.toFixed(0)} ms, p99 ${latencies[Math.floor(latencies.length * 0.99)]!.toFixed(0)} ms`,
+    `soak: ${outcomes.length} requests in ${seconds.toFixed(0)} s (${(outcomes.length / seconds).toFixed(0)}/s), ` +
+      `statuses ${JSON.stringify(Object.fromEntries(byStatus))}, ` +
+      `p50 ${latencies[Math.floor(latencies.length / 2)]!.toFixed(0)} ms, ` +
+      `p99 ${latencies[Math.floor(latencies.length * 0.99)]!.toFixed(0)} ms`,
   );
   check(
     outcomes.every((o) => o.status >= 200 && o.status < 500),
@@ -174,7 +180,9 @@ try {
   const extra = [...metered].filter((id) => !answered.has(id));
   check(
     missing.length === 0 && extra.length === 0 && rows === answered.size,
-    `zero double metering: ${rows} usage rows for ${answered.size} answered request ids (${outcomes.length} answers, ${retries} retries with a reused id); missing ${missing.length}, unexpected ${extra.length}`,
+    `zero double metering: ${rows} usage rows for ${answered.size} answered request ids ` +
+      `(${outcomes.length} answers, ${retries} retries with a reused id); ` +
+      `missing ${missing.length}, unexpected ${extra.length}`,
   );
 
   // The raced record: one winner per revision, one unbroken chain, the last winner stored
@@ -189,14 +197,16 @@ try {
       length === wins.length &&
       end !== undefined &&
       JSON.stringify(end.data) === JSON.stringify(stored.body.data),
-    `one writer wins per revision on the raced record: ${wins.length} wins over ${chain.size} revisions in one chain of ${length}, ${conflicts} 409 revision_conflict, the stored record is the last winner's write`,
+    `one writer wins per revision on the raced record: ${wins.length} wins over ${chain.size} revisions ` +
+      `in one chain of ${length}, ${conflicts} 409 revision_conflict, the stored record is the last winner's write`,
   );
 
   // Every record read back
   const report = await ledger.verify();
   check(
     report.problems.length === 0,
-    `zero lost or doubled writes: ${report.acknowledged} acknowledged writes, ${report.records} records read back${report.problems.length ? `: ${report.problems.join('; ')}` : ''}`,
+    `zero lost or doubled writes: ${report.acknowledged} acknowledged writes, ${report.records} records read back` +
+      `${report.problems.length ? `: ${report.problems.join('; ')}` : ''}`,
   );
 
   // Resident memory after the warm-up
@@ -213,7 +223,9 @@ try {
     const end = Math.min(...kept.slice(half));
     check(
       end - start <= allowedGrowthKiB(start),
-      `${s} resident memory flat: floor ${mib(start)} in the first half, ${mib(end)} in the second (allowed growth ${mib(allowedGrowthKiB(start))}; ${kept.length} samples after a ${WARM_UP_S} s warm-up: ${kept.map((k) => Math.round(k / 1024)).join(' ')} MiB)`,
+      `${s} resident memory flat: floor ${mib(start)} in the first half, ${mib(end)} in the second ` +
+        `(allowed growth ${mib(allowedGrowthKiB(start))}; ${kept.length} samples after a ${WARM_UP_S} s warm-up: ` +
+        `${kept.map((k) => Math.round(k / 1024)).join(' ')} MiB)`,
     );
   }
 } catch (err) {

@@ -12,7 +12,9 @@ export interface PrivateStore {
   stop(): Promise<void>;
 }
 
-/** fsync on, as a default server has it; pg_stat_statements counts the statements (round trips) each measurement sends. */
+/**
+ * fsync on, as a default server has it; pg_stat_statements counts the statements (round trips) each measurement sends.
+ */
 export async function startPrivatePostgres(): Promise<PrivateStore> {
   const pg = await privatePostgres({ fsync: 'on', shared_preload_libraries: 'pg_stat_statements' });
   const admin = knexFactory({ client: 'pg', connection: pg.url, pool: { min: 0, max: 1 } });

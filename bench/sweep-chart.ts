@@ -61,7 +61,8 @@ export function sweepChartSvg(measured: SweepPoint[], caption: string): string {
       const mine = points.filter((p) => p.series === name).sort((a, b) => a.connections - b.connections);
       const coords = mine.map((p) => `${x(p.connections).toFixed(1)},${y(panel.value(p)).toFixed(1)}`);
       parts.push(
-        `<polyline data-series="${escapeHtml(name)}" fill="none" stroke="${style.color}" stroke-width="2" stroke-dasharray="${style.dash}" points="${coords.join(' ')}"/>`,
+        `<polyline data-series="${escapeHtml(name)}" fill="none" stroke="${style.color}" stroke-width="2" ` +
+          `stroke-dasharray="${style.dash}" points="${coords.join(' ')}"/>`,
       );
       for (const c of coords) {
         const [cx, cy] = c.split(',');
@@ -74,15 +75,18 @@ export function sweepChartSvg(measured: SweepPoint[], caption: string): string {
     const style = STYLE[name] ?? { color: '#555', dash: '', label: name };
     const lx = WIDTH / 2 - 170 + i * 180;
     return (
-      `<line x1="${lx}" x2="${lx + 24}" y1="44" y2="44" stroke="${style.color}" stroke-width="2" stroke-dasharray="${style.dash}"/>` +
+      `<line x1="${lx}" x2="${lx + 24}" y1="44" y2="44" stroke="${style.color}" stroke-width="2" ` +
+      `stroke-dasharray="${style.dash}"/>` +
       `<text x="${lx + 30}" y="44" dominant-baseline="middle">${escapeHtml(style.label)}</text>`
     );
   });
   return [
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${HEIGHT}" viewBox="0 0 ${WIDTH} ${HEIGHT}" font-family="sans-serif" font-size="12" role="img">`,
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${HEIGHT}" viewBox="0 0 ${WIDTH} ${HEIGHT}" ` +
+      'font-family="sans-serif" font-size="12" role="img">',
     `<title>${escapeHtml(`Concurrency sweep: ${caption}`)}</title>`,
     `<rect width="${WIDTH}" height="${HEIGHT}" fill="#fff"/>`,
-    `<text x="${WIDTH / 2}" y="20" text-anchor="middle" font-size="14">${escapeHtml(`Concurrency sweep: ${caption}`)}</text>`,
+    `<text x="${WIDTH / 2}" y="20" text-anchor="middle" font-size="14">` +
+      `${escapeHtml(`Concurrency sweep: ${caption}`)}</text>`,
     ...parts,
     ...legend,
     '</svg>',

@@ -1,5 +1,6 @@
 // The product's whole configuration: one table of settings with documented defaults, validated once at start.
-// README's configuration table is generated from SETTINGS (infra/config-reference.ts); a bad value stops the process with a message naming the variable.
+// README's configuration table is generated from SETTINGS (infra/config-reference.ts); a bad value stops the process
+// with a message naming the variable.
 import { z } from 'zod';
 
 const port = z.coerce.number().int().min(0).max(65535);
@@ -23,7 +24,9 @@ export const SETTINGS = {
   },
   INTERNAL_SECRET: {
     schema: z.string().min(32).optional(),
-    doc: 'Shared secret the gateway presents to the PDP and the backend (>= 32 chars). Required when they run as separate processes; npm start generates one.',
+    doc:
+      'Shared secret the gateway presents to the PDP and the backend (>= 32 chars). ' +
+      'Required when they run as separate processes; npm start generates one.',
   },
   LISTEN_HOST: {
     schema: z.string().trim().min(1).default('127.0.0.1'),
@@ -31,16 +34,23 @@ export const SETTINGS = {
   },
   MANAGEMENT_PORT: {
     schema: port.optional(),
-    doc: 'Port of the management listener (one per process): /metrics, /livez, /readyz. Unset = none, so a run that sets only the documented service ports never collides on it; containers set 9464.',
+    doc:
+      'Port of the management listener (one per process): /metrics, /livez, /readyz. ' +
+      'Unset = none, so a run that sets only the documented service ports never collides on it; containers set 9464.',
   },
   DATABASE_URL: { schema: optionalUrl, doc: 'PostgreSQL URL. Unset = embedded PostgreSQL (PGlite).' },
   DATABASE_STATEMENT_TIMEOUT_MS: {
     schema: z.coerce.number().int().min(0).default(10_000),
-    doc: 'PostgreSQL statement_timeout of every service connection: a statement running longer is cancelled and its request answers 503. 0 = none. Migrations are exempt.',
+    doc:
+      'PostgreSQL statement_timeout of every service connection: ' +
+      'a statement running longer is cancelled and its request answers 503. 0 = none. Migrations are exempt.',
   },
   DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: {
     schema: z.coerce.number().int().min(0).default(10_000),
-    doc: 'PostgreSQL idle_in_transaction_session_timeout: a transaction left idle longer is ended with its connection, releasing its locks. 0 = none. An export waiting on a slow reader is allowed 5 minutes.',
+    doc:
+      'PostgreSQL idle_in_transaction_session_timeout: ' +
+      'a transaction left idle longer is ended with its connection, releasing its locks. 0 = none. ' +
+      'An export waiting on a slow reader is allowed 5 minutes.',
   },
   PGLITE_DATA_DIR: {
     schema: optionalUrl,
@@ -52,7 +62,9 @@ export const SETTINGS = {
   },
   REDIS_URL: {
     schema: optionalUrl,
-    doc: 'Redis URL for rate limiting (gateway layers, flood guard, token endpoint), shared by every instance. Unset = in-process limiters (each process counts alone).',
+    doc:
+      'Redis URL for rate limiting (gateway layers, flood guard, token endpoint), shared by every instance. ' +
+      'Unset = in-process limiters (each process counts alone).',
   },
   REDIS_CLUSTER: {
     schema: bool.default(false),
@@ -76,7 +88,9 @@ export const SETTINGS = {
   },
   ISSUER_PURGE_INTERVAL_S: {
     schema: z.coerce.number().int().min(1).max(86400).default(60),
-    doc: 'How often the issuer deletes expired codes, sessions, grants and refresh tokens (in batches of 500, at most 10,000 a round).',
+    doc:
+      'How often the issuer deletes expired codes, sessions, grants and refresh tokens ' +
+      '(in batches of 500, at most 10,000 a round).',
   },
   ACCESS_TOKEN_TTL_S: {
     schema: z.coerce.number().int().min(1).max(900).default(900),
@@ -92,11 +106,15 @@ export const SETTINGS = {
   },
   TOKEN_RATE_LIMIT_PER_ADDRESS_ALL_CLIENTS: {
     schema: z.coerce.number().int().min(1).optional(),
-    doc: 'Failed token requests per source address, whatever the client named, per TOKEN_RATE_LIMIT_WINDOW_S. Unset = 10 x TOKEN_RATE_LIMIT_PER_ADDRESS.',
+    doc:
+      'Failed token requests per source address, whatever the client named, per TOKEN_RATE_LIMIT_WINDOW_S. ' +
+      'Unset = 10 x TOKEN_RATE_LIMIT_PER_ADDRESS.',
   },
   ADMIN_FAILURES_PER_ADDRESS: {
     schema: z.coerce.number().int().min(1).default(100),
-    doc: 'Wrong admin credentials (admin API bearers, console sign-ins) per client address per 15 minutes; past it, 429 until the window ends.',
+    doc:
+      'Wrong admin credentials (admin API bearers, console sign-ins) per client address per 15 minutes; ' +
+      'past it, 429 until the window ends.',
   },
   TRUST_PROXY: {
     schema: z
@@ -105,7 +123,10 @@ export const SETTINGS = {
       .min(1)
       .optional()
       .transform((v) => (v === undefined ? false : /^\d+$/.test(v) ? Number(v) : v)),
-    doc: 'Proxies in front of the issuer and the admin service whose X-Forwarded-For is believed (Express "trust proxy"): a hop count such as 1, or addresses/subnets such as 10.0.0.0/8. Unset = none: the connecting address is the client (sign-in and token endpoint limits, audit).',
+    doc:
+      'Proxies in front of the issuer and the admin service whose X-Forwarded-For is believed ' +
+      '(Express "trust proxy"): a hop count such as 1, or addresses/subnets such as 10.0.0.0/8. ' +
+      'Unset = none: the connecting address is the client (sign-in and token endpoint limits, audit).',
   },
   TOKEN_RATE_LIMIT_WINDOW_S: {
     schema: z.coerce.number().int().min(1).max(86_400).default(60),

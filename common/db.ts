@@ -25,7 +25,9 @@ export interface DatabaseOptions {
   databaseUrl?: string | undefined;
   /** Embedded mode only: directory to keep data in; undefined = in memory. */
   dataDir?: string | undefined;
-  /** Embedded in-memory mode only: start from this data directory dump (PGlite's dumpDataDir) instead of an empty one. */
+  /**
+   * Embedded in-memory mode only: start from this data directory dump (PGlite's dumpDataDir) instead of an empty one.
+   */
   loadDataDir?: Blob | undefined;
   poolMax?: number;
   /** How long an unused pooled connection is kept before it is closed (tarn's default: 30 s). */
@@ -111,7 +113,8 @@ async function reachable(knex: Knex, databaseUrl: string): Promise<void> {
     const shown = new URL(databaseUrl);
     if (shown.password) shown.password = '***';
     throw new ConfigError(
-      `DATABASE_URL=${shown}: cannot connect (${code ?? 'error'}: ${(message ?? String(err)).split('\n')[0]}); check that PostgreSQL runs there and accepts this user and database`,
+      `DATABASE_URL=${shown}: cannot connect (${code ?? 'error'}: ${(message ?? String(err)).split('\n')[0]}); ` +
+        'check that PostgreSQL runs there and accepts this user and database',
     );
   }
 }
@@ -178,7 +181,8 @@ export async function migrate(knex: Knex): Promise<void> {
       return void (await knex.migrate.latest({ migrationSource }));
     } catch (err) {
       const { code, name } = err as { code?: string; name?: string };
-      const lostRace = name === 'MigrationLocked' || code === '42P07' || code === '23505'; // duplicate table; pg_type row
+      // duplicate table; pg_type row
+      const lostRace = name === 'MigrationLocked' || code === '42P07' || code === '23505';
       if (!lostRace || Date.now() - started > MIGRATE_WAIT_MS) throw err;
       await sleep(Math.min(250 * attempt, 2000));
     }
@@ -230,7 +234,9 @@ export async function preparedQuery<R = Record<string, unknown>>(
 }
 
 const statementNames = new Map<string, string>();
-/** More distinct texts than the code has fixed-shape queries means one varies with its values: stop preparing new ones. */
+/**
+ * More distinct texts than the code has fixed-shape queries means one varies with its values: stop preparing new ones.
+ */
 const MAX_PREPARED_TEXTS = 100;
 let warnedUnprepared = false;
 /**
@@ -250,7 +256,8 @@ export function runPrepared<R = Record<string, unknown>>(
   else if (!name && !warnedUnprepared) {
     warnedUnprepared = true;
     process.emitWarning(
-      `runPrepared: over ${MAX_PREPARED_TEXTS} distinct statements (a query whose SQL varies with its values?); new texts run unprepared, e.g. ${sql.slice(0, 200)}`,
+      `runPrepared: over ${MAX_PREPARED_TEXTS} distinct statements (a query whose SQL varies with its values?); ` +
+        `new texts run unprepared, e.g. ${sql.slice(0, 200)}`,
     );
   }
   return preparedQuery<R>(knex, name, sql, bindings as unknown[]);

@@ -26,7 +26,9 @@ function compileLinear(pattern: string) {
     return RE2JS.compile(pattern);
   } catch (err) {
     throw new Error(
-      `pattern ${JSON.stringify(pattern)} cannot be used (patterns are RE2 syntax, matched in linear time: no backreferences or lookaround): ${(err as Error).message}`,
+      `pattern ${JSON.stringify(pattern)} cannot be used ` +
+        '(patterns are RE2 syntax, matched in linear time: no backreferences or lookaround): ' +
+        `${(err as Error).message}`,
     );
   }
 }

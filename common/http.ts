@@ -77,7 +77,10 @@ export async function listen(
       reject(
         err.code === 'EADDRINUSE' || err.code === 'EACCES'
           ? new ListenError(
-              `${setting}=${port}: cannot listen on ${host}:${port}: ${err.code === 'EADDRINUSE' ? 'the port is already in use: stop what holds it or choose another port' : 'permission denied: choose a port above 1023 or run with the right'}`,
+              `${setting}=${port}: cannot listen on ${host}:${port}: ` +
+                (err.code === 'EADDRINUSE'
+                  ? 'the port is already in use: stop what holds it or choose another port'
+                  : 'permission denied: choose a port above 1023 or run with the right'),
             )
           : err,
       ),
@@ -115,7 +118,9 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
       `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
   );
 }
-/** PostgreSQL SQLSTATEs for text the caller sent that cannot be stored: 22021 bad byte sequence, 22P05 untranslatable. */
+/**
+ * PostgreSQL SQLSTATEs for text the caller sent that cannot be stored: 22021 bad byte sequence, 22P05 untranslatable.
+ */
 const CLIENT_DATA_ERRORS = new Set(['22021', '22P05']);
 /** A database error caused by text the caller sent that PostgreSQL cannot store (a NUL character, bad encoding). */
 export const isClientDataError = (err: unknown): boolean =>

@@ -1,4 +1,5 @@
-// Platform identifiers: a type prefix and a lowercase ULID (Crockford base32, 26 chars), as the contract's patterns require.
+// Platform identifiers: a type prefix and a lowercase ULID
+// (Crockford base32, 26 chars), as the contract's patterns require.
 import { ulid } from 'ulid';
 
 export type IdPrefix = 'ten' | 'psn' | 'acc' | 'key';

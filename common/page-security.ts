@@ -25,7 +25,9 @@ export function pageSecurityHeaders(
   const scriptSrc = script ? `; script-src ${hashSource(script)}` : '';
   return (formActions = []) => ({
     'cache-control': 'no-store',
-    'content-security-policy': `default-src 'none'; style-src ${hashSource(style)}${scriptSrc}; form-action ${["'self'", ...formActions].join(' ')}; frame-ancestors 'none'; base-uri 'none'`,
+    'content-security-policy':
+      `default-src 'none'; style-src ${hashSource(style)}${scriptSrc}; ` +
+      `form-action ${["'self'", ...formActions].join(' ')}; frame-ancestors 'none'; base-uri 'none'`,
     'x-frame-options': 'DENY',
     'referrer-policy': 'no-referrer',
     'x-content-type-options': 'nosniff',

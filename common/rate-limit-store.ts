@@ -1,7 +1,7 @@
-// Redis for limits, and fixed-window limiters from rate-limiter-flexible, one per (name, window): Redis when configured,
-// with an in-process insurance limiter so a Redis outage neither stalls nor opens the gate; in-process only without
-// Redis. Used by the issuer's token endpoint limit and the gateway's flood guard (the gateway's two API layers are
-// one Lua script on the same client: gateway/plugins/rate-limit/limiter.ts).
+// Redis for limits, and fixed-window limiters from rate-limiter-flexible, one per (name, window): Redis when
+// configured, with an in-process insurance limiter so a Redis outage neither stalls nor opens the gate; in-process only
+// without Redis. Used by the issuer's token endpoint limit and the gateway's flood guard (the gateway's two API layers
+// are one Lua script on the same client: gateway/plugins/rate-limit/limiter.ts).
 import { Cluster, Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { Logger } from './log.js';
@@ -15,15 +15,18 @@ export interface LimiterStore {
 
 const READY_WAIT_MS = 1000;
 
-/** One Redis server, or a Redis Cluster (REDIS_CLUSTER): the same commands; multi-key scripts keep their keys in one slot. */
+/**
+ * One Redis server, or a Redis Cluster (REDIS_CLUSTER): the
+ * same commands; multi-key scripts keep their keys in one slot.
+ */
 export type RedisClient = Redis | Cluster;
 
 /**
  * One ioredis client per service, set to fail fast (no offline queue, short timeout) so an outage costs no waiting and
  * the in-process fallback takes over at once. Commands issued in the same event-loop turn (by concurrent requests)
  * go out in one socket write (auto-pipelining; each still runs on its own, in order). Start waits up to a second for
- * the connection, so a healthy Redis counts from the first request. With `cluster`, `url` names one node of a Redis Cluster and the client finds the
- * others and follows the slots. The caller disconnects it.
+ * the connection, so a healthy Redis counts from the first request. With `cluster`, `url` names one node of a Redis
+ * Cluster and the client finds the others and follows the slots. The caller disconnects it.
  */
 export async function connectRedis(
   url: string | undefined,

@@ -48,7 +48,9 @@ export function checkDistinctPorts(config: Config): void {
   }
 }
 
-/** Listens for one service on LISTEN_HOST: every request counted, timed and logged (telemetry), then answered by `app`. */
+/**
+ * Listens for one service on LISTEN_HOST: every request counted, timed and logged (telemetry), then answered by `app`.
+ */
 export async function serve(
   name: ServiceName,
   port: number,
@@ -129,7 +131,8 @@ export async function openServiceDatabase(config: Config, telemetry: Telemetry):
 export function requireInternalSecret(config: Config): string {
   if (!config.INTERNAL_SECRET) {
     console.error(
-      'INTERNAL_SECRET must be set (>= 32 chars): the gateway, the PDP and the backend share it when they run as separate processes',
+      'INTERNAL_SECRET must be set (>= 32 chars): the gateway, the PDP and the backend share it ' +
+        'when they run as separate processes',
     );
     process.exit(2);
   }

@@ -20,7 +20,8 @@ if (command === '--help' || command === '-h' || command === 'help') {
   try {
     const def = loadGatewayFile(path);
     console.log(
-      `${path}: valid (${def.routes.length} routes; plugins in order: ${def.plugins.map((p) => p.plugin.name).join(' → ')})`,
+      `${path}: valid (${def.routes.length} routes; ` +
+        `plugins in order: ${def.plugins.map((p) => p.plugin.name).join(' → ')})`,
     );
   } catch (err) {
     if (!(err instanceof GatewayFileError)) throw err;

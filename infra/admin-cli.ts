@@ -120,11 +120,15 @@ function commandHelp(command: Command): string {
     lines.push(`  --${kebab(name)} <${describeType(schema)}>  ${(schema.description ?? '').split('\n')[0]}`);
   for (const [name, schema] of bodyFields(command))
     lines.push(
-      `  --${kebab(name)} <${describeType(schema)}>${required.has(name) ? '  (required)' : ''}  ${(schema.description ?? '').split('\n')[0]}`.trimEnd(),
+      (
+        `  --${kebab(name)} <${describeType(schema)}>${required.has(name) ? '  (required)' : ''}  ` +
+        `${(schema.description ?? '').split('\n')[0]}`
+      ).trimEnd(),
     );
   if (command.body)
     lines.push(
-      `  --body <JSON | @file>  the whole request body instead of${bodyFields(command).size ? ' (or merged under) the field flags' : ' flags'}`,
+      '  --body <JSON | @file>  the whole request body instead of' +
+        `${bodyFields(command).size ? ' (or merged under) the field flags' : ' flags'}`,
     );
   lines.push('', `${COMMON_FLAGS_HELP}, --output json|table`);
   return lines.join('\n');
@@ -136,12 +140,16 @@ function overview(commands: Command[]): string {
     'npm run admin -- <command> [arguments] [flags]      (npm run admin -- <command> --help for one command)',
     '',
     ...commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
-    `  ${'audit'.padEnd(width)}  The audit trail: --tenant <tenantId> for one tenant (list-tenant-audit), else all (list-audit)`,
-    `  ${'keys'.padEnd(width)}  The issuer's signing-key set, on this machine: generate | rotate | retire --kid <kid> (keys --help)`,
-    `  ${'seed-load'.padEnd(width)}  Persons, raised limits and the users file for a k6 run: --tenant --client --persons N (seed-load --help)`,
+    `  ${'audit'.padEnd(width)}  The audit trail: --tenant <tenantId> for one tenant (list-tenant-audit), ` +
+      'else all (list-audit)',
+    `  ${'keys'.padEnd(width)}  The issuer's signing-key set, on this machine: ` +
+      'generate | rotate | retire --kid <kid> (keys --help)',
+    `  ${'seed-load'.padEnd(width)}  Persons, raised limits and the users file for a k6 run: ` +
+      '--tenant --client --persons N (seed-load --help)',
     '',
     `Environment: ADMIN_URL (default ${DEFAULT_ADMIN_URL}), ADMIN_TOKEN (operator token or tenant admin key).`,
-    'Exit codes: 0 done, 1 the API refused the request (4xx), 2 usage error, 3 the admin API unreachable or failing (5xx): retry only on 3.',
+    'Exit codes: 0 done, 1 the API refused the request (4xx), 2 usage error, ' +
+      '3 the admin API unreachable or failing (5xx): retry only on 3.',
   ].join('\n');
 }
 
@@ -199,7 +207,8 @@ function buildRequest(command: Command, args: string[]) {
   if (values.help) return { help: true as const };
   if (positionals.length !== command.positional.length)
     throw new UsageError(
-      `${command.name} takes ${command.positional.length} argument(s): ${command.positional.map((p) => `<${p.name}>`).join(' ') || 'none'}`,
+      `${command.name} takes ${command.positional.length} argument(s): ` +
+        `${command.positional.map((p) => `<${p.name}>`).join(' ') || 'none'}`,
     );
 
   const path = command.positional.reduce(

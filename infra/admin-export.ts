@@ -8,7 +8,8 @@ import { COMMON_FLAGS_HELP, UsageError, adminFetch, adminTarget, exitCodeOf, par
 const EXPORT_HELP = [
   'npm run admin -- export --tenant <tenantId> [--extension <extensionId>] [--client <clientId>] > records.ndjson',
   '',
-  'Every extension record of the tenant, one JSON object a line, from one consistent snapshot (GET /admin/v1/tenants/{tenantId}/export).',
+  'Every extension record of the tenant, one JSON object a line, from one consistent snapshot ' +
+    '(GET /admin/v1/tenants/{tenantId}/export).',
   'Progress goes to stderr. An export cut short exits 3 and its file ends with an unfinished line.',
   '',
   COMMON_FLAGS_HELP,

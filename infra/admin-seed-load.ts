@@ -132,7 +132,8 @@ export function runSeedLoad(args: string[], env: Record<string, string | undefin
             'pass the --password they were created with',
         );
       const missing = wanted.filter((u) => !existing.has(u));
-      // Written after every batch of creations, so a run that stops half-way leaves the password of the persons it made.
+      // Written after every batch of creations, so a run that
+      // stops half-way leaves the password of the persons it made.
       const save = () => {
         const file: LoadUsers = {
           tenantId,
@@ -166,7 +167,8 @@ export function runSeedLoad(args: string[], env: Record<string, string | undefin
       await adminJson(target, 'PATCH', `/tenants/${tenantId}`, { rateLimit: { tenant: window, account: window } });
       io.out(
         [
-          `${persons} persons ready (${missing.length} created), rate limits ${points} per 60 s; users written to ${out}`,
+          `${persons} persons ready (${missing.length} created), rate limits ${points} per 60 s; ` +
+            `users written to ${out}`,
           `k6 run -e USERS_FILE=${out} infra/k6/api-read.k6.ts   ` +
             `(or: npm run k6 -- infra/k6/api-read.k6.ts -e USERS_FILE=${out})`,
         ].join('\n'),
@@ -197,7 +199,8 @@ async function appToSignInWith(target: AdminTarget, tenantId: string, clientId: 
       !client.redirectUris.length
     ) {
       throw new AdminCallFailed(
-        `${clientId} is not an active public third-party app with a redirect URI (kind ${client.kind}, type ${client.type}, status ${client.status})`,
+        `${clientId} is not an active public third-party app with a redirect URI ` +
+          `(kind ${client.kind}, type ${client.type}, status ${client.status})`,
         1,
       );
     }

@@ -28,7 +28,9 @@ function pluginTable(): string {
     const defaults = schema.parse({}) as Record<string, unknown>;
     return Object.entries(schema.shape).map(
       ([name, setting]) =>
-        `| \`${plugin.name}\` | \`${name}\` | ${defaults[name] === undefined ? 'unset' : `\`${JSON.stringify(defaults[name])}\``} | ${cell(setting.description ?? '')} |`,
+        `| \`${plugin.name}\` | \`${name}\` | ` +
+        `${defaults[name] === undefined ? 'unset' : `\`${JSON.stringify(defaults[name])}\``} | ` +
+        `${cell(setting.description ?? '')} |`,
     );
   });
   return ['| plugin | setting | default | meaning |', '|---|---|---|---|', ...rows].join('\n');

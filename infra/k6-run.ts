@@ -24,7 +24,10 @@ export function k6Problem(env: NodeJS.ProcessEnv = process.env): string | undefi
   const version = parseK6Version(probe.stdout);
   if (!version) return `cannot read the version of the k6 on the PATH from "${probe.stdout.trim()}"`;
   if (!atLeast(version, MIN_K6))
-    return `k6 ${version.join('.')} is older than ${MIN_K6.join('.')}, the first that runs TypeScript scripts as they are: upgrade it (${INSTALL})`;
+    return (
+      `k6 ${version.join('.')} is older than ${MIN_K6.join('.')}, ` +
+      `the first that runs TypeScript scripts as they are: upgrade it (${INSTALL})`
+    );
   return undefined;
 }
 

@@ -20,19 +20,28 @@ const system = await Promise.resolve()
   .catch(exitOnStartError('npm start'));
 const demo = await seedDemo(system.db.knex, system.pdpUrl, system.adminToken);
 
-console.log(`
+console.log(
+  `
 Third-party integration platform is up.
   issuer  (auth_url)  ${system.authUrl}    discovery: ${system.authUrl}/.well-known/openid-configuration
   gateway (base_url)  ${system.baseUrl}
   PDP + admin API     ${system.pdpUrl}/admin/v1
   admin console       ${system.pdpUrl}/admin/console   (sign in with ADMIN_TOKEN or a tenant admin key)
   backend (internal)  ${system.backendUrl}
-  management          ${system.managementUrl ? `${system.managementUrl}/metrics  /livez  /readyz` : 'off (set MANAGEMENT_PORT for /metrics, /livez, /readyz)'}
-  database            ${config.DATABASE_URL ? 'PostgreSQL (DATABASE_URL)' : `embedded PGlite in ${config.PGLITE_DATA_DIR}`}
+  management          ${
+    system.managementUrl
+      ? `${system.managementUrl}/metrics  /livez  /readyz`
+      : 'off (set MANAGEMENT_PORT for /metrics, /livez, /readyz)'
+  }
+  database            ${
+    config.DATABASE_URL ? 'PostgreSQL (DATABASE_URL)' : `embedded PGlite in ${config.PGLITE_DATA_DIR}`
+  }
   rate limiting       ${config.REDIS_URL ? 'Redis (REDIS_URL)' : 'in-process'}
 
 Demo (${demo.created ? 'seeded now' : 'already seeded'}):
-  ADMIN_TOKEN   ${system.adminToken}${config.ADMIN_TOKEN ? '' : '   (generated for this run; set ADMIN_TOKEN to fix it)'}
+  ADMIN_TOKEN   ${system.adminToken}${
+    config.ADMIN_TOKEN ? '' : '   (generated for this run; set ADMIN_TOKEN to fix it)'
+  }
   tenant        ${demo.tenantId} (label ${DEMO.tenantLabel}, plan L2)
   person login  ${DEMO.username} / ${DEMO.password}   (personId ${demo.personId})
   client        ${demo.clientId} (public, PKCE S256), redirect URI ${DEMO.redirectUri}
@@ -42,7 +51,9 @@ Demo (${demo.created ? 'seeded now' : 'already seeded'}):
 Next:
   sign in as the demo person and print an access token:   npm run -s demo-token
   call the API with it:   curl -H "Authorization: Bearer $(npm run -s demo-token)" ${system.baseUrl}/me
-  prepare a k6 run (infra/k6/README.md):   ADMIN_TOKEN=${system.adminToken} npm run admin -- seed-load --tenant ${demo.tenantId} --client ${demo.clientId} --extension ${demo.extensionId} --persons 20
-`);
+  prepare a k6 run (infra/k6/README.md):   ADMIN_TOKEN=${system.adminToken} npm run admin -- seed-load ` +
+    `--tenant ${demo.tenantId} --client ${demo.clientId} --extension ${demo.extensionId} --persons 20
+`,
+);
 
 closeOnSignal(system.telemetry, createLogger('system', config.LOG_LEVEL), () => system.close());

@@ -76,7 +76,8 @@ async function connectedApps(knex: Knex, personId: string): Promise<ConnectedApp
       's.created_at as allowed_at',
       knex.raw(`g.payload->'resources'->>? as scope`, [API_RESOURCE]),
       knex.raw(
-        `(select max((r.payload->>'iat')::bigint) from oidc_payloads r where r.grant_id = s.id and r.model = 'RefreshToken') as last_token_at`,
+        `(select max((r.payload->>'iat')::bigint) from oidc_payloads r ` +
+          `where r.grant_id = s.id and r.model = 'RefreshToken') as last_token_at`,
       ),
     )
     .orderBy('s.created_at', 'desc');

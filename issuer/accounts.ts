@@ -118,7 +118,9 @@ export interface LoginAccount {
   status: string;
 }
 
-/** The person's login account; should a person ever have several, the one created in this tenant wins, then the oldest. */
+/**
+ * The person's login account; should a person ever have several, the one created in this tenant wins, then the oldest.
+ */
 export async function loginAccountOf(
   knex: Knex,
   personId: string,

@@ -37,7 +37,8 @@ export async function createIssuerApp(deps: IssuerDeps): Promise<{ app: express.
     onTokenRouteFailure: (err) => log.error({ err }, 'token or revocation request failed after oidc-provider'),
   });
   provider.on('server_error', (ctx, err) => {
-    // A full credential-hashing lane is load, not a fault: the token route answers 429 with retry-after (token-endpoint/errors.ts).
+    // A full credential-hashing lane is load, not a fault: the token
+    // route answers 429 with retry-after (token-endpoint/errors.ts).
     if (err instanceof HashingBusy) ctx.state.hashingBusy = err;
     else log.error({ err }, 'oidc-provider server error');
   });

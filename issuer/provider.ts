@@ -71,7 +71,9 @@ export function createProvider({ knex, config, keys, onReplay, onTokenRouteFailu
     return allowed;
   }
 
-  /** What a workload token may carry: the client's allowance ∩ its service account's capabilities (contract §1 rule 3). */
+  /**
+   * What a workload token may carry: the client's allowance ∩ its service account's capabilities (contract §1 rule 3).
+   */
   async function workloadCapabilities(clientId: string): Promise<string[]> {
     const account = await activeServiceAccountOf(knex, clientId);
     if (!account) throw new errors.InvalidGrant('this client has no active service account');

@@ -8,7 +8,9 @@ import type { DenyCode } from './codes.js';
 export const DECISION_PATH = '/internal/v1/decisions';
 /** The decisions of concurrent requests in one call: `{items: [DecisionInput]}` → `{items: [Decision]}`, in order. */
 export const DECISION_BATCH_PATH = '/internal/v1/decisions/batch';
-/** Most decisions one batch call carries; the PDP refuses a larger batch (422 schema_invalid) and the gateway splits. */
+/**
+ * Most decisions one batch call carries; the PDP refuses a larger batch (422 schema_invalid) and the gateway splits.
+ */
 export const MAX_DECISIONS_PER_CALL = 64;
 
 export const CAPABILITIES = [

@@ -206,7 +206,8 @@ export async function up(knex: Knex): Promise<void> {
   });
 
   await knex.schema.createTable('usage_records', (t) => {
-    // Keyed by (tenant, call id) since migration 008; callers choose request ids, so one tenant cannot shadow another's.
+    // Keyed by (tenant, call id) since migration 008; callers
+    // choose request ids, so one tenant cannot shadow another's.
     t.text('request_id').notNullable();
     t.text('tenant_id').notNullable();
     t.text('client_id').notNullable();

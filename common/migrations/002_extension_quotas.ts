@@ -1,5 +1,5 @@
-// Persons and person extensions: quota limits per plan, a per-(tenant, extension) record counter so the record quota is checked
-// and taken in one row update instead of counting a tenant's records, and one extension name per client.
+// Persons and person extensions: quota limits per plan, a per-(tenant, extension) record counter so the record quota is
+// checked and taken in one row update instead of counting a tenant's records, and one extension name per client.
 import type { Knex } from 'knex';
 
 export async function up(knex: Knex): Promise<void> {

@@ -1,6 +1,7 @@
 // The token endpoint under load. By default each VU signs in once as a user of the pool and then every iteration
 // refreshes its own chain (strict rotation: each refresh token used once, one chain per VU, so chains never race);
-// with CLIENT_ID + CLIENT_SECRET every iteration is a client_credentials grant instead (ISSUER_ENABLE_CLIENT_CREDENTIALS=true).
+// with CLIENT_ID + CLIENT_SECRET every iteration is a client_credentials grant instead
+// (ISSUER_ENABLE_CLIENT_CREDENTIALS=true).
 // A 429 from the token endpoint's own limit counts separately, with its retry-after.
 //   k6 run -e USERS_FILE=$PWD/load-users.json -e RATE=20 infra/k6/tokens.k6.ts
 //   k6 run -e CLIENT_ID=tp_... -e CLIENT_SECRET=... infra/k6/tokens.k6.ts

@@ -55,7 +55,10 @@ export function tokenResponseCors(knex: Knex): RequestHandler {
   };
 }
 
-/** provider.use: drops the CORS headers oidc-provider adds on the token and revocation routes unless tokenResponseCors allowed them. */
+/**
+ * provider.use: drops the CORS headers oidc-provider adds on the
+ * token and revocation routes unless tokenResponseCors allowed them.
+ */
 export async function stripUnlistedCors(ctx: KoaContextWithOIDC, next: () => Promise<unknown>): Promise<void> {
   await next();
   const route = routeOf(ctx);

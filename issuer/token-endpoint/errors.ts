@@ -31,7 +31,8 @@ function toTokenErrorCode(error: string, description = ''): TokenErrorCode {
 export const usedBasicAuth = (authorization: string | undefined) => /^basic\s/i.test(authorization ?? '');
 
 const challenge = (issuer: string, description: string | undefined) =>
-  `Basic realm="${issuer}", error="invalid_client"${description ? `, error_description="${description.replace(/["\\]/g, '')}"` : ''}`;
+  `Basic realm="${issuer}", error="invalid_client"` +
+  `${description ? `, error_description="${description.replace(/["\\]/g, '')}"` : ''}`;
 
 export interface TokenErrorBody {
   error: TokenErrorCode;
@@ -82,10 +83,10 @@ function answerTryLater(ctx: KoaContextWithOIDC, retryAfterS: number, descriptio
 const TOKEN_ERROR_ROUTES: ReadonlySet<string> = new Set(['token', 'revocation']);
 
 /**
- * provider.use post-middleware: rewrites every 4xx from the token and revocation routes into TokenError, dropping non-standard
- * members such as InvalidScope's `scope`; an internal failure (oidc-provider's 500 `server_error`, e.g. its storage
- * is down, or an error thrown by our middleware after it, such as the revocation's family kill) becomes the 429
- * try-later answer, never a TokenError that would tell the client its grant is bad.
+ * provider.use post-middleware: rewrites every 4xx from the token and revocation routes into TokenError, dropping
+ * non-standard members such as InvalidScope's `scope`; an internal failure (oidc-provider's 500 `server_error`, e.g.
+ * its storage is down, or an error thrown by our middleware after it, such as the revocation's family kill) becomes the
+ * 429 try-later answer, never a TokenError that would tell the client its grant is bad.
  */
 export function tokenErrorRemapper(issuer: string, onFailure: (err: unknown) => void = () => undefined) {
   const onTokenRoute = (ctx: KoaContextWithOIDC) => ctx.method === 'POST' && TOKEN_ERROR_ROUTES.has(routeOf(ctx) ?? '');

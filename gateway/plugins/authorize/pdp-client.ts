@@ -1,7 +1,7 @@
-// The gateway's PDP client: a fresh decision for every request, never cached. The decisions asked for while the
-// gateway works through one batch of I/O (one event-loop turn) travel to the PDP in one call, flushed when that turn
-// ends (setImmediate: never a timer that waits for more work, so a lone request is sent at once). Anything but a
-// well-formed answer is "undecidable" (fail closed): a failed call answers every decision in it so, a failed item its own.
+// The gateway's PDP client: a fresh decision for every request, never cached. The decisions asked for while the gateway
+// works through one batch of I/O (one event-loop turn) travel to the PDP in one call, flushed when that turn ends
+// (setImmediate: never a timer that waits for more work, so a lone request is sent at once). Anything but a well-formed
+// answer is "undecidable" (fail closed): a failed call answers every decision in it so, a failed item its own.
 import { randomUUID } from 'node:crypto';
 import type { Pool } from 'undici';
 import { asDenyCode } from '../../../wire/codes.js';

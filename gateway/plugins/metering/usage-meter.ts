@@ -78,7 +78,9 @@ export function usageMeter(
     },
     log,
   );
-  /** The 1-based count of this request under this id in its window; past the allowance, more than 1 + ALLOWED_REPLAYS. */
+  /**
+   * The 1-based count of this request under this id in its window; past the allowance, more than 1 + ALLOWED_REPLAYS.
+   */
   const sighting = (call: CallIdentity) => sightings.count(`${call.tenantId}:${call.requestId}:${fingerprint(call)}`);
 
   const store = (call: CallIdentity, record: Omit<UsageRecord, 'request_id' | 'tenant_id'>) =>

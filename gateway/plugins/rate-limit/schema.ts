@@ -7,11 +7,13 @@ export const settings = z.strictObject({
   tenant: rateLimitWindow
     .optional()
     .describe(
-      "This route's window for the whole tenant, in a bucket of its own (unset: the tenant policy's window, shared by all routes)",
+      "This route's window for the whole tenant, in a bucket of its own " +
+        "(unset: the tenant policy's window, shared by all routes)",
     ),
   account: rateLimitWindow
     .optional()
     .describe(
-      "This route's window for each account, in a bucket of its own (unset: the tenant policy's window, shared by all routes)",
+      "This route's window for each account, in a bucket of its own " +
+        "(unset: the tenant policy's window, shared by all routes)",
     ),
 });

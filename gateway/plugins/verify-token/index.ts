@@ -8,7 +8,8 @@ import { tokenVerifier } from './verify.js';
 import { definePlugin, stateOf } from '../plugin.js';
 import { settings } from './schema.js';
 
-const BEARER = /^Bearer +([A-Za-z0-9\-_]+\.[A-Za-z0-9\-_]+\.[A-Za-z0-9\-_]+) *$/i; // the scheme is case-insensitive (RFC 7235)
+// the scheme is case-insensitive (RFC 7235)
+const BEARER = /^Bearer +([A-Za-z0-9\-_]+\.[A-Za-z0-9\-_]+\.[A-Za-z0-9\-_]+) *$/i;
 
 /** The compact JWS a well-formed `Authorization: Bearer` header carries, or undefined. */
 export const bearerToken = (authorization: string | undefined): string | undefined =>

@@ -1,4 +1,5 @@
-// Local access-token verification (contract §5.2): ES256 signature with a key of the issuer's key set, iss, aud, typ, exp.
+// Local access-token verification (contract §5.2): ES256 signature
+// with a key of the issuer's key set, iss, aud, typ, exp.
 import { errors, jwtVerify, type JWTHeaderParameters, type JWTPayload } from 'jose';
 import { visit } from 'jsonc-parser';
 import { KeySetUnavailable, type IssuerKeySet } from './key-set.js';
@@ -6,7 +7,9 @@ import { verifiedTokenCache } from './verified-tokens.js';
 import { TokenClaimsSchema, type TokenClaims } from '../../../wire/decision.js';
 import { done, refused, type Outcome } from '../../../wire/outcome.js';
 
-/** The token's claims, or `invalid_token` (message: which check) or `token_verification_unavailable` (with retry-after). */
+/**
+ * The token's claims, or `invalid_token` (message: which check) or `token_verification_unavailable` (with retry-after).
+ */
 export type Verification = Outcome<TokenClaims, 'invalid_token' | 'token_verification_unavailable'>;
 /** A refused token, naming the check that refused it (for the log line, never the answer). */
 const invalid = (check: string) => refused('invalid_token', check);

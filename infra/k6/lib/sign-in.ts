@@ -11,7 +11,9 @@ import type { LoadApp, LoadUser } from './users.ts';
 
 type Response = RefinedResponse<ResponseType | undefined>;
 const MAX_REDIRECTS = 10;
-/** A sign-in form answered 429 (throttled) or 503 (its hashing lane full) is sent again after retry-after, this often. */
+/**
+ * A sign-in form answered 429 (throttled) or 503 (its hashing lane full) is sent again after retry-after, this often.
+ */
 const MAX_WAITS = 3;
 
 const absolute = (location: string) => (/^https?:\/\//.test(location) ? location : `${AUTH_URL}${location}`);

@@ -34,7 +34,10 @@ function valuesOf(metric: MetricSummary): string {
         .map(([stat, value]) => `${stat} ${figure(value)}${unit}`)
         .join(', ');
     case 'rate':
-      return `${(100 * (v.rate ?? 0)).toFixed(2)} % (${figure(v.passes ?? 0)} of ${figure((v.passes ?? 0) + (v.fails ?? 0))})`;
+      return (
+        `${(100 * (v.rate ?? 0)).toFixed(2)} % ` +
+        `(${figure(v.passes ?? 0)} of ${figure((v.passes ?? 0) + (v.fails ?? 0))})`
+      );
     case 'counter':
       return `${figure(v.count ?? 0)} (${figure(v.rate ?? 0)}/s)`;
     case 'gauge':
@@ -55,13 +58,17 @@ export function textSummary(script: string, data: SummaryData): string {
   const checks = checksOf(data.root_group);
   const failedChecks = checks.filter((c) => c.fails > 0);
   const lines = [
-    `${script}: ${crossed.length ? `FAILED, ${crossed.length} of ${judged.length} thresholds crossed` : `passed, ${judged.length} thresholds held`}` +
+    `${script}: ` +
+      (crossed.length
+        ? `FAILED, ${crossed.length} of ${judged.length} thresholds crossed`
+        : `passed, ${judged.length} thresholds held`) +
       ` (${(data.state.testRunDurationMs / 1000).toFixed(1)} s)`,
     '',
     'thresholds:',
     ...judged.map((t) => `  ${t.ok ? 'ok     ' : 'CROSSED'} ${t.name}: ${t.rule}  [${valuesOf(t.metric)}]`),
     '',
-    `checks: ${figure(checks.reduce((n, c) => n + c.passes, 0))} passed, ${figure(checks.reduce((n, c) => n + c.fails, 0))} failed`,
+    `checks: ${figure(checks.reduce((n, c) => n + c.passes, 0))} passed, ` +
+      `${figure(checks.reduce((n, c) => n + c.fails, 0))} failed`,
     ...failedChecks.map((c) => `  failed ${figure(c.fails)} of ${figure(c.passes + c.fails)}: ${c.name}`),
     '',
     'metrics:',

@@ -3,18 +3,16 @@
 import { Router } from 'express';
 import { z } from 'zod';
 import type { Knex } from 'knex';
-import { sendProblem } from '../../common/http.js';
 import { isId, newId } from '../../common/ids.js';
 import { revokeAccountSessions } from '../../common/sessions.js';
 import { CAPABILITIES } from '../../wire/decision.js';
 import {
   DISPLAY_NAME,
-  createOrConflict,
   done,
   idPages,
-  parse,
   refused,
   reply,
+  unlessTaken,
   validate,
   type Outcome,
   parseForTenant,
@@ -161,59 +159,74 @@ export async function consentsOf(knex: Knex, tenantId: string, accountId: string
   }));
 }
 
+export interface CreatedServiceAccount {
+  accountId: string;
+  clientId: string;
+  name: string;
+  capabilities: string[];
+  status: string;
+  epoch: number;
+}
+
+/**
+ * Creates the service account of a client of `tenantId` with its capabilities. One per client (unique index,
+ * migration 003), so the subject of a client_credentials token is unambiguous.
+ */
+export async function createServiceAccount(
+  knex: Knex,
+  tenantId: string,
+  body: unknown,
+): Promise<Outcome<CreatedServiceAccount>> {
+  const parsed = validate(CreateServiceAccount, body);
+  if (!parsed.ok) return parsed;
+  const { clientId, name } = parsed.value;
+  const client = await knex('clients').where({ id: clientId, tenant_id: tenantId }).first('id');
+  if (!client) return refused('not_found', 'no such client in this tenant');
+  const capabilities = [...new Set(parsed.value.capabilities)].sort();
+  return unlessTaken('this client already has a service account', async () => {
+    const accountId = newId('acc');
+    const row = await knex.transaction(async (trx) => {
+      const [created] = await trx('accounts')
+        .insert({ id: accountId, tenant_id: tenantId, kind: 'service', client_id: clientId, name })
+        .returning('*');
+      if (capabilities.length)
+        await trx('service_account_capabilities').insert(
+          capabilities.map((c) => ({ account_id: accountId, capability_id: c })),
+        );
+      return created as AccountRow;
+    });
+    const created = {
+      accountId,
+      clientId: row.client_id!,
+      name: row.name!,
+      capabilities,
+      status: row.status,
+      epoch: row.epoch,
+    };
+    await recordChange({
+      action: 'service_account.create',
+      target: { type: 'account', id: accountId },
+      tenantId,
+      changes: fieldChanges(undefined, created, ['clientId', 'name', 'capabilities', 'status']),
+    });
+    return done(created);
+  });
+}
+
 export function accountsRouter(knex: Knex): Router {
   const r = Router();
-
   r.get('/tenants/:tenantId/service-accounts', async (req, res) =>
     reply(res, await serviceAccountPage(knex, req.params.tenantId, req.query)),
   );
-  r.post('/tenants/:tenantId/service-accounts', async (req, res) => {
-    const body = parse(CreateServiceAccount, req.body, res);
-    if (!body) return;
-    const { tenantId } = req.params;
-    const client = await knex('clients').where({ id: body.clientId, tenant_id: tenantId }).first('id');
-    if (!client) return sendProblem(res, 'not_found', { message: 'no such client in this tenant' });
-    const capabilities = [...new Set(body.capabilities)].sort();
-    // One service account per client (unique index, migration 003): the client_credentials subject is unambiguous.
-    await createOrConflict(res, 'this client already has a service account', async () => {
-      const accountId = newId('acc');
-      const row = await knex.transaction(async (trx) => {
-        const [created] = await trx('accounts')
-          .insert({ id: accountId, tenant_id: tenantId, kind: 'service', client_id: body.clientId, name: body.name })
-          .returning('*');
-        if (capabilities.length)
-          await trx('service_account_capabilities').insert(
-            capabilities.map((c) => ({ account_id: accountId, capability_id: c })),
-          );
-        return created as AccountRow;
-      });
-      const created = {
-        accountId,
-        clientId: row.client_id,
-        name: row.name,
-        capabilities,
-        status: row.status,
-        epoch: row.epoch,
-      };
-      await recordChange({
-        action: 'service_account.create',
-        target: { type: 'account', id: accountId },
-        tenantId,
-        changes: fieldChanges(undefined, created, ['clientId', 'name', 'capabilities', 'status']),
-      });
-      res.status(201).json(created);
-    });
-  });
-
+  r.post('/tenants/:tenantId/service-accounts', async (req, res) =>
+    reply(res, await createServiceAccount(knex, req.params.tenantId, req.body), 201),
+  );
   r.patch('/accounts/:accountId', async (req, res) =>
     reply(res, await setAccountStatus(knex, req.params.accountId, req.body)),
   );
   r.post('/accounts/:accountId/epoch', async (req, res) => reply(res, await advanceEpoch(knex, req.params.accountId)));
-
-  r.post('/accounts/:accountId/sessions/revoke', async (req, res) => {
-    const ended = await revokeSessions(knex, req.params.accountId);
-    if (!ended.ok) return reply(res, ended);
-    res.status(204).end();
-  });
+  r.post('/accounts/:accountId/sessions/revoke', async (req, res) =>
+    reply(res, await revokeSessions(knex, req.params.accountId), 204),
+  );
   return r;
 }

@@ -65,10 +65,8 @@ export function adminKeysRouter(knex: Knex): Router {
   r.post('/tenants/:tenantId/admin-keys', async (req, res) =>
     reply(res, await createAdminKey(knex, req.params.tenantId), 201),
   );
-  r.delete('/tenants/:tenantId/admin-keys/:keyId', async (req, res) => {
-    const revoked = await revokeAdminKey(knex, req.params.tenantId, req.params.keyId);
-    if (!revoked.ok) return reply(res, revoked);
-    res.status(204).end();
-  });
+  r.delete('/tenants/:tenantId/admin-keys/:keyId', async (req, res) =>
+    reply(res, await revokeAdminKey(knex, req.params.tenantId, req.params.keyId), 204),
+  );
   return r;
 }

@@ -4,8 +4,7 @@
 import { Router } from 'express';
 import { z } from 'zod';
 import type { Knex } from 'knex';
-import { sendProblem } from '../../common/http.js';
-import { parse } from './support.js';
+import { done, refused, reply, validate, type Outcome } from './support.js';
 import { recordChange } from './audit.js';
 import { CAPABILITIES } from '../../wire/decision.js';
 
@@ -24,24 +23,33 @@ export async function capabilityCatalogue(
   return rows.sort((a, b) => order(a.id) - order(b.id));
 }
 
+/** Opens or closes a capability on this deployment (operator only): the next API request sees it. */
+export async function setCapability(
+  knex: Knex,
+  capability: string,
+  body: unknown,
+): Promise<Outcome<{ capability: string; enabled: boolean }>> {
+  const parsed = validate(UpdateCapability, body);
+  if (!parsed.ok) return parsed;
+  const before = await knex('capabilities').where('id', capability).forUpdate().first('enabled');
+  if (!before) return refused('not_found');
+  const [row] = await knex('capabilities')
+    .where('id', capability)
+    .update({ enabled: parsed.value.enabled })
+    .returning(['id', 'enabled']);
+  await recordChange({
+    action: row.enabled ? 'capability.open' : 'capability.close',
+    target: { type: 'capability', id: row.id },
+    tenantId: null,
+    changes: before.enabled === row.enabled ? undefined : { enabled: { from: before.enabled, to: row.enabled } },
+  });
+  return done({ capability: row.id, enabled: row.enabled });
+}
+
 export function capabilitiesRouter(knex: Knex): Router {
   const r = Router();
-  r.patch('/capabilities/:capability', async (req, res) => {
-    const body = parse(UpdateCapability, req.body, res);
-    if (!body) return;
-    const before = await knex('capabilities').where('id', req.params.capability).forUpdate().first('enabled');
-    const [row] = await knex('capabilities')
-      .where('id', req.params.capability)
-      .update({ enabled: body.enabled })
-      .returning(['id', 'enabled']);
-    if (!row) return sendProblem(res, 'not_found');
-    await recordChange({
-      action: row.enabled ? 'capability.open' : 'capability.close',
-      target: { type: 'capability', id: row.id },
-      tenantId: null,
-      changes: before.enabled === row.enabled ? undefined : { enabled: { from: before.enabled, to: row.enabled } },
-    });
-    res.json({ capability: row.id, enabled: row.enabled });
-  });
+  r.patch('/capabilities/:capability', async (req, res) =>
+    reply(res, await setCapability(knex, req.params.capability, req.body)),
+  );
   return r;
 }

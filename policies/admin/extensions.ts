@@ -4,7 +4,6 @@ import { Router } from 'express';
 import { z } from 'zod';
 import type { Knex } from 'knex';
 import { ulid } from 'ulid';
-import { sendProblem } from '../../common/http.js';
 import { compileExtensionSchema } from '../../common/extension-schema.js';
 import { DISPLAY_NAME, done, refused, reply, unlessTaken, validate, type Outcome } from './support.js';
 import { recordChange, recordNoChange } from './audit.js';
@@ -126,47 +125,50 @@ export async function listExtensions(knex: Knex, tenantId: string): Promise<Regi
   }));
 }
 
+/** Adds a schema version to an extension. A registered version is immutable: the same schema again changes nothing. */
+export async function addSchemaVersion(
+  knex: Knex,
+  extensionId: string,
+  version: string,
+  body: unknown,
+): Promise<Outcome<{ extensionId: string; schemaVersions: number[] }>> {
+  const extension = VERSION.test(version)
+    ? await knex('extensions').where({ id: extensionId }).first('tenant_id')
+    : undefined;
+  if (!extension) return refused('not_found');
+  const compiled = schemasCompile({ [version]: body });
+  if (!compiled.ok) return compiled;
+  const schema = JSON.stringify(body);
+  const before = await versionsOf(knex, extensionId);
+  const added = await knex('extension_schemas')
+    .insert({ extension_id: extensionId, version: Number(version), schema })
+    .onConflict(['extension_id', 'version'])
+    .ignore()
+    .returning('version');
+  const same = await knex('extension_schemas')
+    .where({ extension_id: extensionId, version: Number(version) })
+    .whereRaw('schema = ?::jsonb', [schema])
+    .first();
+  if (!same) return refused('already_exists', `schema version ${version} is registered with a different schema`);
+  const schemaVersions = await versionsOf(knex, extensionId);
+  if (added.length) {
+    await recordChange({
+      action: 'extension.schema_add',
+      target: { type: 'extension', id: extensionId },
+      tenantId: extension.tenant_id,
+      changes: { schemaVersions: { from: before, to: schemaVersions } },
+    });
+  } else recordNoChange(); // the same schema again: nothing changed
+  return done({ extensionId, schemaVersions });
+}
+
 export function extensionsRouter(knex: Knex): Router {
   const r = Router();
-
   r.post('/clients/:clientId/extensions', async (req, res) =>
     reply(res, await registerExtension(knex, req.params.clientId, req.body), 201),
   );
-
-  /** A registered version is immutable: the same schema again is 200, a different one 409. */
-  r.put('/extensions/:extensionId/schemas/:version', async (req, res) => {
-    const { extensionId, version } = req.params;
-    const extension = VERSION.test(version)
-      ? await knex('extensions').where({ id: extensionId }).first('tenant_id')
-      : undefined;
-    if (!extension) return sendProblem(res, 'not_found');
-    const compiled = schemasCompile({ [version]: req.body });
-    if (!compiled.ok) return reply(res, compiled);
-    const schema = JSON.stringify(req.body);
-    const before = await versionsOf(knex, extensionId);
-    const added = await knex('extension_schemas')
-      .insert({ extension_id: extensionId, version: Number(version), schema })
-      .onConflict(['extension_id', 'version'])
-      .ignore()
-      .returning('version');
-    const same = await knex('extension_schemas')
-      .where({ extension_id: extensionId, version: Number(version) })
-      .whereRaw('schema = ?::jsonb', [schema])
-      .first();
-    if (!same)
-      return sendProblem(res, 'already_exists', {
-        message: `schema version ${version} is registered with a different schema`,
-      });
-    const schemaVersions = await versionsOf(knex, extensionId);
-    if (added.length) {
-      await recordChange({
-        action: 'extension.schema_add',
-        target: { type: 'extension', id: extensionId },
-        tenantId: extension.tenant_id,
-        changes: { schemaVersions: { from: before, to: schemaVersions } },
-      });
-    } else recordNoChange(); // the same schema again: nothing changed
-    res.json({ extensionId, schemaVersions });
-  });
+  r.put('/extensions/:extensionId/schemas/:version', async (req, res) =>
+    reply(res, await addSchemaVersion(knex, req.params.extensionId, req.params.version, req.body)),
+  );
   return r;
 }

@@ -80,10 +80,8 @@ export function grantsRouter(knex: Knex): Router {
   r.get('/tenants/:tenantId/grants/:clientId', async (req, res) =>
     reply(res, await getGrant(knex, req.params.tenantId, req.params.clientId)),
   );
-  r.delete('/tenants/:tenantId/grants/:clientId', async (req, res) => {
-    const outcome = await withdrawGrant(knex, req.params.tenantId, req.params.clientId);
-    if (!outcome.ok) return reply(res, outcome);
-    res.status(204).end();
-  });
+  r.delete('/tenants/:tenantId/grants/:clientId', async (req, res) =>
+    reply(res, await withdrawGrant(knex, req.params.tenantId, req.params.clientId), 204),
+  );
   return r;
 }

@@ -1,10 +1,19 @@
 import { Router } from 'express';
 import { z } from 'zod';
 import type { Knex } from 'knex';
-import { sendProblem } from '../../common/http.js';
 import { newId, isId } from '../../common/ids.js';
 import { hashSecret } from '../../common/secrets.js';
-import { DISPLAY_NAME, done, idPages, reply, unlessTaken, type Outcome, parseForTenant, type Page } from './support.js';
+import {
+  DISPLAY_NAME,
+  done,
+  idPages,
+  refused,
+  reply,
+  unlessTaken,
+  type Outcome,
+  parseForTenant,
+  type Page,
+} from './support.js';
 import { REDACTED, recordChange } from './audit.js';
 
 const CreatePerson = z.strictObject({
@@ -127,6 +136,19 @@ export async function createPerson(knex: Knex, tenantId: string, body: unknown):
   });
 }
 
+/** Ends the tenant's relationship to the person; the person and their data are kept. */
+export async function endRelationship(knex: Knex, tenantId: string, personId: string): Promise<Outcome<void>> {
+  const ended = isId('psn', personId)
+    ? await knex('tenant_person_relationships')
+        .where({ tenant_id: tenantId, person_id: personId })
+        .whereNull('ended_at')
+        .update({ ended_at: knex.fn.now() })
+    : 0;
+  if (!ended) return refused('not_found');
+  await recordChange({ action: 'person.relationship_end', target: { type: 'person', id: personId }, tenantId });
+  return done(undefined);
+}
+
 export function personsRouter(knex: Knex): Router {
   const r = Router();
   r.get('/tenants/:tenantId/persons', async (req, res) =>
@@ -136,17 +158,8 @@ export function personsRouter(knex: Knex): Router {
     reply(res, await createPerson(knex, req.params.tenantId, req.body), 201),
   );
   /** Ends the tenant's relationship to the person; the person and their data are kept. */
-  r.delete('/tenants/:tenantId/persons/:personId', async (req, res) => {
-    const { tenantId, personId } = req.params;
-    const ended = isId('psn', personId)
-      ? await knex('tenant_person_relationships')
-          .where({ tenant_id: tenantId, person_id: personId })
-          .whereNull('ended_at')
-          .update({ ended_at: knex.fn.now() })
-      : 0;
-    if (!ended) return sendProblem(res, 'not_found');
-    await recordChange({ action: 'person.relationship_end', target: { type: 'person', id: personId }, tenantId });
-    res.status(204).end();
-  });
+  r.delete('/tenants/:tenantId/persons/:personId', async (req, res) =>
+    reply(res, await endRelationship(knex, req.params.tenantId, req.params.personId), 204),
+  );
   return r;
 }

@@ -21,18 +21,11 @@ export function validate<T extends z.ZodType>(schema: T, value: unknown): Outcom
   );
 }
 
-/** Answers an outcome: its value as JSON with `status`, or its Problem. */
+/** Answers an outcome: its value as JSON with `status` (204: no body), or its Problem. */
 export function reply<T>(res: Response, outcome: Outcome<T>, status = 200): void {
   if (!outcome.ok) return sendRefusal(res, outcome);
+  if (status === 204) return void res.status(204).end();
   res.status(status).json(outcome.value);
-}
-
-/** Parses `value` with `schema`; on failure answers 422 schema_invalid naming the fields and returns undefined. */
-export function parse<T extends z.ZodType>(schema: T, value: unknown, res: Response): z.output<T> | undefined {
-  const result = validate(schema, value);
-  if (result.ok) return result.value;
-  sendRefusal(res, result);
-  return undefined;
 }
 
 /**
@@ -99,12 +92,6 @@ export async function unlessTaken<T>(message: string, create: () => Promise<Outc
     if (isUniqueViolation(err)) return refused('already_exists', message);
     throw err;
   }
-}
-
-/** Runs `create`; a unique-key clash becomes 409 already_exists with `message` (and `create` answers nothing). */
-export async function createOrConflict(res: Response, message: string, create: () => Promise<void>): Promise<void> {
-  const outcome = await unlessTaken(message, async () => done(await create()));
-  if (!outcome.ok) sendRefusal(res, outcome);
 }
 
 /**

@@ -6,16 +6,21 @@ import type { Browser } from 'playwright-core';
 import { decodeJwt } from 'jose';
 import type { System } from '../infra/system.js';
 import { startTestSystem } from './support/system.js';
-import { adminClient, setupTenant, type AdminClient, type TenantSetup } from './support/admin.js';
+import { adminClient, setupMachineClient, setupTenant, type AdminClient, type TenantSetup } from './support/admin.js';
 import { launchBrowser } from './support/browser.js';
-import { obtainTokens, postTokenForm, type Tokens } from './support/oauth.js';
+import { clientCredentialsToken, obtainTokens, postTokenForm, type Tokens } from './support/oauth.js';
+import { PERSON_SCOPES, personApi, registerExtension } from './support/extensions.js';
+import { listExtensions } from '../policies/admin/extensions.js';
 import { callApi } from './support/api.js';
 
 let system: System;
 let browser: Browser;
 let admin: AdminClient;
 beforeAll(async () => {
-  [system, browser] = await Promise.all([startTestSystem(), launchBrowser()]);
+  [system, browser] = await Promise.all([
+    startTestSystem({ ISSUER_ENABLE_CLIENT_CREDENTIALS: 'true' }),
+    launchBrowser(),
+  ]);
   admin = adminClient(system);
 });
 afterAll(async () => {
@@ -114,6 +119,87 @@ describe('revoking every session of an account', () => {
         404,
       );
     }
+  });
+});
+
+describe('deleting an app', () => {
+  it('ends its access from the next request (403 client_unknown, invalid_client), removes what was only its, frees the slug', async () => {
+    const tenant = await setupMachineClient(admin, { grant: SCOPE.split(' ') });
+    const personTenant = await setupTenant(admin);
+    const [tokens, workload] = await Promise.all([
+      signIn(personTenant),
+      clientCredentialsToken(system.authUrl, tenant, SCOPE),
+    ]);
+    const emptyExtension = await registerExtension(admin, tenant.clientId);
+    expect((await me(workload)).status).toBe(200);
+    expect((await me(tokens.access_token)).status).toBe(200);
+
+    for (const app of [tenant, personTenant])
+      expect((await admin.checked('deleteClient', 'DELETE', `/clients/${app.clientId}`)).status).toBe(204);
+    expect(await denial(me(workload))).toEqual({ status: 403, error: 'client_unknown' });
+    expect(await denial(me(tokens.access_token))).toEqual({ status: 403, error: 'client_unknown' });
+    expect(await denial(refresh(personTenant, tokens.refresh_token!))).toEqual({
+      status: 400,
+      error: 'invalid_client',
+    });
+    expect((await admin.ok('GET', `/tenants/${tenant.tenantId}/clients`)).items).toEqual([]);
+    expect((await admin.call('GET', `/tenants/${tenant.tenantId}/grants/${tenant.clientId}`)).status).toBe(404);
+    expect((await admin.ok('GET', `/tenants/${tenant.tenantId}/service-accounts`)).items).toEqual([]);
+    expect(await listExtensions(system.db.knex, tenant.tenantId)).not.toContainEqual(
+      expect.objectContaining({ extensionId: emptyExtension }),
+    );
+    expect((await admin.call('DELETE', `/clients/${tenant.clientId}`)).status).toBe(404);
+
+    // A new app under the same slug gets the same client id; the old app's tokens still do not work for it.
+    const again = await admin.ok('POST', `/tenants/${personTenant.tenantId}/clients`, {
+      slug: personTenant.clientId.split('_').at(-1),
+      name: 'Second app',
+      kind: 'third_party',
+      type: 'public',
+      redirectUris: [personTenant.redirectUri],
+    });
+    expect(again.clientId).toBe(personTenant.clientId);
+    await admin.ok('PUT', `/tenants/${personTenant.tenantId}/grants/${again.clientId}`, {
+      capabilities: SCOPE.split(' '),
+    });
+    expect(await denial(me(tokens.access_token))).toEqual({ status: 403, error: 'subject_revoked' });
+    expect(await denial(refresh(personTenant, tokens.refresh_token!))).toEqual({ status: 400, error: 'invalid_grant' });
+  });
+
+  it("refuses an app whose extensions hold records (409 already_exists) and changes nothing; another tenant's key gets 403", async () => {
+    const tenant = await setupTenant(admin, {
+      plan: 'L2',
+      capabilities: [...SCOPE.split(' '), ...PERSON_SCOPES.split(' ')],
+    });
+    const extensionId = await registerExtension(admin, tenant.clientId);
+    const tokens = await obtainTokens(browser, { authUrl: system.authUrl, ...tenant }, tenant, PERSON_SCOPES);
+    const put = await personApi(system.baseUrl).put(
+      tokens.access_token,
+      tenant.personId,
+      extensionId,
+      {
+        schemaVersion: 1,
+        data: { note: 'kept' },
+      },
+      { 'if-none-match': '*' },
+    );
+    expect(put.status).toBe(201);
+
+    const refused = await admin.checked('deleteClient', 'DELETE', `/clients/${tenant.clientId}`);
+    expect(refused.status).toBe(409);
+    expect(refused.body).toMatchObject({
+      error: 'already_exists',
+      message: expect.stringMatching(/owns 1 stored records/),
+    });
+    expect((await personApi(system.baseUrl).get(tokens.access_token, tenant.personId, extensionId)).status).toBe(200);
+    expect((await admin.ok('GET', `/tenants/${tenant.tenantId}/grants/${tenant.clientId}`)).capabilities).toHaveLength(
+      5,
+    );
+
+    const other = await setupTenant(admin);
+    const { key } = await admin.ok('POST', `/tenants/${other.tenantId}/admin-keys`);
+    const otherKey = adminClient(system, key);
+    expect((await otherKey.call('DELETE', `/clients/${tenant.clientId}`)).status).toBe(403);
   });
 });
 

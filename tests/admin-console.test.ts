@@ -417,6 +417,31 @@ describe('a tenant admin', () => {
     expect([invalid.status, invalid.body.error]).toEqual([422, 'schema_invalid']);
   });
 
+  it('deletes an app after asking, and refuses, with the reason, an app whose records are stored', async () => {
+    const { clientId } = await operator.ok('POST', `/tenants/${own.tenantId}/clients`, {
+      slug: 'short-lived',
+      name: 'Short lived',
+      kind: 'third_party',
+      type: 'public',
+      redirectUris: ['https://short.example/callback'],
+    });
+    await page.goto(pageUrl(own.tenantId, `apps/${clientId}`));
+    await press(page, 'Delete app');
+    await expect(page.getByRole('alert').innerText()).resolves.toMatch(/^Delete .*403 client_unknown/);
+    await press(page, 'Confirm');
+    expect(page.url()).toBe(pageUrl(own.tenantId, 'apps'));
+    await expect(page.getByRole('status').innerText()).resolves.toBe(`${clientId} is deleted.`);
+    await expect(row(page, 'Short lived').count()).resolves.toBe(0);
+
+    // The app of this suite stores a record (the extension test above): deleting it is refused and changes nothing.
+    await page.goto(pageUrl(own.tenantId, `apps/${own.clientId}`));
+    await press(page, 'Delete app');
+    const refused = await press(page, 'Confirm');
+    expect(refused.status()).toBe(409);
+    await expect(page.locator('main').innerText()).resolves.toMatch(/owns 1 stored records.*disable the app instead/s);
+    expect((await getMe(await workloadToken())).status).toBe(200);
+  });
+
   it('refuses a schema that is not JSON or not a JSON Schema with the form as typed and a sentence that says which, and registers nothing', async () => {
     await page.goto(pageUrl(own.tenantId, 'extensions'));
     for (const [schema, why] of [

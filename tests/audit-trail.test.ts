@@ -251,6 +251,19 @@ function cases(): Case[] {
       target: () => ({ type: 'grant', id: publicClient }),
     },
     {
+      operationId: 'deleteClient',
+      by: 'key',
+      call: (a) => a.call('DELETE', `/clients/${publicClient}`),
+      action: 'client.delete',
+      target: () => ({ type: 'client', id: publicClient }),
+      changes: {
+        name: { from: 'Audited', to: null },
+        kind: { from: 'third_party', to: null },
+        type: { from: 'public', to: null },
+        status: { from: 'disabled', to: null },
+      },
+    },
+    {
       operationId: 'updateCapability',
       by: 'operator',
       call: (a) => a.call('PATCH', '/capabilities/svc.person.read', { enabled: false }),

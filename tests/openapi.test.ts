@@ -133,6 +133,7 @@ const ADMIN_OPERATIONS: Record<string, [string, string]> = {
   endPersonRelationship: ['delete', '/tenants/{tenantId}/persons/{personId}'],
   createClient: ['post', '/tenants/{tenantId}/clients'],
   updateClient: ['patch', '/clients/{clientId}'],
+  deleteClient: ['delete', '/clients/{clientId}'],
   createClientSecret: ['post', '/clients/{clientId}/secrets'],
   promoteClientSecret: ['post', '/clients/{clientId}/secrets/promote'],
   putGrant: ['put', '/tenants/{tenantId}/grants/{clientId}'],

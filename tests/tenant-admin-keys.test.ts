@@ -11,14 +11,23 @@ import { registerExtension } from './support/extensions.js';
 
 let system: System;
 let operator: AdminClient;
-let own: TenantSetup & { serviceAccountId: string; extensionId: string; confidentialClientId: string };
-let other: TenantSetup & { serviceAccountId: string; extensionId: string; confidentialClientId: string };
+type RichTenant = TenantSetup & {
+  serviceAccountId: string;
+  extensionId: string;
+  confidentialClientId: string;
+  spareClientId: string;
+};
+let own: RichTenant;
+let other: RichTenant;
 let key: string;
 let keyId: string;
 let keyAdmin: AdminClient;
 
-/** A tenant with a person, a public and a confidential client, a service account and a registered extension. */
-async function richTenant() {
+/**
+ * A tenant with a person, a public and a confidential client, a service account, a registered extension, and a spare
+ * client for the matrix to delete.
+ */
+async function richTenant(): Promise<RichTenant> {
   const tenant = await setupTenant(operator);
   const confidential = await operator.ok('POST', `/tenants/${tenant.tenantId}/clients`, {
     slug: 'sync',
@@ -33,8 +42,16 @@ async function richTenant() {
     capabilities: [],
   });
   const extensionId = await registerExtension(operator, tenant.clientId);
+  const spare = await operator.ok('POST', `/tenants/${tenant.tenantId}/clients`, {
+    slug: 'spare',
+    name: 'Spare',
+    kind: 'third_party',
+    type: 'public',
+    redirectUris: ['https://spare.example/cb'],
+  });
   return {
     ...tenant,
+    spareClientId: spare.clientId as string,
     serviceAccountId: sa.accountId as string,
     extensionId,
     confidentialClientId: confidential.clientId as string,
@@ -120,6 +137,7 @@ const CASES: Case[] = [
     path: (t) => `/clients/${t.clientId}`,
     body: () => ({ status: 'active' }),
   },
+  { operationId: 'deleteClient', method: 'DELETE', path: (t) => `/clients/${t.spareClientId}` },
   { operationId: 'createClientSecret', method: 'POST', path: (t) => `/clients/${t.clientId}/secrets` },
   {
     operationId: 'promoteClientSecret',

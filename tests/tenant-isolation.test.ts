@@ -160,6 +160,7 @@ const MATRIX: Record<string, Probe[]> = {
     },
   ],
   'admin updateClient': [{ name: "disable B's client", body: { status: 'disabled' }, expect: FORBIDDEN }],
+  'admin deleteClient': [{ name: "delete B's client", expect: FORBIDDEN }],
   'admin createClientSecret': [{ name: "a secret of B's client", expect: FORBIDDEN }],
   'admin promoteClientSecret': [{ name: "B's client", expect: FORBIDDEN }],
   'admin getGrant': [

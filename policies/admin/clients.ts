@@ -175,6 +175,49 @@ export async function createClient(knex: Knex, tenantId: string, body: unknown):
   });
 }
 
+/**
+ * Deletes an app that owns no stored records, with everything that exists only for it: its secrets, the tenant's
+ * grant, its consents and token families, its service account and its (empty) extensions. Its access tokens are 403
+ * client_unknown from their next request. An app whose extensions hold records is refused (409 already_exists): the
+ * platform never deletes an app's data (platform-interfaces.md, data ownership), so such an app is disabled instead.
+ */
+export async function deleteClient(knex: Knex, clientId: string): Promise<Outcome<void>> {
+  const row: ClientRow | undefined = await knex('clients').where({ id: clientId }).forUpdate().first();
+  if (!row) return refused('not_found');
+  // A record being written holds a key-share lock on its extension until it commits: locking the app's extensions
+  // waits for those writes and keeps new ones out, so the count below is final until this change commits.
+  const extensionIds: string[] = (await knex('extensions').where({ client_id: clientId }).forUpdate().select('id')).map(
+    (e: { id: string }) => e.id,
+  );
+  const [counted] = await knex('person_extensions').whereIn('extension_id', extensionIds).count({ records: '*' });
+  const records = Number(counted?.records ?? 0);
+  if (records > 0)
+    return refused(
+      'already_exists',
+      `the app owns ${records} stored records, which the platform never deletes: ` +
+        'disable the app instead, or let it delete its records first',
+    );
+  const serviceAccounts = knex('accounts').where({ client_id: clientId }).select('id');
+  // Codes, refresh tokens and grants (consents) of the app; their sessions go below.
+  await knex('oidc_payloads').whereRaw(`payload->>'clientId' = ?`, [clientId]).delete();
+  await knex('sessions').where({ client_id: clientId }).orWhereIn('account_id', serviceAccounts).delete();
+  await knex('service_account_capabilities').whereIn('account_id', serviceAccounts).delete();
+  await knex('accounts').where({ client_id: clientId }).delete();
+  await knex('tenant_grants').where({ client_id: clientId }).delete();
+  await knex('client_secrets').where({ client_id: clientId }).delete();
+  await knex('extension_record_counts').whereIn('extension_id', extensionIds).delete();
+  await knex('extension_schemas').whereIn('extension_id', extensionIds).delete();
+  await knex('extensions').whereIn('id', extensionIds).delete();
+  await knex('clients').where({ id: clientId }).delete();
+  await recordChange({
+    action: 'client.delete',
+    target: { type: 'client', id: clientId },
+    tenantId: row.tenant_id,
+    changes: fieldChanges(clientView(row), {}, ['name', 'kind', 'type', 'status']),
+  });
+  return done(undefined);
+}
+
 export function clientsRouter(knex: Knex): Router {
   const r = Router();
   r.get('/tenants/:tenantId/clients', async (req, res) =>
@@ -186,5 +229,6 @@ export function clientsRouter(knex: Knex): Router {
   r.patch('/clients/:clientId', async (req, res) =>
     reply(res, await updateClient(knex, req.params.clientId, req.body)),
   );
+  r.delete('/clients/:clientId', async (req, res) => reply(res, await deleteClient(knex, req.params.clientId), 204));
   return r;
 }

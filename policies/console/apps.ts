@@ -1,10 +1,17 @@
 // The console's app pages: the tenant's apps, registering one, an app's grants, settings, status and secrets.
 import type { Request, Response, Router } from 'express';
 import * as pages from './pages.js';
-import { appPath } from './pages.js';
+import { appPath, tenantPath } from './pages.js';
 import { apiPath, linesOf, list, locals, one, type ConsoleKit } from './kit.js';
 import { STATUS_OF } from '../../wire/codes.js';
-import { createClient, findClient, listClients, updateClient, type ClientView } from '../admin/clients.js';
+import {
+  createClient,
+  deleteClient,
+  findClient,
+  listClients,
+  updateClient,
+  type ClientView,
+} from '../admin/clients.js';
 import { capabilityCatalogue } from '../admin/capabilities.js';
 import { grantsOfTenant, putGrant } from '../admin/grants.js';
 import { createNextSecret, hasPendingSecret, promoteNextSecret } from '../admin/client-secrets.js';
@@ -117,6 +124,25 @@ export function appRoutes(tenant: Router, kit: ConsoleKit): void {
       back: appPath(tenantId, clientId),
       said: (client) => `${client.name} is now ${client.status}.`,
     });
+  });
+
+  tenant.post('/apps/:clientId/delete', async (req: Request<{ clientId: string }>, res) => {
+    const { tenantId } = locals(res).tenant;
+    const { clientId } = req.params;
+    await confirmThenPerform(
+      req,
+      res,
+      { method: 'DELETE', path: apiPath('clients', clientId) },
+      () => deleteClient(db, clientId),
+      {
+        consequence:
+          `Delete ${clientId}? Its tokens are refused from their next request (403 client_unknown), and its ` +
+          'secrets, grant, consents and service account are gone for good.',
+        back: appPath(tenantId, clientId),
+        after: tenantPath(tenantId, 'apps'),
+        said: () => `${clientId} is deleted.`,
+      },
+    );
   });
 
   tenant.post('/apps/:clientId/secrets', async (req: Request<{ clientId: string }>, res) => {

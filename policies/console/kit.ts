@@ -16,7 +16,7 @@ import * as pages from './pages.js';
 /** A sentence for a person about a refused operation (not_found has its own page). */
 export const REFUSAL_TEXT: Partial<Record<Refusal['error'], string>> = {
   schema_invalid: 'That was not accepted',
-  already_exists: 'That already exists',
+  already_exists: 'That conflicts with what is stored',
   quota_exceeded: "That is over the tenant's plan limit",
 };
 
@@ -112,19 +112,25 @@ export function consoleKit(db: Knex, sessions: SessionStore, log: Logger) {
 
   /**
    * A destructive change from a button: asks first (`ask` false skips the question, as enabling needs none), then
-   * runs `run` as the admin API operation `op` and goes `back` with the notice `said` gives; a refusal answers its page.
+   * runs `run` as the admin API operation `op` and goes back with the notice `said` gives; a refusal answers its page.
    */
   async function confirmThenPerform<T>(
     req: Request,
     res: Response,
     op: AdminOperation,
     run: () => Promise<Outcome<T>>,
-    c: pages.Confirmation & { fields?: Record<string, string>; ask?: boolean; said: (value: T) => string },
+    c: pages.Confirmation & {
+      fields?: Record<string, string>;
+      ask?: boolean;
+      said: (value: T) => string;
+      /** Where to go once done, when not `back` (the object may be gone). */
+      after?: string;
+    },
   ): Promise<void> {
     if (c.ask !== false && !(await confirmed(req, res, op, c.fields ?? {}, c))) return;
     // The answer is held until the change commits (admin/audit.ts), so only the outcome tells whether a page was sent.
     const outcome = await attempt(res, op, run);
-    if (outcome?.ok) await goTo(res, c.back, c.said(outcome.value));
+    if (outcome?.ok) await goTo(res, c.after ?? c.back, c.said(outcome.value));
   }
 
   /** A status form (app, login, service account): disabling asks first with `consequence`, enabling goes ahead. */

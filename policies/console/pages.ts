@@ -321,7 +321,12 @@ ${postForm(session, `${base}/secrets/promote`, html`<button type="submit">Promot
 ${postForm(session, `${base}/secrets`, html`<button type="submit">Create a next secret</button>`)}`
 }
 </section>`
-}`,
+}
+<section aria-labelledby="delete-h"><h2 id="delete-h">Delete</h2>
+<p>Deleting removes the app with its secrets, grant, consents and service account. An app that stores records about
+persons cannot be deleted (its data is never deleted by the platform): disable it instead.</p>
+${postForm(session, `${base}/delete`, html`<button type="submit">Delete app</button>`)}
+</section>`,
   );
 }
 

@@ -6,18 +6,8 @@ import type { Knex } from 'knex';
 import { isId, newId } from '../../common/ids.js';
 import { revokeAccountSessions } from '../../common/sessions.js';
 import { CAPABILITIES } from '../../wire/decision.js';
-import {
-  DISPLAY_NAME,
-  done,
-  idPages,
-  refused,
-  reply,
-  unlessTaken,
-  validate,
-  type Outcome,
-  parseForTenant,
-  type Page,
-} from './support.js';
+import { DISPLAY_NAME, idPages, reply, unlessTaken, validate, parseForTenant, type Page } from './support.js';
+import { done, refused, type Outcome } from '../../wire/outcome.js';
 import { fieldChanges, recordChange } from './audit.js';
 
 const CreateServiceAccount = z.strictObject({

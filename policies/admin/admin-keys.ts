@@ -3,7 +3,8 @@ import { Router } from 'express';
 import type { Knex } from 'knex';
 import { issueTenantAdminKey, revokeTenantAdminKey } from './admin-key-store.js';
 import { REDACTED, recordChange } from './audit.js';
-import { done, idPages, refused, reply, tenantExists, type Outcome, parseForTenant, type Page } from './support.js';
+import { idPages, reply, tenantExists, parseForTenant, type Page } from './support.js';
+import { done, refused, type Outcome } from '../../wire/outcome.js';
 
 const keyPages = idPages('key');
 const KeyQuery = keyPages.query({});

@@ -4,7 +4,8 @@ import { z } from 'zod';
 import type { Knex } from 'knex';
 import { isId } from '../../common/ids.js';
 import { chainHash, entryView, GENESIS, type AuditEntryView, type AuditRow } from './audit.js';
-import { done, refused, reply, validate, type Outcome } from './support.js';
+import { reply, validate } from './support.js';
+import { done, refused, type Outcome } from '../../wire/outcome.js';
 
 /** The cursor is the last entry's id, opaque to clients. */
 const encodeCursor = (id: string) => Buffer.from(`a:${id}`).toString('base64url');

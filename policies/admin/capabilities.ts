@@ -4,7 +4,8 @@
 import { Router } from 'express';
 import { z } from 'zod';
 import type { Knex } from 'knex';
-import { done, refused, reply, validate, type Outcome } from './support.js';
+import { reply, validate } from './support.js';
+import { done, refused, type Outcome } from '../../wire/outcome.js';
 import { recordChange } from './audit.js';
 import { CAPABILITIES } from '../../wire/decision.js';
 

@@ -6,7 +6,8 @@ import type { Knex } from 'knex';
 import { newId } from '../../common/ids.js';
 import { hashSecret, randomSecret } from '../../common/secrets.js';
 import { clientView, type ClientView } from './clients.js';
-import { done, refused, reply, type Outcome } from './support.js';
+import { reply } from './support.js';
+import { done, refused, type Outcome } from '../../wire/outcome.js';
 import { REDACTED, recordChange } from './audit.js';
 
 /** Contract §8: secret rotation overlap, at most 7 days. */

@@ -3,19 +3,8 @@ import { z } from 'zod';
 import type { Knex } from 'knex';
 import { isId, newId } from '../../common/ids.js';
 import { hashSecret, randomSecret } from '../../common/secrets.js';
-import {
-  DISPLAY_NAME,
-  LABEL,
-  done,
-  idPages,
-  refused,
-  reply,
-  unlessTaken,
-  validate,
-  type Outcome,
-  parseForTenant,
-  type Page,
-} from './support.js';
+import { DISPLAY_NAME, LABEL, idPages, reply, unlessTaken, validate, parseForTenant, type Page } from './support.js';
+import { done, refused, type Outcome } from '../../wire/outcome.js';
 import { REDACTED, fieldChanges, recordChange } from './audit.js';
 
 const KIND_PREFIX = { third_party: 'tp', first_party: 'fp', internal: 'int' } as const;

@@ -10,7 +10,8 @@ import type { Knex } from 'knex';
 import { z } from 'zod';
 import { EXTENSION_ID, isId } from '../../common/ids.js';
 import { sendProblem, sendRefusal } from '../../common/http.js';
-import { done, refused, validate, type Outcome, type Refusal } from './support.js';
+import { validate } from './support.js';
+import { done, refused, type Outcome, type Refusal } from '../../wire/outcome.js';
 
 const EXPORT_CONTENT_TYPE = 'application/x-ndjson';
 const PAGE_SIZE = 1000;

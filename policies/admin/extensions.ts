@@ -5,7 +5,8 @@ import { z } from 'zod';
 import type { Knex } from 'knex';
 import { ulid } from 'ulid';
 import { compileExtensionSchema } from '../../common/extension-schema.js';
-import { DISPLAY_NAME, done, refused, reply, unlessTaken, validate, type Outcome } from './support.js';
+import { DISPLAY_NAME, reply, unlessTaken, validate } from './support.js';
+import { done, refused, type Outcome } from '../../wire/outcome.js';
 import { recordChange, recordNoChange } from './audit.js';
 
 const VERSION = /^[1-9][0-9]{0,8}$/;

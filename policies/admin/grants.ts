@@ -3,7 +3,8 @@ import { z } from 'zod';
 import type { Knex } from 'knex';
 import { CAPABILITIES } from '../../wire/decision.js';
 import { findClient } from './clients.js';
-import { done, refused, reply, validate, type Outcome } from './support.js';
+import { reply, validate } from './support.js';
+import { done, refused, type Outcome } from '../../wire/outcome.js';
 import { recordChange } from './audit.js';
 
 const PutGrant = z.strictObject({ capabilities: z.array(z.enum(CAPABILITIES)).max(CAPABILITIES.length) });

@@ -3,7 +3,8 @@ import { Router } from 'express';
 import { z } from 'zod';
 import type { Knex } from 'knex';
 import { isId } from '../../common/ids.js';
-import { done, idPages, refused, reply, type Outcome, parseForTenant, type Page } from './support.js';
+import { idPages, reply, parseForTenant, type Page } from './support.js';
+import { done, refused, type Outcome } from '../../wire/outcome.js';
 import { DENY_CODES } from '../../wire/codes.js';
 import { CAPABILITIES } from '../../wire/decision.js';
 

@@ -3,17 +3,8 @@ import { z } from 'zod';
 import type { Knex } from 'knex';
 import { newId, isId } from '../../common/ids.js';
 import { hashSecret } from '../../common/secrets.js';
-import {
-  DISPLAY_NAME,
-  done,
-  idPages,
-  refused,
-  reply,
-  unlessTaken,
-  type Outcome,
-  parseForTenant,
-  type Page,
-} from './support.js';
+import { DISPLAY_NAME, idPages, reply, unlessTaken, parseForTenant, type Page } from './support.js';
+import { done, refused, type Outcome } from '../../wire/outcome.js';
 import { REDACTED, recordChange } from './audit.js';
 
 const CreatePerson = z.strictObject({

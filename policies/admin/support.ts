@@ -7,9 +7,7 @@ import { sendRefusal } from '../../common/http.js';
 import { isUniqueViolation } from '../../common/db.js';
 import type { Knex } from 'knex';
 import { isId } from '../../common/ids.js';
-import { done, refused, type Outcome, type Refusal } from '../../wire/outcome.js';
-
-export { done, refused, type Outcome, type Refusal };
+import { done, refused, type Outcome } from '../../wire/outcome.js';
 
 /** Parses `value` with `schema`; a failure is schema_invalid naming the fields. */
 export function validate<T extends z.ZodType>(schema: T, value: unknown): Outcome<z.output<T>> {

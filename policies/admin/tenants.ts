@@ -2,19 +2,8 @@ import { Router } from 'express';
 import { z } from 'zod';
 import type { Knex } from 'knex';
 import { newId, isId } from '../../common/ids.js';
-import {
-  DISPLAY_NAME,
-  LABEL,
-  PLAN,
-  done,
-  idPages,
-  refused,
-  reply,
-  unlessTaken,
-  validate,
-  type Outcome,
-  type Page,
-} from './support.js';
+import { DISPLAY_NAME, LABEL, PLAN, idPages, reply, unlessTaken, validate, type Page } from './support.js';
+import { done, refused, type Outcome } from '../../wire/outcome.js';
 import { fieldChanges, recordChange, recordNoChange } from './audit.js';
 import type { AdminCaller } from './authority.js';
 import { DEFAULT_RATE_LIMIT } from '../evaluate.js';

@@ -7,7 +7,7 @@ import type { Logger } from '../../common/log.js';
 import { STATUS_OF } from '../../wire/codes.js';
 import { ownerOf, refusalFor, type AdminCaller, type AdminOperation } from '../admin/authority.js';
 import { recordNoChange } from '../admin/audit.js';
-import type { Outcome, Refusal } from '../admin/support.js';
+import { type Outcome, type Refusal } from '../../wire/outcome.js';
 import type { TenantView } from '../admin/tenants.js';
 import type { Html } from './html.js';
 import type { ConsoleSession, SessionStore } from './sessions.js';

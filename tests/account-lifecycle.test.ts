@@ -50,64 +50,75 @@ const denial = async (res: Promise<{ status: number; body: { error?: string } }>
 };
 
 describe('disabling a person login account', () => {
-  it('denies the in-flight token 403 subject_revoked and refuses its refresh token; enabling restores both', async () => {
-    const tenant = await setupTenant(admin);
-    const tokens = await signIn(tenant);
-    expect((await me(tokens.access_token)).status).toBe(200);
+  it(
+    'denies the in-flight token 403 subject_revoked and refuses its refresh token; ' + 'enabling restores both',
+    async () => {
+      const tenant = await setupTenant(admin);
+      const tokens = await signIn(tenant);
+      expect((await me(tokens.access_token)).status).toBe(200);
 
-    const off = await admin.checked('updateAccount', 'PATCH', `/accounts/${tenant.accountId}`, { status: 'disabled' });
-    expect(off.body).toEqual({
-      accountId: tenant.accountId,
-      kind: 'person',
-      status: 'disabled',
-      epoch: 1,
-      tenantId: tenant.tenantId,
-      personId: tenant.personId,
-    });
-    expect(await denial(me(tokens.access_token))).toEqual({ status: 403, error: 'subject_revoked' });
-    expect(await denial(refresh(tenant, tokens.refresh_token!))).toEqual({ status: 400, error: 'invalid_grant' });
+      const off = await admin.checked('updateAccount', 'PATCH', `/accounts/${tenant.accountId}`, {
+        status: 'disabled',
+      });
+      expect(off.body).toEqual({
+        accountId: tenant.accountId,
+        kind: 'person',
+        status: 'disabled',
+        epoch: 1,
+        tenantId: tenant.tenantId,
+        personId: tenant.personId,
+      });
+      expect(await denial(me(tokens.access_token))).toEqual({ status: 403, error: 'subject_revoked' });
+      expect(await denial(refresh(tenant, tokens.refresh_token!))).toEqual({ status: 400, error: 'invalid_grant' });
 
-    await admin.ok('PATCH', `/accounts/${tenant.accountId}`, { status: 'active' });
-    expect((await me(tokens.access_token)).status).toBe(200);
-  });
+      await admin.ok('PATCH', `/accounts/${tenant.accountId}`, { status: 'active' });
+      expect((await me(tokens.access_token)).status).toBe(200);
+    },
+  );
 });
 
 describe('advancing the epoch', () => {
-  it('denies tokens of the old epoch 403 epoch_changed; a refreshed token carries the new epoch and works', async () => {
-    const tenant = await setupTenant(admin);
-    const tokens = await signIn(tenant);
-    const res = await admin.checked('advanceAccountEpoch', 'POST', `/accounts/${tenant.accountId}/epoch`);
-    expect(res.body).toEqual({ accountId: tenant.accountId, epoch: 2 });
-    expect(await denial(me(tokens.access_token))).toEqual({ status: 403, error: 'epoch_changed' });
+  it(
+    'denies tokens of the old epoch 403 epoch_changed; ' + 'a refreshed token carries the new epoch and works',
+    async () => {
+      const tenant = await setupTenant(admin);
+      const tokens = await signIn(tenant);
+      const res = await admin.checked('advanceAccountEpoch', 'POST', `/accounts/${tenant.accountId}/epoch`);
+      expect(res.body).toEqual({ accountId: tenant.accountId, epoch: 2 });
+      expect(await denial(me(tokens.access_token))).toEqual({ status: 403, error: 'epoch_changed' });
 
-    const refreshed = await refresh(tenant, tokens.refresh_token!);
-    expect(refreshed.status).toBe(200);
-    expect(decodeJwt(refreshed.body.access_token!).actor_epoch).toBe(2);
-    expect((await me(refreshed.body.access_token!)).status).toBe(200);
-  });
+      const refreshed = await refresh(tenant, tokens.refresh_token!);
+      expect(refreshed.status).toBe(200);
+      expect(decodeJwt(refreshed.body.access_token!).actor_epoch).toBe(2);
+      expect((await me(refreshed.body.access_token!)).status).toBe(200);
+    },
+  );
 });
 
 describe('revoking every session of an account', () => {
-  it('ends every session and refresh-token family: 403 subject_revoked, invalid_grant; a new sign-in works', async () => {
-    const tenant = await setupTenant(admin);
-    const [first, second] = [await signIn(tenant), await signIn(tenant)];
-    const browserLogins = () =>
-      system.db
-        .knex('oidc_payloads')
-        .where('model', 'Session')
-        .whereRaw(`payload->>'accountId' = ?`, [tenant.personId]);
-    expect((await browserLogins()).length).toBeGreaterThan(0);
-    const res = await admin.checked('revokeAccountSessions', 'POST', `/accounts/${tenant.accountId}/sessions/revoke`);
-    expect(res.status).toBe(204);
-    expect(await browserLogins()).toEqual([]);
-    for (const tokens of [first, second]) {
-      expect(await denial(me(tokens.access_token))).toEqual({ status: 403, error: 'subject_revoked' });
-      expect(await denial(refresh(tenant, tokens.refresh_token!))).toEqual({ status: 400, error: 'invalid_grant' });
-    }
-    const again = await signIn(tenant);
-    expect((await me(again.access_token)).status).toBe(200);
-    expect((await refresh(tenant, again.refresh_token!)).status).toBe(200);
-  });
+  it(
+    'ends every session and refresh-token family: ' + '403 subject_revoked, invalid_grant; a new sign-in works',
+    async () => {
+      const tenant = await setupTenant(admin);
+      const [first, second] = [await signIn(tenant), await signIn(tenant)];
+      const browserLogins = () =>
+        system.db
+          .knex('oidc_payloads')
+          .where('model', 'Session')
+          .whereRaw(`payload->>'accountId' = ?`, [tenant.personId]);
+      expect((await browserLogins()).length).toBeGreaterThan(0);
+      const res = await admin.checked('revokeAccountSessions', 'POST', `/accounts/${tenant.accountId}/sessions/revoke`);
+      expect(res.status).toBe(204);
+      expect(await browserLogins()).toEqual([]);
+      for (const tokens of [first, second]) {
+        expect(await denial(me(tokens.access_token))).toEqual({ status: 403, error: 'subject_revoked' });
+        expect(await denial(refresh(tenant, tokens.refresh_token!))).toEqual({ status: 400, error: 'invalid_grant' });
+      }
+      const again = await signIn(tenant);
+      expect((await me(again.access_token)).status).toBe(200);
+      expect((await refresh(tenant, again.refresh_token!)).status).toBe(200);
+    },
+  );
 
   it('answers 404 for an unknown or malformed account id', async () => {
     for (const id of ['acc_00000000000000000000000000', 'not-an-account', 'acc_%00', '%E0%A4%A']) {
@@ -123,84 +134,95 @@ describe('revoking every session of an account', () => {
 });
 
 describe('deleting an app', () => {
-  it('ends its access from the next request (403 client_unknown, invalid_client), removes what was only its, frees the slug', async () => {
-    const tenant = await setupMachineClient(admin, { grant: SCOPE.split(' ') });
-    const personTenant = await setupTenant(admin);
-    const [tokens, workload] = await Promise.all([
-      signIn(personTenant),
-      clientCredentialsToken(system.authUrl, tenant, SCOPE),
-    ]);
-    const emptyExtension = await registerExtension(admin, tenant.clientId);
-    expect((await me(workload)).status).toBe(200);
-    expect((await me(tokens.access_token)).status).toBe(200);
+  it(
+    'ends its access from the next request (403 client_unknown, ' +
+      'invalid_client), removes what was only its, frees the slug',
+    async () => {
+      const tenant = await setupMachineClient(admin, { grant: SCOPE.split(' ') });
+      const personTenant = await setupTenant(admin);
+      const [tokens, workload] = await Promise.all([
+        signIn(personTenant),
+        clientCredentialsToken(system.authUrl, tenant, SCOPE),
+      ]);
+      const emptyExtension = await registerExtension(admin, tenant.clientId);
+      expect((await me(workload)).status).toBe(200);
+      expect((await me(tokens.access_token)).status).toBe(200);
 
-    for (const app of [tenant, personTenant])
-      expect((await admin.checked('deleteClient', 'DELETE', `/clients/${app.clientId}`)).status).toBe(204);
-    expect(await denial(me(workload))).toEqual({ status: 403, error: 'client_unknown' });
-    expect(await denial(me(tokens.access_token))).toEqual({ status: 403, error: 'client_unknown' });
-    expect(await denial(refresh(personTenant, tokens.refresh_token!))).toEqual({
-      status: 400,
-      error: 'invalid_client',
-    });
-    expect((await admin.ok('GET', `/tenants/${tenant.tenantId}/clients`)).items).toEqual([]);
-    expect((await admin.call('GET', `/tenants/${tenant.tenantId}/grants/${tenant.clientId}`)).status).toBe(404);
-    expect((await admin.ok('GET', `/tenants/${tenant.tenantId}/service-accounts`)).items).toEqual([]);
-    expect(await listExtensions(system.db.knex, tenant.tenantId)).not.toContainEqual(
-      expect.objectContaining({ extensionId: emptyExtension }),
-    );
-    expect((await admin.call('DELETE', `/clients/${tenant.clientId}`)).status).toBe(404);
+      for (const app of [tenant, personTenant])
+        expect((await admin.checked('deleteClient', 'DELETE', `/clients/${app.clientId}`)).status).toBe(204);
+      expect(await denial(me(workload))).toEqual({ status: 403, error: 'client_unknown' });
+      expect(await denial(me(tokens.access_token))).toEqual({ status: 403, error: 'client_unknown' });
+      expect(await denial(refresh(personTenant, tokens.refresh_token!))).toEqual({
+        status: 400,
+        error: 'invalid_client',
+      });
+      expect((await admin.ok('GET', `/tenants/${tenant.tenantId}/clients`)).items).toEqual([]);
+      expect((await admin.call('GET', `/tenants/${tenant.tenantId}/grants/${tenant.clientId}`)).status).toBe(404);
+      expect((await admin.ok('GET', `/tenants/${tenant.tenantId}/service-accounts`)).items).toEqual([]);
+      expect(await listExtensions(system.db.knex, tenant.tenantId)).not.toContainEqual(
+        expect.objectContaining({ extensionId: emptyExtension }),
+      );
+      expect((await admin.call('DELETE', `/clients/${tenant.clientId}`)).status).toBe(404);
 
-    // A new app under the same slug gets the same client id; the old app's tokens still do not work for it.
-    const again = await admin.ok('POST', `/tenants/${personTenant.tenantId}/clients`, {
-      slug: personTenant.clientId.split('_').at(-1),
-      name: 'Second app',
-      kind: 'third_party',
-      type: 'public',
-      redirectUris: [personTenant.redirectUri],
-    });
-    expect(again.clientId).toBe(personTenant.clientId);
-    await admin.ok('PUT', `/tenants/${personTenant.tenantId}/grants/${again.clientId}`, {
-      capabilities: SCOPE.split(' '),
-    });
-    expect(await denial(me(tokens.access_token))).toEqual({ status: 403, error: 'subject_revoked' });
-    expect(await denial(refresh(personTenant, tokens.refresh_token!))).toEqual({ status: 400, error: 'invalid_grant' });
-  });
+      // A new app under the same slug gets the same client id; the old app's tokens still do not work for it.
+      const again = await admin.ok('POST', `/tenants/${personTenant.tenantId}/clients`, {
+        slug: personTenant.clientId.split('_').at(-1),
+        name: 'Second app',
+        kind: 'third_party',
+        type: 'public',
+        redirectUris: [personTenant.redirectUri],
+      });
+      expect(again.clientId).toBe(personTenant.clientId);
+      await admin.ok('PUT', `/tenants/${personTenant.tenantId}/grants/${again.clientId}`, {
+        capabilities: SCOPE.split(' '),
+      });
+      expect(await denial(me(tokens.access_token))).toEqual({ status: 403, error: 'subject_revoked' });
+      expect(await denial(refresh(personTenant, tokens.refresh_token!))).toEqual({
+        status: 400,
+        error: 'invalid_grant',
+      });
+    },
+  );
 
-  it("refuses an app whose extensions hold records (409 already_exists) and changes nothing; another tenant's key gets 403", async () => {
-    const tenant = await setupTenant(admin, {
-      plan: 'L2',
-      capabilities: [...SCOPE.split(' '), ...PERSON_SCOPES.split(' ')],
-    });
-    const extensionId = await registerExtension(admin, tenant.clientId);
-    const tokens = await obtainTokens(browser, { authUrl: system.authUrl, ...tenant }, tenant, PERSON_SCOPES);
-    const put = await personApi(system.baseUrl).put(
-      tokens.access_token,
-      tenant.personId,
-      extensionId,
-      {
-        schemaVersion: 1,
-        data: { note: 'kept' },
-      },
-      { 'if-none-match': '*' },
-    );
-    expect(put.status).toBe(201);
+  it(
+    'refuses an app whose extensions hold records (409 already_exists) ' +
+      "and changes nothing; another tenant's key gets 403",
+    async () => {
+      const tenant = await setupTenant(admin, {
+        plan: 'L2',
+        capabilities: [...SCOPE.split(' '), ...PERSON_SCOPES.split(' ')],
+      });
+      const extensionId = await registerExtension(admin, tenant.clientId);
+      const tokens = await obtainTokens(browser, { authUrl: system.authUrl, ...tenant }, tenant, PERSON_SCOPES);
+      const put = await personApi(system.baseUrl).put(
+        tokens.access_token,
+        tenant.personId,
+        extensionId,
+        {
+          schemaVersion: 1,
+          data: { note: 'kept' },
+        },
+        { 'if-none-match': '*' },
+      );
+      expect(put.status).toBe(201);
 
-    const refused = await admin.checked('deleteClient', 'DELETE', `/clients/${tenant.clientId}`);
-    expect(refused.status).toBe(409);
-    expect(refused.body).toMatchObject({
-      error: 'already_exists',
-      message: expect.stringMatching(/owns 1 stored records/),
-    });
-    expect((await personApi(system.baseUrl).get(tokens.access_token, tenant.personId, extensionId)).status).toBe(200);
-    expect((await admin.ok('GET', `/tenants/${tenant.tenantId}/grants/${tenant.clientId}`)).capabilities).toHaveLength(
-      5,
-    );
+      const refused = await admin.checked('deleteClient', 'DELETE', `/clients/${tenant.clientId}`);
+      expect(refused.status).toBe(409);
+      expect(refused.body).toMatchObject({
+        error: 'already_exists',
+        message: expect.stringMatching(/owns 1 stored records/),
+      });
+      expect((await personApi(system.baseUrl).get(tokens.access_token, tenant.personId, extensionId)).status).toBe(200);
+      expect(
+        (await admin.ok('GET', `/tenants/${tenant.tenantId}/grants/${tenant.clientId}`)).capabilities,
+      ).toHaveLength(5);
 
-    const other = await setupTenant(admin);
-    const { key } = await admin.ok('POST', `/tenants/${other.tenantId}/admin-keys`);
-    const otherKey = adminClient(system, key);
-    expect((await otherKey.call('DELETE', `/clients/${tenant.clientId}`)).status).toBe(403);
-  });
+      const other = await setupTenant(admin);
+      const { key } = await admin.ok('POST', `/tenants/${other.tenantId}/admin-keys`);
+      const otherKey = adminClient(system, key);
+      expect((await otherKey.call('DELETE', `/clients/${tenant.clientId}`)).status).toBe(403);
+    },
+  );
 });
 
 describe('closing a capability on the deployment', () => {
@@ -342,26 +364,30 @@ describe('decisions and usage', () => {
       ]).toEqual([bad, 422]);
   });
 
-  it("reports the tenant's metered calls, counting each request id once (a retry with the same x-request-id is one call)", async () => {
-    const tenant = await setupTenant(admin);
-    const tokens = await signIn(tenant);
-    const ids = ['usage-call-0001', 'usage-call-0001', 'usage-call-0002'];
-    for (const id of ids)
-      expect(
-        (await callApi(system.baseUrl, 'getMe', '/me', tokens.access_token, { headers: { 'x-request-id': id } }))
-          .status,
-      ).toBe(200);
-    // The gateway meters in batches (every second); poll until both calls are stored.
-    let res = await admin.checked('getUsage', 'GET', `/tenants/${tenant.tenantId}/usage`);
-    for (let i = 0; i < 50 && res.body.total < 2; i++) {
-      await new Promise((r) => setTimeout(r, 100));
-      res = await admin.checked('getUsage', 'GET', `/tenants/${tenant.tenantId}/usage`);
-    }
-    expect(res.body.tenantId).toBe(tenant.tenantId);
-    expect(res.body.total).toBe(2);
-    expect(res.body.items.map((i: { requestId: string }) => i.requestId).sort()).toEqual([
-      'usage-call-0001',
-      'usage-call-0002',
-    ]);
-  });
+  it(
+    "reports the tenant's metered calls, counting each request " +
+      'id once (a retry with the same x-request-id is one call)',
+    async () => {
+      const tenant = await setupTenant(admin);
+      const tokens = await signIn(tenant);
+      const ids = ['usage-call-0001', 'usage-call-0001', 'usage-call-0002'];
+      for (const id of ids)
+        expect(
+          (await callApi(system.baseUrl, 'getMe', '/me', tokens.access_token, { headers: { 'x-request-id': id } }))
+            .status,
+        ).toBe(200);
+      // The gateway meters in batches (every second); poll until both calls are stored.
+      let res = await admin.checked('getUsage', 'GET', `/tenants/${tenant.tenantId}/usage`);
+      for (let i = 0; i < 50 && res.body.total < 2; i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        res = await admin.checked('getUsage', 'GET', `/tenants/${tenant.tenantId}/usage`);
+      }
+      expect(res.body.tenantId).toBe(tenant.tenantId);
+      expect(res.body.total).toBe(2);
+      expect(res.body.items.map((i: { requestId: string }) => i.requestId).sort()).toEqual([
+        'usage-call-0001',
+        'usage-call-0002',
+      ]);
+    },
+  );
 });

@@ -109,48 +109,60 @@ describe('tenants', () => {
     expect((await res.json()).error).toBe('schema_invalid');
   });
 
-  it('answers a body nested thousands of levels deep, or holding a lone surrogate, with 422 schema_invalid, never a 5xx, and registers nothing', async () => {
-    const { tenantId } = await admin.ok('POST', '/tenants', { label: label(), displayName: 'Deep', plan: 'L2' });
-    const { clientId } = await admin.ok('POST', `/tenants/${tenantId}/clients`, {
-      slug: 'deep',
-      name: 'Deep',
-      kind: 'third_party',
-      type: 'confidential',
-      redirectUris: ['https://deep.example/cb'],
-    });
-    // A schema with a 5,000-level default: 10 KB, within the body limit; serializing it once overflowed the stack (503).
-    const deepSchema = `{"name":"deep","schemas":{"1":{"type":"object","default":${'['.repeat(5000)}${']'.repeat(5000)}}}}`;
-    const res = await fetch(`${system.pdpUrl}/admin/v1/clients/${clientId}/extensions`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${system.adminToken}`, 'content-type': 'application/json' },
-      body: deepSchema,
-    });
-    expect(res.status).toBe(422);
-    expect((await res.json()).error).toBe('schema_invalid');
-    expect(await system.db.knex('extensions').where({ client_id: clientId }).select('id')).toEqual([]);
-    // A lone surrogate escape, which jsonb refuses to store (that was a 503 too), is refused the same way.
-    const lone = await fetch(`${system.pdpUrl}/admin/v1/clients/${clientId}/extensions`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${system.adminToken}`, 'content-type': 'application/json' },
-      body: '{"name":"lone","schemas":{"1":{"type":"object","description":"\\ud800"}}}',
-    });
-    expect({ status: lone.status, error: (await lone.json()).error }).toEqual({ status: 422, error: 'schema_invalid' });
-    expect(await system.db.knex('extensions').where({ client_id: clientId }).select('id')).toEqual([]);
-  });
+  it(
+    'answers a body nested thousands of levels deep, or holding a lone surrogate, ' +
+      'with 422 schema_invalid, never a 5xx, and registers nothing',
+    async () => {
+      const { tenantId } = await admin.ok('POST', '/tenants', { label: label(), displayName: 'Deep', plan: 'L2' });
+      const { clientId } = await admin.ok('POST', `/tenants/${tenantId}/clients`, {
+        slug: 'deep',
+        name: 'Deep',
+        kind: 'third_party',
+        type: 'confidential',
+        redirectUris: ['https://deep.example/cb'],
+      });
+      // A schema with a 5,000-level default: 10 KB, within the body limit; serializing it once overflowed the stack
+      // (503).
+      const deepSchema =
+        '{"name":"deep","schemas":{"1":{"type":"object",' + `"default":${'['.repeat(5000)}${']'.repeat(5000)}}}}`;
+      const res = await fetch(`${system.pdpUrl}/admin/v1/clients/${clientId}/extensions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${system.adminToken}`, 'content-type': 'application/json' },
+        body: deepSchema,
+      });
+      expect(res.status).toBe(422);
+      expect((await res.json()).error).toBe('schema_invalid');
+      expect(await system.db.knex('extensions').where({ client_id: clientId }).select('id')).toEqual([]);
+      // A lone surrogate escape, which jsonb refuses to store (that was a 503 too), is refused the same way.
+      const lone = await fetch(`${system.pdpUrl}/admin/v1/clients/${clientId}/extensions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${system.adminToken}`, 'content-type': 'application/json' },
+        body: '{"name":"lone","schemas":{"1":{"type":"object","description":"\\ud800"}}}',
+      });
+      expect({ status: lone.status, error: (await lone.json()).error }).toEqual({
+        status: 422,
+        error: 'schema_invalid',
+      });
+      expect(await system.db.knex('extensions').where({ client_id: clientId }).select('id')).toEqual([]);
+    },
+  );
 
-  it('answers a NUL character in input with 422 schema_invalid and a malformed path escape with 404, never a 5xx', async () => {
-    const nul = await admin.checked('createTenant', 'POST', '/tenants', {
-      label: label(),
-      displayName: 'a\u0000b',
-      plan: 'L1',
-    });
-    expect(nul.status).toBe(422);
-    expect(nul.body.error).toBe('schema_invalid');
-    const badEscape = await admin.checked('updateTenant', 'PATCH', '/tenants/%E0%A4%A', { plan: 'L2' });
-    expect(badEscape.status).toBe(404);
-    const nulInPath = await admin.checked('updateClient', 'PATCH', '/clients/tp_x%00', { status: 'disabled' });
-    expect(nulInPath.status).toBeLessThan(500);
-  });
+  it(
+    'answers a NUL character in input with 422 schema_invalid ' + 'and a malformed path escape with 404, never a 5xx',
+    async () => {
+      const nul = await admin.checked('createTenant', 'POST', '/tenants', {
+        label: label(),
+        displayName: 'a\u0000b',
+        plan: 'L1',
+      });
+      expect(nul.status).toBe(422);
+      expect(nul.body.error).toBe('schema_invalid');
+      const badEscape = await admin.checked('updateTenant', 'PATCH', '/tenants/%E0%A4%A', { plan: 'L2' });
+      expect(badEscape.status).toBe(404);
+      const nulInPath = await admin.checked('updateClient', 'PATCH', '/clients/tp_x%00', { status: 'disabled' });
+      expect(nulInPath.status).toBeLessThan(500);
+    },
+  );
 
   it('changes plan, status and rate limits, and answers 404 for an unknown tenant', async () => {
     const { body: t } = await admin.checked('createTenant', 'POST', '/tenants', {
@@ -216,37 +228,44 @@ describe('lists', () => {
     }
   });
 
-  it("lists a tenant's persons with their login here, searchable by name, with ended relationships kept apart", async () => {
-    const { tenantId } = await admin.ok('POST', '/tenants', { label: label(), displayName: 'People', plan: 'L2' });
-    const make = (displayName: string, username: string) =>
-      admin.ok('POST', `/tenants/${tenantId}/persons`, { displayName, username, password: 'long enough password' });
-    const ada = await make('Ada Lovelace', 'ada');
-    const alan = await make('Alan Turing', 'aturing');
-    const grace = await make('Grace Hopper', 'grace_h');
-    await admin.ok('DELETE', `/tenants/${tenantId}/persons/${alan.personId}`);
-    const list = (query = '') => admin.checked('listPersons', 'GET', `/tenants/${tenantId}/persons?${query}`);
-    const all = await list();
-    expect(all.status).toBe(200);
-    expect(all.body.items).toEqual(
-      [ada, alan, grace].map((p) =>
-        expect.objectContaining({ personId: p.personId, accountId: p.accountId, accountStatus: 'active' }),
-      ),
-    );
-    expect(all.body.items[1]).toMatchObject({ displayName: 'Alan Turing', username: 'aturing', relationship: 'ended' });
-    const ids = async (query: string) => (await list(query)).body.items.map((p: { personId: string }) => p.personId);
-    expect(await ids('q=A')).toEqual(
-      [ada.personId, alan.personId, grace.personId].filter((id) => id !== grace.personId),
-    );
-    expect(await ids('q=grace_')).toEqual([grace.personId]); // _ is a character here, not a wildcard
-    expect(await ids('q=gr%25')).toEqual([]);
-    expect(await ids('relationship=ended')).toEqual([alan.personId]);
-    const first = await list('limit=1');
-    expect(first.body.items.map((p: { personId: string }) => p.personId)).toEqual([ada.personId]);
-    expect(await ids(`limit=1&cursor=${first.body.nextCursor}`)).toEqual([alan.personId]);
-    expect((await admin.checked('listPersons', 'GET', '/tenants/ten_00000000000000000000000000/persons')).status).toBe(
-      404,
-    );
-  });
+  it(
+    "lists a tenant's persons with their login here, " + 'searchable by name, with ended relationships kept apart',
+    async () => {
+      const { tenantId } = await admin.ok('POST', '/tenants', { label: label(), displayName: 'People', plan: 'L2' });
+      const make = (displayName: string, username: string) =>
+        admin.ok('POST', `/tenants/${tenantId}/persons`, { displayName, username, password: 'long enough password' });
+      const ada = await make('Ada Lovelace', 'ada');
+      const alan = await make('Alan Turing', 'aturing');
+      const grace = await make('Grace Hopper', 'grace_h');
+      await admin.ok('DELETE', `/tenants/${tenantId}/persons/${alan.personId}`);
+      const list = (query = '') => admin.checked('listPersons', 'GET', `/tenants/${tenantId}/persons?${query}`);
+      const all = await list();
+      expect(all.status).toBe(200);
+      expect(all.body.items).toEqual(
+        [ada, alan, grace].map((p) =>
+          expect.objectContaining({ personId: p.personId, accountId: p.accountId, accountStatus: 'active' }),
+        ),
+      );
+      expect(all.body.items[1]).toMatchObject({
+        displayName: 'Alan Turing',
+        username: 'aturing',
+        relationship: 'ended',
+      });
+      const ids = async (query: string) => (await list(query)).body.items.map((p: { personId: string }) => p.personId);
+      expect(await ids('q=A')).toEqual(
+        [ada.personId, alan.personId, grace.personId].filter((id) => id !== grace.personId),
+      );
+      expect(await ids('q=grace_')).toEqual([grace.personId]); // _ is a character here, not a wildcard
+      expect(await ids('q=gr%25')).toEqual([]);
+      expect(await ids('relationship=ended')).toEqual([alan.personId]);
+      const first = await list('limit=1');
+      expect(first.body.items.map((p: { personId: string }) => p.personId)).toEqual([ada.personId]);
+      expect(await ids(`limit=1&cursor=${first.body.nextCursor}`)).toEqual([alan.personId]);
+      expect(
+        (await admin.checked('listPersons', 'GET', '/tenants/ten_00000000000000000000000000/persons')).status,
+      ).toBe(404);
+    },
+  );
 
   it("lists a tenant's clients, service accounts and admin keys, never a secret or a key", async () => {
     const { tenantId, label: tenantLabel } = await admin.ok('POST', '/tenants', {
@@ -314,33 +333,37 @@ describe('persons, clients and grants', () => {
     tenantId = (await admin.ok('POST', '/tenants', { label: tenantLabel, displayName: 'Acme', plan: 'L2' })).tenantId;
   });
 
-  it('creates a person with a login account and the tenant relationship, and ends the relationship keeping the person', async () => {
-    const res = await admin.checked('createPerson', 'POST', `/tenants/${tenantId}/persons`, {
-      displayName: 'Ada',
-      username: `ada-${label()}`,
-      password: 'long enough password',
-    });
-    expect(res.status).toBe(201);
-    const { personId, accountId } = res.body;
-    expect(personId).toMatch(/^psn_/);
-    expect(accountId).toMatch(/^acc_/);
-    const account = await system.db.knex('accounts').where({ id: accountId }).first();
-    expect(account).toMatchObject({ kind: 'person', person_id: personId, status: 'active', epoch: 1 });
-    expect(account.password_hash).not.toContain('long enough password');
+  it(
+    'creates a person with a login account and the tenant relationship, ' +
+      'and ends the relationship keeping the person',
+    async () => {
+      const res = await admin.checked('createPerson', 'POST', `/tenants/${tenantId}/persons`, {
+        displayName: 'Ada',
+        username: `ada-${label()}`,
+        password: 'long enough password',
+      });
+      expect(res.status).toBe(201);
+      const { personId, accountId } = res.body;
+      expect(personId).toMatch(/^psn_/);
+      expect(accountId).toMatch(/^acc_/);
+      const account = await system.db.knex('accounts').where({ id: accountId }).first();
+      expect(account).toMatchObject({ kind: 'person', person_id: personId, status: 'active', epoch: 1 });
+      expect(account.password_hash).not.toContain('long enough password');
 
-    expect(
-      (await admin.checked('endPersonRelationship', 'DELETE', `/tenants/${tenantId}/persons/${personId}`)).status,
-    ).toBe(204);
-    const rel = await system.db
-      .knex('tenant_person_relationships')
-      .where({ tenant_id: tenantId, person_id: personId })
-      .first();
-    expect(rel.ended_at).not.toBeNull();
-    expect(await system.db.knex('persons').where({ id: personId }).first()).toBeTruthy();
-    expect(
-      (await admin.checked('endPersonRelationship', 'DELETE', `/tenants/${tenantId}/persons/${personId}`)).status,
-    ).toBe(404);
-  });
+      expect(
+        (await admin.checked('endPersonRelationship', 'DELETE', `/tenants/${tenantId}/persons/${personId}`)).status,
+      ).toBe(204);
+      const rel = await system.db
+        .knex('tenant_person_relationships')
+        .where({ tenant_id: tenantId, person_id: personId })
+        .first();
+      expect(rel.ended_at).not.toBeNull();
+      expect(await system.db.knex('persons').where({ id: personId }).first()).toBeTruthy();
+      expect(
+        (await admin.checked('endPersonRelationship', 'DELETE', `/tenants/${tenantId}/persons/${personId}`)).status,
+      ).toBe(404);
+    },
+  );
 
   it('refuses a taken username with 409 already_exists and leaves no half-created person behind', async () => {
     const username = `bob-${label()}`;
@@ -360,32 +383,36 @@ describe('persons, clients and grants', () => {
     expect(await system.db.knex('persons').count({ n: '*' }).first()).toEqual(persons);
   });
 
-  it('creates a confidential third-party client with a tp_<label>_<slug> id, shows the secret once and stores only its hash', async () => {
-    const res = await admin.checked('createClient', 'POST', `/tenants/${tenantId}/clients`, {
-      slug: 'sync',
-      name: 'Sync',
-      kind: 'third_party',
-      type: 'confidential',
-      redirectUris: ['https://app.example/cb'],
-    });
-    expect(res.status).toBe(201);
-    expect(res.body.clientId).toBe(`tp_${tenantLabel}_sync`);
-    const secret = res.body.clientSecret as string;
-    expect(secret.length).toBeGreaterThanOrEqual(32);
-    const stored = await system.db.knex('client_secrets').where({ client_id: res.body.clientId });
-    expect(stored).toHaveLength(1);
-    expect(stored[0].secret_hash).not.toContain(secret);
-    expect(await verifySecret(secret, stored[0].secret_hash)).toBe(true);
+  it(
+    'creates a confidential third-party client with a tp_<label>_<slug> id, ' +
+      'shows the secret once and stores only its hash',
+    async () => {
+      const res = await admin.checked('createClient', 'POST', `/tenants/${tenantId}/clients`, {
+        slug: 'sync',
+        name: 'Sync',
+        kind: 'third_party',
+        type: 'confidential',
+        redirectUris: ['https://app.example/cb'],
+      });
+      expect(res.status).toBe(201);
+      expect(res.body.clientId).toBe(`tp_${tenantLabel}_sync`);
+      const secret = res.body.clientSecret as string;
+      expect(secret.length).toBeGreaterThanOrEqual(32);
+      const stored = await system.db.knex('client_secrets').where({ client_id: res.body.clientId });
+      expect(stored).toHaveLength(1);
+      expect(stored[0].secret_hash).not.toContain(secret);
+      expect(await verifySecret(secret, stored[0].secret_hash)).toBe(true);
 
-    const dup = await admin.checked('createClient', 'POST', `/tenants/${tenantId}/clients`, {
-      slug: 'sync',
-      name: 'Sync 2',
-      kind: 'third_party',
-      type: 'public',
-      redirectUris: ['https://app.example/cb'],
-    });
-    expect(dup.status).toBe(409);
-  });
+      const dup = await admin.checked('createClient', 'POST', `/tenants/${tenantId}/clients`, {
+        slug: 'sync',
+        name: 'Sync 2',
+        kind: 'third_party',
+        type: 'public',
+        redirectUris: ['https://app.example/cb'],
+      });
+      expect(dup.status).toBe(409);
+    },
+  );
 
   it('replaces, reads and withdraws a grant, refusing capabilities outside the catalogue', async () => {
     const { body: client } = await admin.checked('createClient', 'POST', `/tenants/${tenantId}/clients`, {
@@ -420,30 +447,33 @@ describe('persons, clients and grants', () => {
     expect(otherTenant.status).toBe(404);
   });
 
-  it('serialises concurrent replacements of one grant: every PUT succeeds and one of them is what is stored', async () => {
-    const { body: client } = await admin.checked('createClient', 'POST', `/tenants/${tenantId}/clients`, {
-      slug: 'racy',
-      name: 'Racy',
-      kind: 'third_party',
-      type: 'public',
-      redirectUris: ['http://127.0.0.1:8400/callback'],
-    });
-    const path = `/tenants/${tenantId}/grants/${client.clientId}`;
-    const sets = [
-      ['svc.profile.self.read'],
-      ['svc.tenant.info.read'],
-      ['svc.profile.self.read', 'svc.person.read'],
-      ['svc.person.read'],
-    ];
-    for (let round = 0; round < 5; round++) {
-      const statuses = await Promise.all(
-        sets.map((capabilities) => admin.call('PUT', path, { capabilities }).then((r) => r.status)),
-      );
-      expect(statuses).toEqual([200, 200, 200, 200]);
-    }
-    const stored = (await admin.ok('GET', path)).capabilities;
-    expect(sets.map((c) => [...c].sort())).toContainEqual(stored);
-  });
+  it(
+    'serialises concurrent replacements of one grant: ' + 'every PUT succeeds and one of them is what is stored',
+    async () => {
+      const { body: client } = await admin.checked('createClient', 'POST', `/tenants/${tenantId}/clients`, {
+        slug: 'racy',
+        name: 'Racy',
+        kind: 'third_party',
+        type: 'public',
+        redirectUris: ['http://127.0.0.1:8400/callback'],
+      });
+      const path = `/tenants/${tenantId}/grants/${client.clientId}`;
+      const sets = [
+        ['svc.profile.self.read'],
+        ['svc.tenant.info.read'],
+        ['svc.profile.self.read', 'svc.person.read'],
+        ['svc.person.read'],
+      ];
+      for (let round = 0; round < 5; round++) {
+        const statuses = await Promise.all(
+          sets.map((capabilities) => admin.call('PUT', path, { capabilities }).then((r) => r.status)),
+        );
+        expect(statuses).toEqual([200, 200, 200, 200]);
+      }
+      const stored = (await admin.ok('GET', path)).capabilities;
+      expect(sets.map((c) => [...c].sort())).toContainEqual(stored);
+    },
+  );
 
   it('disables and re-enables a client', async () => {
     const { body: client } = await admin.checked('createClient', 'POST', `/tenants/${tenantId}/clients`, {
@@ -459,103 +489,111 @@ describe('persons, clients and grants', () => {
     expect(on.body.status).toBe('active');
   });
 
-  it("changes a client's name, redirect URIs and origins (a list replaces the stored one), audited as client.update; an empty or bad change stores nothing", async () => {
-    const { body: client } = await admin.checked('createClient', 'POST', `/tenants/${tenantId}/clients`, {
-      slug: 'settings',
-      name: 'Settings',
-      kind: 'third_party',
-      type: 'public',
-      redirectUris: ['https://settings.example/cb'],
-      allowedOrigins: ['https://settings.example'],
-    });
-    const path = `/clients/${client.clientId}`;
-    const changed = await admin.checked('updateClient', 'PATCH', path, {
-      name: 'Settings v2',
-      redirectUris: ['https://settings.example/v2/cb'],
-      allowedOrigins: [],
-    });
-    expect(changed.status).toBe(200);
-    expect(changed.body).toMatchObject({
-      name: 'Settings v2',
-      status: 'active',
-      redirectUris: ['https://settings.example/v2/cb'],
-      allowedOrigins: [],
-    });
-    const audit = await admin.ok('GET', `/tenants/${tenantId}/audit?action=client.update`);
-    expect(audit.items.find((e: { target: { id: string } }) => e.target.id === client.clientId)?.changes).toEqual({
-      name: { from: 'Settings', to: 'Settings v2' },
-      redirectUris: { from: ['https://settings.example/cb'], to: ['https://settings.example/v2/cb'] },
-      allowedOrigins: { from: ['https://settings.example'], to: [] },
-    });
-    for (const bad of [
-      {},
-      { redirectUris: [] },
-      { redirectUris: ['https://x.example/cb#frag'] },
-      { slug: 'renamed' },
-      { name: '  ' },
-    ]) {
-      const refused = await admin.checked('updateClient', 'PATCH', path, bad);
-      expect([JSON.stringify(bad), refused.status, refused.body.error]).toEqual([
-        JSON.stringify(bad),
-        422,
-        'schema_invalid',
-      ]);
-    }
-    expect(
-      (await admin.ok('GET', `/tenants/${tenantId}/clients`)).items.find(
-        (c: { clientId: string }) => c.clientId === client.clientId,
-      ),
-    ).toMatchObject({ name: 'Settings v2', redirectUris: ['https://settings.example/v2/cb'] });
-  });
+  it(
+    "changes a client's name, redirect URIs and origins (a list replaces the stored one), " +
+      'audited as client.update; an empty or bad change stores nothing',
+    async () => {
+      const { body: client } = await admin.checked('createClient', 'POST', `/tenants/${tenantId}/clients`, {
+        slug: 'settings',
+        name: 'Settings',
+        kind: 'third_party',
+        type: 'public',
+        redirectUris: ['https://settings.example/cb'],
+        allowedOrigins: ['https://settings.example'],
+      });
+      const path = `/clients/${client.clientId}`;
+      const changed = await admin.checked('updateClient', 'PATCH', path, {
+        name: 'Settings v2',
+        redirectUris: ['https://settings.example/v2/cb'],
+        allowedOrigins: [],
+      });
+      expect(changed.status).toBe(200);
+      expect(changed.body).toMatchObject({
+        name: 'Settings v2',
+        status: 'active',
+        redirectUris: ['https://settings.example/v2/cb'],
+        allowedOrigins: [],
+      });
+      const audit = await admin.ok('GET', `/tenants/${tenantId}/audit?action=client.update`);
+      expect(audit.items.find((e: { target: { id: string } }) => e.target.id === client.clientId)?.changes).toEqual({
+        name: { from: 'Settings', to: 'Settings v2' },
+        redirectUris: { from: ['https://settings.example/cb'], to: ['https://settings.example/v2/cb'] },
+        allowedOrigins: { from: ['https://settings.example'], to: [] },
+      });
+      for (const bad of [
+        {},
+        { redirectUris: [] },
+        { redirectUris: ['https://x.example/cb#frag'] },
+        { slug: 'renamed' },
+        { name: '  ' },
+      ]) {
+        const refused = await admin.checked('updateClient', 'PATCH', path, bad);
+        expect([JSON.stringify(bad), refused.status, refused.body.error]).toEqual([
+          JSON.stringify(bad),
+          422,
+          'schema_invalid',
+        ]);
+      }
+      expect(
+        (await admin.ok('GET', `/tenants/${tenantId}/clients`)).items.find(
+          (c: { clientId: string }) => c.clientId === client.clientId,
+        ),
+      ).toMatchObject({ name: 'Settings v2', redirectUris: ['https://settings.example/v2/cb'] });
+    },
+  );
 });
 
 describe("the console's listings", () => {
-  it('read all service accounts and all extensions of a tenant in one statement each, with their capabilities and schema versions', async () => {
-    const tenant = await setupTenant(admin, { type: 'confidential' });
-    const other = await admin.ok('POST', `/tenants/${tenant.tenantId}/clients`, {
-      slug: 'other',
-      name: 'Other',
-      kind: 'third_party',
-      type: 'confidential',
-      redirectUris: [tenant.redirectUri],
-    });
-    const withTwo = await admin.ok('POST', `/tenants/${tenant.tenantId}/service-accounts`, {
-      clientId: tenant.clientId,
-      name: 'Two',
-      capabilities: ['svc.tenant.info.read', 'svc.profile.self.read'],
-    });
-    const withNone = await admin.ok('POST', `/tenants/${tenant.tenantId}/service-accounts`, {
-      clientId: other.clientId,
-      name: 'None',
-      capabilities: [],
-    });
-    const schema = { type: 'object', properties: { n: { type: 'integer' } }, additionalProperties: false };
-    const twoVersions = await admin.ok('POST', `/clients/${tenant.clientId}/extensions`, {
-      name: 'two versions',
-      schemas: { 1: schema, 2: schema },
-    });
-    const oneVersion = await admin.ok('POST', `/clients/${other.clientId}/extensions`, {
-      name: 'one version',
-      schemas: { 1: schema },
-    });
+  it(
+    'read all service accounts and all extensions of a tenant in ' +
+      'one statement each, with their capabilities and schema versions',
+    async () => {
+      const tenant = await setupTenant(admin, { type: 'confidential' });
+      const other = await admin.ok('POST', `/tenants/${tenant.tenantId}/clients`, {
+        slug: 'other',
+        name: 'Other',
+        kind: 'third_party',
+        type: 'confidential',
+        redirectUris: [tenant.redirectUri],
+      });
+      const withTwo = await admin.ok('POST', `/tenants/${tenant.tenantId}/service-accounts`, {
+        clientId: tenant.clientId,
+        name: 'Two',
+        capabilities: ['svc.tenant.info.read', 'svc.profile.self.read'],
+      });
+      const withNone = await admin.ok('POST', `/tenants/${tenant.tenantId}/service-accounts`, {
+        clientId: other.clientId,
+        name: 'None',
+        capabilities: [],
+      });
+      const schema = { type: 'object', properties: { n: { type: 'integer' } }, additionalProperties: false };
+      const twoVersions = await admin.ok('POST', `/clients/${tenant.clientId}/extensions`, {
+        name: 'two versions',
+        schemas: { 1: schema, 2: schema },
+      });
+      const oneVersion = await admin.ok('POST', `/clients/${other.clientId}/extensions`, {
+        name: 'one version',
+        schemas: { 1: schema },
+      });
 
-    const statements: string[] = [];
-    const count = (q: { sql: string }) => void statements.push(q.sql);
-    system.db.knex.on('query', count);
-    try {
-      const accounts = await listServiceAccounts(system.db.knex, tenant.tenantId);
-      const extensions = await listExtensions(system.db.knex, tenant.tenantId);
-      expect(statements).toHaveLength(2);
-      expect(accounts.map((a) => [a.accountId, 'capabilities' in a && a.capabilities])).toEqual([
-        [withTwo.accountId, ['svc.profile.self.read', 'svc.tenant.info.read']],
-        [withNone.accountId, []],
-      ]);
-      expect(extensions.map((e) => [e.extensionId, e.schemaVersions])).toEqual([
-        [twoVersions.extensionId, [1, 2]],
-        [oneVersion.extensionId, [1]],
-      ]);
-    } finally {
-      system.db.knex.off('query', count);
-    }
-  });
+      const statements: string[] = [];
+      const count = (q: { sql: string }) => void statements.push(q.sql);
+      system.db.knex.on('query', count);
+      try {
+        const accounts = await listServiceAccounts(system.db.knex, tenant.tenantId);
+        const extensions = await listExtensions(system.db.knex, tenant.tenantId);
+        expect(statements).toHaveLength(2);
+        expect(accounts.map((a) => [a.accountId, 'capabilities' in a && a.capabilities])).toEqual([
+          [withTwo.accountId, ['svc.profile.self.read', 'svc.tenant.info.read']],
+          [withNone.accountId, []],
+        ]);
+        expect(extensions.map((e) => [e.extensionId, e.schemaVersions])).toEqual([
+          [twoVersions.extensionId, [1, 2]],
+          [oneVersion.extensionId, [1]],
+        ]);
+      } finally {
+        system.db.knex.off('query', count);
+      }
+    },
+  );
 });

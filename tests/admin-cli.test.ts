@@ -268,38 +268,41 @@ describe('seed-load: persons, raised limits and the users file for a k6 run', ()
       (t) => t.tenantId === id,
     )?.rateLimit;
 
-  it('creates the persons, raises the tenant and account limits, and writes a users file whose users sign in', async () => {
-    const run = await admin(
-      'seed-load',
-      '--tenant',
-      tenantId,
-      '--client',
-      clientId,
-      '--persons',
-      '3',
-      '--extension',
-      'ext_notes',
-      '--out',
-      out,
-    );
-    expect(run).toMatchObject({ code: 0, err: '' });
-    expect(run.out).toContain(`3 persons ready (3 created), rate limits 1000000 per 60 s; users written to ${out}`);
-    expect(run.out).toContain(`-e USERS_FILE=${out}`);
-    const file = read();
-    expect(file).toMatchObject({ tenantId, clientId, redirectUri, scope, extensionId: 'ext_notes' });
-    expect(file.users.map((u) => u.username)).toEqual(['load-00001', 'load-00002', 'load-00003']);
-    expect(new Set(file.users.map((u) => u.password)).size).toBe(1);
-    for (const user of file.users) expect(user.personId).toMatch(/^psn_[0-9a-hjkmnp-tv-z]{26}$/);
-    expect(statSync(out).mode & 0o777).toBe(0o600); // it holds passwords
-    const window = { points: 1_000_000, durationS: 60 };
-    expect(await rateLimitOf(tenantId)).toEqual({ tenant: window, account: window });
-    // A user of the file signs in through the real login and consent pages and gets the file's scope.
-    const user = file.users[1]!;
-    const tokens = await obtainTokens(browser, { authUrl: system.authUrl, clientId, redirectUri }, user, file.scope);
-    expect(tokens.scope?.split(' ').sort()).toEqual(scope.split(' '));
-    const me = await fetch(`${system.baseUrl}/me`, { headers: { authorization: `Bearer ${tokens.access_token}` } });
-    expect(await me.json()).toMatchObject({ subjectType: 'person', subjectId: user.personId });
-  });
+  it(
+    'creates the persons, raises the tenant and account limits, ' + 'and writes a users file whose users sign in',
+    async () => {
+      const run = await admin(
+        'seed-load',
+        '--tenant',
+        tenantId,
+        '--client',
+        clientId,
+        '--persons',
+        '3',
+        '--extension',
+        'ext_notes',
+        '--out',
+        out,
+      );
+      expect(run).toMatchObject({ code: 0, err: '' });
+      expect(run.out).toContain(`3 persons ready (3 created), rate limits 1000000 per 60 s; users written to ${out}`);
+      expect(run.out).toContain(`-e USERS_FILE=${out}`);
+      const file = read();
+      expect(file).toMatchObject({ tenantId, clientId, redirectUri, scope, extensionId: 'ext_notes' });
+      expect(file.users.map((u) => u.username)).toEqual(['load-00001', 'load-00002', 'load-00003']);
+      expect(new Set(file.users.map((u) => u.password)).size).toBe(1);
+      for (const user of file.users) expect(user.personId).toMatch(/^psn_[0-9a-hjkmnp-tv-z]{26}$/);
+      expect(statSync(out).mode & 0o777).toBe(0o600); // it holds passwords
+      const window = { points: 1_000_000, durationS: 60 };
+      expect(await rateLimitOf(tenantId)).toEqual({ tenant: window, account: window });
+      // A user of the file signs in through the real login and consent pages and gets the file's scope.
+      const user = file.users[1]!;
+      const tokens = await obtainTokens(browser, { authUrl: system.authUrl, clientId, redirectUri }, user, file.scope);
+      expect(tokens.scope?.split(' ').sort()).toEqual(scope.split(' '));
+      const me = await fetch(`${system.baseUrl}/me`, { headers: { authorization: `Bearer ${tokens.access_token}` } });
+      expect(await me.json()).toMatchObject({ subjectType: 'person', subjectId: user.personId });
+    },
+  );
 
   it('a second run with the same file keeps the persons it made and adds the missing ones', async () => {
     const before = read();
@@ -328,72 +331,76 @@ describe('seed-load: persons, raised limits and the users file for a k6 run', ()
     });
   });
 
-  it('refuses what it cannot do, naming why: unknown passwords, an app that cannot sign users in, bad flags', async () => {
-    const elsewhere = join(dir, 'other.json');
-    const unknown = await admin(
-      'seed-load',
-      '--tenant',
-      tenantId,
-      '--client',
-      clientId,
-      '--persons',
-      '2',
-      '--out',
-      elsewhere,
-    );
-    expect(unknown.code).toBe(2);
-    expect(unknown.err).toContain(
-      `load-00001 (and 1 more) already exist in the tenant but not in ${elsewhere}: pass the --password they were created with`,
-    );
-    const { clientId: confidential } = json(
-      await admin(
-        'create-client',
+  it(
+    'refuses what it cannot do, naming why: unknown passwords, ' + 'an app that cannot sign users in, bad flags',
+    async () => {
+      const elsewhere = join(dir, 'other.json');
+      const unknown = await admin(
+        'seed-load',
+        '--tenant',
         tenantId,
-        '--slug',
-        'server',
-        '--name',
-        'Server',
-        '--kind',
-        'third_party',
-        '--type',
-        'confidential',
-        '--redirect-uris',
-        redirectUri,
-      ),
-    );
-    const notPublic = await admin(
-      'seed-load',
-      '--tenant',
-      tenantId,
-      '--client',
-      confidential,
-      '--persons',
-      '1',
-      '--out',
-      elsewhere,
-    );
-    expect(notPublic.code).toBe(1);
-    expect(notPublic.err).toContain(`${confidential} is not an active public third-party app`);
-    const missing = await admin(
-      'seed-load',
-      '--tenant',
-      tenantId,
-      '--client',
-      'tp_cli-load_nothing',
-      '--persons',
-      '1',
-      '--out',
-      elsewhere,
-    );
-    expect(missing).toMatchObject({ code: 1, err: `the tenant ${tenantId} has no client tp_cli-load_nothing` });
-    for (const argv of [
-      ['--client', clientId, '--persons', '1'],
-      ['--tenant', tenantId, '--client', clientId, '--persons', '0'],
-      ['--tenant', tenantId, '--client', clientId, '--persons', '2', '--rate-limit-points', 'lots'],
-      ['--tenant', tenantId, '--client', clientId, '--persons', '2', '--rate-limit-points', '2000000'],
-    ]) {
-      expect({ argv, code: (await admin('seed-load', ...argv)).code }).toEqual({ argv, code: 2 });
-    }
-    expect((await admin('list-persons', tenantId, '--limit', '100')).out.match(/load-0/g)).toHaveLength(5);
-  });
+        '--client',
+        clientId,
+        '--persons',
+        '2',
+        '--out',
+        elsewhere,
+      );
+      expect(unknown.code).toBe(2);
+      expect(unknown.err).toContain(
+        `load-00001 (and 1 more) already exist in the tenant but not ` +
+          `in ${elsewhere}: pass the --password they were created with`,
+      );
+      const { clientId: confidential } = json(
+        await admin(
+          'create-client',
+          tenantId,
+          '--slug',
+          'server',
+          '--name',
+          'Server',
+          '--kind',
+          'third_party',
+          '--type',
+          'confidential',
+          '--redirect-uris',
+          redirectUri,
+        ),
+      );
+      const notPublic = await admin(
+        'seed-load',
+        '--tenant',
+        tenantId,
+        '--client',
+        confidential,
+        '--persons',
+        '1',
+        '--out',
+        elsewhere,
+      );
+      expect(notPublic.code).toBe(1);
+      expect(notPublic.err).toContain(`${confidential} is not an active public third-party app`);
+      const missing = await admin(
+        'seed-load',
+        '--tenant',
+        tenantId,
+        '--client',
+        'tp_cli-load_nothing',
+        '--persons',
+        '1',
+        '--out',
+        elsewhere,
+      );
+      expect(missing).toMatchObject({ code: 1, err: `the tenant ${tenantId} has no client tp_cli-load_nothing` });
+      for (const argv of [
+        ['--client', clientId, '--persons', '1'],
+        ['--tenant', tenantId, '--client', clientId, '--persons', '0'],
+        ['--tenant', tenantId, '--client', clientId, '--persons', '2', '--rate-limit-points', 'lots'],
+        ['--tenant', tenantId, '--client', clientId, '--persons', '2', '--rate-limit-points', '2000000'],
+      ]) {
+        expect({ argv, code: (await admin('seed-load', ...argv)).code }).toEqual({ argv, code: 2 });
+      }
+      expect((await admin('list-persons', tenantId, '--limit', '100')).out.match(/load-0/g)).toHaveLength(5);
+    },
+  );
 });

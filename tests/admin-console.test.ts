@@ -142,46 +142,54 @@ describe('a tenant admin', () => {
   });
   afterAll(() => context.close());
 
-  it("signs in with the tenant admin key to the tenant's apps and their granted capabilities; the key is in neither cookie nor page", async () => {
-    expect(page.url()).toBe(pageUrl(own.tenantId, 'apps'));
-    const response = (await page.goto(page.url()))!;
-    const headers = response.headers();
-    expect(headers['cache-control']).toBe('no-store');
-    expect(headers['content-security-policy']).toMatch(
-      /default-src 'none'.*style-src 'sha256-.*frame-ancestors 'none'/,
-    );
-    const app = row(page, own.clientName);
-    await expect(app.getByRole('cell').last().innerText()).resolves.toBe([...ALL].sort().join('\n'));
-    const cookies = await context.cookies();
-    expect(cookies).toHaveLength(1);
-    expect(cookies[0]).toMatchObject({
-      name: 'console_session',
-      httpOnly: true,
-      sameSite: 'Strict',
-      path: '/admin/console',
-    });
-    expect(cookies[0]!.value).not.toContain(adminKey.key.split('.')[1]);
-    expect(await page.content()).not.toContain(adminKey.key.split('.')[1]);
-    await shot(page, 'apps');
-  });
+  it(
+    "signs in with the tenant admin key to the tenant's apps and " +
+      'their granted capabilities; the key is in neither cookie nor page',
+    async () => {
+      expect(page.url()).toBe(pageUrl(own.tenantId, 'apps'));
+      const response = (await page.goto(page.url()))!;
+      const headers = response.headers();
+      expect(headers['cache-control']).toBe('no-store');
+      expect(headers['content-security-policy']).toMatch(
+        /default-src 'none'.*style-src 'sha256-.*frame-ancestors 'none'/,
+      );
+      const app = row(page, own.clientName);
+      await expect(app.getByRole('cell').last().innerText()).resolves.toBe([...ALL].sort().join('\n'));
+      const cookies = await context.cookies();
+      expect(cookies).toHaveLength(1);
+      expect(cookies[0]).toMatchObject({
+        name: 'console_session',
+        httpOnly: true,
+        sameSite: 'Strict',
+        path: '/admin/console',
+      });
+      expect(cookies[0]!.value).not.toContain(adminKey.key.split('.')[1]);
+      expect(await page.content()).not.toContain(adminKey.key.split('.')[1]);
+      await shot(page, 'apps');
+    },
+  );
 
-  it("withdrawing a capability makes the app's next call with it 403 capability_not_granted; granting it again restores it", async () => {
-    const token = await workloadToken();
-    expect((await getTenant(token)).status).toBe(200);
-    await page.goto(pageUrl(own.tenantId, `apps/${own.clientId}`));
-    await page.getByLabel('svc.tenant.info.read').uncheck();
-    await press(page, 'Save granted capabilities');
-    await expect(page.getByRole('status').innerText()).resolves.toContain('Granted capabilities saved');
-    const denied = await getTenant(token);
-    expect(denied.status).toBe(403);
-    expect(denied.body.error).toBe('capability_not_granted');
-    deniedRequestId = denied.body.requestId;
-    expect((await getMe(token)).status).toBe(200);
-    await shot(page, 'app');
-    await page.getByLabel('svc.tenant.info.read').check();
-    await press(page, 'Save granted capabilities');
-    expect((await getTenant(token)).status).toBe(200);
-  });
+  it(
+    "withdrawing a capability makes the app's next call with it " +
+      '403 capability_not_granted; granting it again restores it',
+    async () => {
+      const token = await workloadToken();
+      expect((await getTenant(token)).status).toBe(200);
+      await page.goto(pageUrl(own.tenantId, `apps/${own.clientId}`));
+      await page.getByLabel('svc.tenant.info.read').uncheck();
+      await press(page, 'Save granted capabilities');
+      await expect(page.getByRole('status').innerText()).resolves.toContain('Granted capabilities saved');
+      const denied = await getTenant(token);
+      expect(denied.status).toBe(403);
+      expect(denied.body.error).toBe('capability_not_granted');
+      deniedRequestId = denied.body.requestId;
+      expect((await getMe(token)).status).toBe(200);
+      await shot(page, 'app');
+      await page.getByLabel('svc.tenant.info.read').check();
+      await press(page, 'Save granted capabilities');
+      expect((await getTenant(token)).status).toBe(200);
+    },
+  );
 
   it('asks before disabling the app and changes nothing until confirmed; Cancel goes back', async () => {
     const token = await workloadToken();
@@ -194,19 +202,23 @@ describe('a tenant admin', () => {
     expect((await getMe(token)).status).toBe(200);
   });
 
-  it('disabling the app makes its tokens 403 client_disabled and its token requests invalid_client; enabling restores both', async () => {
-    const token = await workloadToken();
-    await page.goto(pageUrl(own.tenantId, `apps/${own.clientId}`));
-    await press(page, 'Disable app');
-    await press(page, 'Confirm');
-    const denied = await getMe(token);
-    expect([denied.status, denied.body.error]).toEqual([403, 'client_disabled']);
-    const refused = await tokenRequest();
-    expect([refused.status, refused.body.error]).toEqual([401, 'invalid_client']);
-    await press(page, 'Enable app');
-    expect((await getMe(token)).status).toBe(200);
-    expect((await tokenRequest()).status).toBe(200);
-  });
+  it(
+    'disabling the app makes its tokens 403 client_disabled and ' +
+      'its token requests invalid_client; enabling restores both',
+    async () => {
+      const token = await workloadToken();
+      await page.goto(pageUrl(own.tenantId, `apps/${own.clientId}`));
+      await press(page, 'Disable app');
+      await press(page, 'Confirm');
+      const denied = await getMe(token);
+      expect([denied.status, denied.body.error]).toEqual([403, 'client_disabled']);
+      const refused = await tokenRequest();
+      expect([refused.status, refused.body.error]).toEqual([401, 'invalid_client']);
+      await press(page, 'Enable app');
+      expect((await getMe(token)).status).toBe(200);
+      expect((await tokenRequest()).status).toBe(200);
+    },
+  );
 
   it("advancing a service account's epoch makes its older token 403 epoch_changed; a new token works", async () => {
     const old = await workloadToken();
@@ -232,158 +244,177 @@ describe('a tenant admin', () => {
     expect((await getMe(token)).status).toBe(200);
   });
 
-  it('creates a person, keeps the typed fields when the username is taken, finds them, and disabling their login refuses their sign-in', async () => {
-    const person = {
-      displayName: 'Console Person',
-      username: `console-${Date.now().toString(36)}`,
-      password: 'console password 1',
-    };
-    const signInAs = () =>
-      fetch(`${system.authUrl}/account/apps`, {
-        method: 'POST',
-        redirect: 'manual',
-        body: new URLSearchParams(person),
-      }).then((r) => r.status);
-    await page.goto(pageUrl(own.tenantId, 'persons'));
-    const create = async (displayName: string) => {
-      await page.getByLabel('Display name').fill(displayName);
-      await page.getByLabel('Username (unique in this tenant)').fill(person.username);
-      await page.getByLabel('Password (at least 8 characters)').fill(person.password);
-      return press(page, 'Create person');
-    };
-    expect((await create(person.displayName)).status()).toBe(200);
-    await expect(page.getByRole('status').innerText()).resolves.toContain(`can now sign in as ${person.username}`);
-    await expect(row(page, person.username).count()).resolves.toBe(1);
-    expect(await signInAs()).toBe(303);
-    const taken = await create('Someone Else');
-    expect(taken.status()).toBe(409);
-    await expect(page.getByRole('alert').innerText()).resolves.toMatch(/username is taken in this tenant/);
-    await expect(page.getByLabel('Display name').inputValue()).resolves.toBe('Someone Else');
-    await expect(page.getByLabel('Password (at least 8 characters)').inputValue()).resolves.toBe('');
-    await page.getByLabel('Find by username or name').fill(person.username.toUpperCase());
-    await press(page, 'Find');
-    await expect(page.getByRole('row').count()).resolves.toBe(2); // the header and the one person
-    await press(page, `Disable login of ${person.displayName}`);
-    await press(page, 'Confirm');
-    await expect(row(page, person.username).getByRole('cell').nth(2).innerText()).resolves.toBe('disabled');
-    expect(await signInAs()).toBe(401);
-    await shot(page, 'persons');
-  });
+  it(
+    'creates a person, keeps the typed fields when the username is taken, ' +
+      'finds them, and disabling their login refuses their sign-in',
+    async () => {
+      const person = {
+        displayName: 'Console Person',
+        username: `console-${Date.now().toString(36)}`,
+        password: 'console password 1',
+      };
+      const signInAs = () =>
+        fetch(`${system.authUrl}/account/apps`, {
+          method: 'POST',
+          redirect: 'manual',
+          body: new URLSearchParams(person),
+        }).then((r) => r.status);
+      await page.goto(pageUrl(own.tenantId, 'persons'));
+      const create = async (displayName: string) => {
+        await page.getByLabel('Display name').fill(displayName);
+        await page.getByLabel('Username (unique in this tenant)').fill(person.username);
+        await page.getByLabel('Password (at least 8 characters)').fill(person.password);
+        return press(page, 'Create person');
+      };
+      expect((await create(person.displayName)).status()).toBe(200);
+      await expect(page.getByRole('status').innerText()).resolves.toContain(`can now sign in as ${person.username}`);
+      await expect(row(page, person.username).count()).resolves.toBe(1);
+      expect(await signInAs()).toBe(303);
+      const taken = await create('Someone Else');
+      expect(taken.status()).toBe(409);
+      await expect(page.getByRole('alert').innerText()).resolves.toMatch(/username is taken in this tenant/);
+      await expect(page.getByLabel('Display name').inputValue()).resolves.toBe('Someone Else');
+      await expect(page.getByLabel('Password (at least 8 characters)').inputValue()).resolves.toBe('');
+      await page.getByLabel('Find by username or name').fill(person.username.toUpperCase());
+      await press(page, 'Find');
+      await expect(page.getByRole('row').count()).resolves.toBe(2); // the header and the one person
+      await press(page, `Disable login of ${person.displayName}`);
+      await press(page, 'Confirm');
+      await expect(row(page, person.username).getByRole('cell').nth(2).innerText()).resolves.toBe('disabled');
+      expect(await signInAs()).toBe(401);
+      await shot(page, 'persons');
+    },
+  );
 
-  it('registers a public app (keeping the form and naming the field when refused), grants it a capability, and changes its redirect URIs: a person signs in through the new one, the old one is refused', async () => {
-    const slug = `console-app-${Date.now().toString(36)}`;
-    const clientId = `tp_${own.clientId.split('_')[1]}_${slug}`;
-    await page.goto(pageUrl(own.tenantId, 'apps'));
-    await page.getByLabel('Name people see on the consent page').fill('Console App');
-    await page.getByLabel(/^Slug/).fill(slug);
-    await page.getByLabel('Redirect URIs, one per line').fill('not a uri');
-    const refused = await press(page, 'Register app');
-    expect(refused.status()).toBe(422);
-    await expect(page.getByRole('alert').innerText()).resolves.toMatch(/redirectUris\.0/);
-    await expect(page.getByLabel(/^Slug/).inputValue()).resolves.toBe(slug);
-    await page.getByLabel('Redirect URIs, one per line').fill('https://console-app.example/cb\n');
-    expect((await press(page, 'Register app')).status()).toBe(200);
-    expect(page.url()).toBe(pageUrl(own.tenantId, `apps/${clientId}`));
-    await expect(page.getByRole('status').innerText()).resolves.toContain(`registered as ${clientId}`);
-    // Each capability with its description from the catalogue.
-    await expect(page.getByText("Read the tenant's public identity").count()).resolves.toBe(1);
-    await page.getByLabel('svc.profile.self.read').check();
-    await press(page, 'Save granted capabilities');
-    await page
-      .getByLabel('Redirect URIs, one per line (the next authorization request uses them)')
-      .fill('https://console-app.example/v2/cb');
-    await press(page, 'Save settings');
-    await expect(page.getByRole('status').innerText()).resolves.toContain('Settings of Console App saved');
-    await shot(page, 'app-settings');
-
-    const app = { authUrl: system.authUrl, clientId, redirectUri: 'https://console-app.example/v2/cb' };
-    const tokens = await obtainTokens(browser, app, own, 'svc.profile.self.read');
-    expect((await getMe(tokens.access_token)).status).toBe(200);
-    const old = await authorizationRequest(
-      await discover({ ...app, redirectUri: 'https://console-app.example/cb' }),
-      'https://console-app.example/cb',
-      'svc.profile.self.read',
-    );
-    expect((await fetch(old.url, { redirect: 'manual' })).status).toBe(400);
-  });
-
-  it('registers a confidential app and shows its secret once, with a Copy button that copies it; the secret authenticates the app', async () => {
-    const context = await browser.newContext({ permissions: ['clipboard-read', 'clipboard-write'] });
-    try {
-      const { page } = await signIn(context, adminKey.key);
-      const slug = `console-server-${Date.now().toString(36)}`;
-      await page.goto(pageUrl(own.tenantId, 'apps'));
-      await page.getByLabel('Name people see on the consent page').fill('Console Server');
-      await page.getByLabel(/^Slug/).fill(slug);
-      await page.getByLabel(/^Confidential/).check();
-      await page.getByLabel('Redirect URIs, one per line').fill('https://console-server.example/cb');
-      expect((await press(page, 'Register app')).status()).toBe(201);
-      const secret = await page.getByRole('status', { name: 'New client secret' }).innerText();
-      const copy = page.locator('button[data-copy="new-secret"]');
-      await copy.click();
-      await page.waitForFunction(() => document.querySelector('button[data-copy]')?.textContent !== 'Copy');
-      await expect(copy.innerText()).resolves.toBe('Copied');
-      expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(secret);
-      await shot(page, 'new-app-secret');
+  it(
+    'registers a public app (keeping the form and naming the field when refused), grants it a capability, ' +
+      'and changes its redirect URIs: a person signs in through the new one, the old one is refused',
+    async () => {
+      const slug = `console-app-${Date.now().toString(36)}`;
       const clientId = `tp_${own.clientId.split('_')[1]}_${slug}`;
-      // Authenticated: the grant is refused for what it is (400), not the client (401 invalid_client).
-      const form = { grant_type: 'refresh_token', refresh_token: 'not-a-refresh-token' };
-      expect((await postTokenForm(system.authUrl, form, { authorization: basicAuth(clientId, secret) })).status).toBe(
-        400,
+      await page.goto(pageUrl(own.tenantId, 'apps'));
+      await page.getByLabel('Name people see on the consent page').fill('Console App');
+      await page.getByLabel(/^Slug/).fill(slug);
+      await page.getByLabel('Redirect URIs, one per line').fill('not a uri');
+      const refused = await press(page, 'Register app');
+      expect(refused.status()).toBe(422);
+      await expect(page.getByRole('alert').innerText()).resolves.toMatch(/redirectUris\.0/);
+      await expect(page.getByLabel(/^Slug/).inputValue()).resolves.toBe(slug);
+      await page.getByLabel('Redirect URIs, one per line').fill('https://console-app.example/cb\n');
+      expect((await press(page, 'Register app')).status()).toBe(200);
+      expect(page.url()).toBe(pageUrl(own.tenantId, `apps/${clientId}`));
+      await expect(page.getByRole('status').innerText()).resolves.toContain(`registered as ${clientId}`);
+      // Each capability with its description from the catalogue.
+      await expect(page.getByText("Read the tenant's public identity").count()).resolves.toBe(1);
+      await page.getByLabel('svc.profile.self.read').check();
+      await press(page, 'Save granted capabilities');
+      await page
+        .getByLabel('Redirect URIs, one per line (the next authorization request uses them)')
+        .fill('https://console-app.example/v2/cb');
+      await press(page, 'Save settings');
+      await expect(page.getByRole('status').innerText()).resolves.toContain('Settings of Console App saved');
+      await shot(page, 'app-settings');
+
+      const app = { authUrl: system.authUrl, clientId, redirectUri: 'https://console-app.example/v2/cb' };
+      const tokens = await obtainTokens(browser, app, own, 'svc.profile.self.read');
+      expect((await getMe(tokens.access_token)).status).toBe(200);
+      const old = await authorizationRequest(
+        await discover({ ...app, redirectUri: 'https://console-app.example/cb' }),
+        'https://console-app.example/cb',
+        'svc.profile.self.read',
       );
-      expect(
-        (await postTokenForm(system.authUrl, form, { authorization: basicAuth(clientId, `${secret}x`) })).status,
-      ).toBe(401);
-      await page.goto(pageUrl(own.tenantId, `apps/${clientId}`));
-      expect(await page.content()).not.toContain(secret);
-    } finally {
-      await context.close();
-    }
-  });
+      expect((await fetch(old.url, { redirect: 'manual' })).status).toBe(400);
+    },
+  );
 
-  it("shows the apps a person let in, and ending every session of their login refuses the app's token at once", async () => {
-    const app = {
-      authUrl: system.authUrl,
-      clientId: own.clientId,
-      clientSecret: own.clientSecret,
-      redirectUri: own.redirectUri,
-    };
-    const tokens = await obtainTokens(browser, app, own, 'svc.profile.self.read');
-    expect((await getMe(tokens.access_token)).status).toBe(200);
-    await page.goto(pageUrl(own.tenantId, 'persons'));
-    await page.getByLabel('Find by username or name').fill(own.username);
-    await press(page, 'Find');
-    await Promise.all([page.waitForNavigation(), row(page, own.username).getByRole('link').click()]);
-    expect(page.url()).toBe(pageUrl(own.tenantId, `persons/${own.accountId}`));
-    await expect(row(page, own.clientId).getByRole('cell').last().innerText()).resolves.toBe('active');
-    await press(page, 'End every session');
-    await expect(page.getByRole('main').innerText()).resolves.toContain('needs a new consent');
-    await press(page, 'Confirm');
-    await expect(page.getByRole('status').innerText()).resolves.toContain('Every session of this login is ended');
-    await expect(row(page, own.clientId).getByRole('cell').last().innerText()).resolves.toMatch(/^ended /);
-    expect((await getMe(tokens.access_token)).body.error).toBe('subject_revoked');
-    await shot(page, 'person');
-  });
+  it(
+    'registers a confidential app and shows its secret once, ' +
+      'with a Copy button that copies it; the secret authenticates the app',
+    async () => {
+      const context = await browser.newContext({ permissions: ['clipboard-read', 'clipboard-write'] });
+      try {
+        const { page } = await signIn(context, adminKey.key);
+        const slug = `console-server-${Date.now().toString(36)}`;
+        await page.goto(pageUrl(own.tenantId, 'apps'));
+        await page.getByLabel('Name people see on the consent page').fill('Console Server');
+        await page.getByLabel(/^Slug/).fill(slug);
+        await page.getByLabel(/^Confidential/).check();
+        await page.getByLabel('Redirect URIs, one per line').fill('https://console-server.example/cb');
+        expect((await press(page, 'Register app')).status()).toBe(201);
+        const secret = await page.getByRole('status', { name: 'New client secret' }).innerText();
+        const copy = page.locator('button[data-copy="new-secret"]');
+        await copy.click();
+        await page.waitForFunction(() => document.querySelector('button[data-copy]')?.textContent !== 'Copy');
+        await expect(copy.innerText()).resolves.toBe('Copied');
+        expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(secret);
+        await shot(page, 'new-app-secret');
+        const clientId = `tp_${own.clientId.split('_')[1]}_${slug}`;
+        // Authenticated: the grant is refused for what it is (400), not the client (401 invalid_client).
+        const form = { grant_type: 'refresh_token', refresh_token: 'not-a-refresh-token' };
+        expect((await postTokenForm(system.authUrl, form, { authorization: basicAuth(clientId, secret) })).status).toBe(
+          400,
+        );
+        expect(
+          (await postTokenForm(system.authUrl, form, { authorization: basicAuth(clientId, `${secret}x`) })).status,
+        ).toBe(401);
+        await page.goto(pageUrl(own.tenantId, `apps/${clientId}`));
+        expect(await page.content()).not.toContain(secret);
+      } finally {
+        await context.close();
+      }
+    },
+  );
 
-  it('rotating shows the next secret once, both secrets work until promotion, then the old one fails at the token endpoint', async () => {
-    await page.goto(pageUrl(own.tenantId, `apps/${own.clientId}`));
-    const shown = await press(page, 'Create a next secret');
-    expect(shown.status()).toBe(201);
-    const next = await page.getByRole('status', { name: 'New client secret' }).innerText();
-    expect(next.length).toBeGreaterThan(20);
-    await shot(page, 'secret');
-    expect((await tokenRequest(own.clientSecret)).status).toBe(200);
-    expect((await tokenRequest(next)).status).toBe(200);
-    await page.goto(pageUrl(own.tenantId, `apps/${own.clientId}`));
-    expect(await page.content()).not.toContain(next);
-    await press(page, 'Promote the next secret');
-    await press(page, 'Confirm');
-    await expect(page.getByRole('status').innerText()).resolves.toContain('the old one no longer works');
-    const old = await tokenRequest(own.clientSecret);
-    expect([old.status, old.body.error]).toEqual([401, 'invalid_client']);
-    expect((await tokenRequest(next)).status).toBe(200);
-    own.clientSecret = next;
-  });
+  it(
+    'shows the apps a person let in, ' + "and ending every session of their login refuses the app's token at once",
+    async () => {
+      const app = {
+        authUrl: system.authUrl,
+        clientId: own.clientId,
+        clientSecret: own.clientSecret,
+        redirectUri: own.redirectUri,
+      };
+      const tokens = await obtainTokens(browser, app, own, 'svc.profile.self.read');
+      expect((await getMe(tokens.access_token)).status).toBe(200);
+      await page.goto(pageUrl(own.tenantId, 'persons'));
+      await page.getByLabel('Find by username or name').fill(own.username);
+      await press(page, 'Find');
+      await Promise.all([page.waitForNavigation(), row(page, own.username).getByRole('link').click()]);
+      expect(page.url()).toBe(pageUrl(own.tenantId, `persons/${own.accountId}`));
+      await expect(row(page, own.clientId).getByRole('cell').last().innerText()).resolves.toBe('active');
+      await press(page, 'End every session');
+      await expect(page.getByRole('main').innerText()).resolves.toContain('needs a new consent');
+      await press(page, 'Confirm');
+      await expect(page.getByRole('status').innerText()).resolves.toContain('Every session of this login is ended');
+      await expect(row(page, own.clientId).getByRole('cell').last().innerText()).resolves.toMatch(/^ended /);
+      expect((await getMe(tokens.access_token)).body.error).toBe('subject_revoked');
+      await shot(page, 'person');
+    },
+  );
+
+  it(
+    'rotating shows the next secret once, both secrets work until promotion, ' +
+      'then the old one fails at the token endpoint',
+    async () => {
+      await page.goto(pageUrl(own.tenantId, `apps/${own.clientId}`));
+      const shown = await press(page, 'Create a next secret');
+      expect(shown.status()).toBe(201);
+      const next = await page.getByRole('status', { name: 'New client secret' }).innerText();
+      expect(next.length).toBeGreaterThan(20);
+      await shot(page, 'secret');
+      expect((await tokenRequest(own.clientSecret)).status).toBe(200);
+      expect((await tokenRequest(next)).status).toBe(200);
+      await page.goto(pageUrl(own.tenantId, `apps/${own.clientId}`));
+      expect(await page.content()).not.toContain(next);
+      await press(page, 'Promote the next secret');
+      await press(page, 'Confirm');
+      await expect(page.getByRole('status').innerText()).resolves.toContain('the old one no longer works');
+      const old = await tokenRequest(own.clientSecret);
+      expect([old.status, old.body.error]).toEqual([401, 'invalid_client']);
+      expect((await tokenRequest(next)).status).toBe(200);
+      own.clientSecret = next;
+    },
+  );
 
   it('registers an extension whose version-1 schema the API then enforces', async () => {
     await page.goto(pageUrl(own.tenantId, 'extensions'));
@@ -442,57 +473,65 @@ describe('a tenant admin', () => {
     expect((await getMe(await workloadToken())).status).toBe(200);
   });
 
-  it('refuses a schema that is not JSON or not a JSON Schema with the form as typed and a sentence that says which, and registers nothing', async () => {
-    await page.goto(pageUrl(own.tenantId, 'extensions'));
-    for (const [schema, why] of [
-      ['{not json', /^That was not accepted: the schema is not valid JSON \(/],
-      ['{"type": "no-such-type"}', /^That was not accepted: the JSON Schema: /],
-    ] as const) {
-      await page.getByLabel('Name').fill('Broken');
-      await page.getByLabel('JSON Schema for version 1').fill(schema);
-      const response = await press(page, 'Register extension');
-      expect(response.status()).toBe(422);
-      await expect(page.getByRole('alert').innerText()).resolves.toMatch(why);
-      await expect(page.getByLabel('Name').inputValue()).resolves.toBe('Broken');
-      await expect(page.getByLabel('JSON Schema for version 1').inputValue()).resolves.toBe(schema);
-      await expect(page.getByLabel('JSON Schema for version 1').getAttribute('aria-invalid')).resolves.toBe('true');
-    }
-    await shot(page, 'extension-refused');
-    await page.goto(pageUrl(own.tenantId, 'extensions'));
-    await expect(row(page, 'Broken').count()).resolves.toBe(0);
-  });
+  it(
+    'refuses a schema that is not JSON or not a JSON Schema with the ' +
+      'form as typed and a sentence that says which, and registers nothing',
+    async () => {
+      await page.goto(pageUrl(own.tenantId, 'extensions'));
+      for (const [schema, why] of [
+        ['{not json', /^That was not accepted: the schema is not valid JSON \(/],
+        ['{"type": "no-such-type"}', /^That was not accepted: the JSON Schema: /],
+      ] as const) {
+        await page.getByLabel('Name').fill('Broken');
+        await page.getByLabel('JSON Schema for version 1').fill(schema);
+        const response = await press(page, 'Register extension');
+        expect(response.status()).toBe(422);
+        await expect(page.getByRole('alert').innerText()).resolves.toMatch(why);
+        await expect(page.getByLabel('Name').inputValue()).resolves.toBe('Broken');
+        await expect(page.getByLabel('JSON Schema for version 1').inputValue()).resolves.toBe(schema);
+        await expect(page.getByLabel('JSON Schema for version 1').getAttribute('aria-invalid')).resolves.toBe('true');
+      }
+      await shot(page, 'extension-refused');
+      await page.goto(pageUrl(own.tenantId, 'extensions'));
+      await expect(row(page, 'Broken').count()).resolves.toBe(0);
+    },
+  );
 
-  it('answers malformed input with a page, never a 5xx: unreadable or unstorable ids, unknown capabilities and statuses, NUL in a name', async () => {
-    for (const [path, status] of [
-      ['apps/%00', 404],
-      ['apps/%E0%A4%A', 400],
-      ['service-accounts/%00/epoch', 404],
-    ] as const)
-      expect([path, (await context.request.get(pageUrl(own.tenantId, path), { maxRedirects: 0 })).status()]).toEqual([
-        path,
-        status,
-      ]);
-    await page.goto(pageUrl(own.tenantId, 'apps'));
-    const _csrf = await page.locator('input[name="_csrf"]').first().inputValue();
-    const posts = [
-      [`apps/${own.clientId}/grant`, { _csrf, capabilities: 'svc.no.such' }, 422],
-      [`apps/${own.clientId}/status`, { _csrf, status: 'sleeping' }, 422],
-      [`service-accounts/${own.serviceAccountId}/status`, { _csrf }, 422],
-      ['extensions', { _csrf, clientId: own.clientId, name: 'a\u0000b', schema: '{}' }, 422],
-      ['extensions', { _csrf, clientId: 'tp_\u0000', name: 'x', schema: '{}' }, 422],
-      [`apps/%00/status`, { _csrf, status: 'disabled' }, 422],
-      // Confirmed changes of objects that do not exist answer the 404 page, never a redirect that reports success.
-      ['admin-keys/key_00000000000000000000000000/revoke', { _csrf, confirmed: 'yes' }, 404],
-      ['persons/acc_00000000000000000000000000/sessions/revoke', { _csrf, confirmed: 'yes' }, 404],
-      ['service-accounts/acc_00000000000000000000000000/epoch', { _csrf, confirmed: 'yes' }, 404],
-    ] as const;
-    for (const [path, form, status] of posts) {
-      const res = await context.request.post(pageUrl(own.tenantId, path), { form, maxRedirects: 0 });
-      expect([path, res.status()]).toEqual([path, status]);
-      expect(await res.text()).toContain('<h1>');
-    }
-    expect((await getTenant(await workloadToken())).status).toBe(200);
-  });
+  it(
+    'answers malformed input with a page, never a 5xx: unreadable or ' +
+      'unstorable ids, unknown capabilities and statuses, NUL in a name',
+    async () => {
+      for (const [path, status] of [
+        ['apps/%00', 404],
+        ['apps/%E0%A4%A', 400],
+        ['service-accounts/%00/epoch', 404],
+      ] as const)
+        expect([path, (await context.request.get(pageUrl(own.tenantId, path), { maxRedirects: 0 })).status()]).toEqual([
+          path,
+          status,
+        ]);
+      await page.goto(pageUrl(own.tenantId, 'apps'));
+      const _csrf = await page.locator('input[name="_csrf"]').first().inputValue();
+      const posts = [
+        [`apps/${own.clientId}/grant`, { _csrf, capabilities: 'svc.no.such' }, 422],
+        [`apps/${own.clientId}/status`, { _csrf, status: 'sleeping' }, 422],
+        [`service-accounts/${own.serviceAccountId}/status`, { _csrf }, 422],
+        ['extensions', { _csrf, clientId: own.clientId, name: 'a\u0000b', schema: '{}' }, 422],
+        ['extensions', { _csrf, clientId: 'tp_\u0000', name: 'x', schema: '{}' }, 422],
+        [`apps/%00/status`, { _csrf, status: 'disabled' }, 422],
+        // Confirmed changes of objects that do not exist answer the 404 page, never a redirect that reports success.
+        ['admin-keys/key_00000000000000000000000000/revoke', { _csrf, confirmed: 'yes' }, 404],
+        ['persons/acc_00000000000000000000000000/sessions/revoke', { _csrf, confirmed: 'yes' }, 404],
+        ['service-accounts/acc_00000000000000000000000000/epoch', { _csrf, confirmed: 'yes' }, 404],
+      ] as const;
+      for (const [path, form, status] of posts) {
+        const res = await context.request.post(pageUrl(own.tenantId, path), { form, maxRedirects: 0 });
+        expect([path, res.status()]).toEqual([path, status]);
+        expect(await res.text()).toContain('<h1>');
+      }
+      expect((await getTenant(await workloadToken())).status).toBe(200);
+    },
+  );
 
   it('finds the decision of a denied request by its request id, with its deny code and check', async () => {
     await page.goto(pageUrl(own.tenantId, 'decisions'));
@@ -548,7 +587,8 @@ describe('a tenant admin', () => {
     const denied = await requestIds();
     expect(denied).toHaveLength(60);
     expect(denied.every((id) => Number(id!.slice(-3)) % 2 === 1)).toBe(true);
-    await expect(page.getByLabel('Deny code').inputValue()).resolves.toBe('capability_not_granted'); // the filters stay chosen
+    // the filters stay chosen
+    await expect(page.getByLabel('Deny code').inputValue()).resolves.toBe('capability_not_granted');
     await page.getByLabel('Outcome').selectOption('allow');
     await press(page, 'Search');
     expect(await requestIds()).toEqual([]); // allows of a capability never allowed here
@@ -560,7 +600,8 @@ describe('a tenant admin', () => {
     await reloadUntil(page, own.clientId);
     // The UTC day of the latest call, from the rows themselves (a run crossing midnight still finds its row).
     const { rows } = await system.db.knex.raw(
-      `select to_char(max(created_at) at time zone 'UTC', 'YYYY-MM-DD') as day from usage_records where tenant_id = ? and client_id = ?`,
+      `select to_char(max(created_at) at time zone 'UTC', 'YYYY-MM-DD') ` +
+        `as day from usage_records where tenant_id = ? and client_id = ?`,
       [own.tenantId, own.clientId],
     );
     const calls = Number(
@@ -664,109 +705,116 @@ describe('the operator', () => {
     await context.close();
   });
 
-  it('creates a tenant (keeping the form when the label is taken), sets its plan and limits, suspends it after confirming, and issues and revokes its admin keys', async () => {
-    const context = await browser.newContext();
-    try {
-      const { page } = await signIn(context, system.adminToken);
-      const label = `console-t-${Date.now().toString(36)}`;
-      const create = async (displayName: string) => {
-        await page.goto(`${consoleUrl}/tenants`);
-        await page.getByLabel('Display name').fill(displayName);
-        await page.getByLabel(/^Label/).fill(label);
-        await page.getByLabel('Plan').selectOption('L1');
-        return press(page, 'Create tenant');
-      };
-      expect((await create('Console Tenant')).status()).toBe(200);
-      await expect(page.getByRole('status').innerText()).resolves.toContain(
-        `Console Tenant is created (${label}, plan L1)`,
-      );
-      const tenantId = new URL(page.url()).pathname.split('/')[4]!;
-      const taken = await create('Second Try');
-      expect(taken.status()).toBe(409);
-      await expect(page.getByRole('alert').innerText()).resolves.toMatch(/tenant label is taken/);
-      await expect(page.getByLabel('Display name').inputValue()).resolves.toBe('Second Try');
+  it(
+    'creates a tenant (keeping the form when the label is taken), sets its plan and limits, ' +
+      'suspends it after confirming, and issues and revokes its admin keys',
+    async () => {
+      const context = await browser.newContext();
+      try {
+        const { page } = await signIn(context, system.adminToken);
+        const label = `console-t-${Date.now().toString(36)}`;
+        const create = async (displayName: string) => {
+          await page.goto(`${consoleUrl}/tenants`);
+          await page.getByLabel('Display name').fill(displayName);
+          await page.getByLabel(/^Label/).fill(label);
+          await page.getByLabel('Plan').selectOption('L1');
+          return press(page, 'Create tenant');
+        };
+        expect((await create('Console Tenant')).status()).toBe(200);
+        await expect(page.getByRole('status').innerText()).resolves.toContain(
+          `Console Tenant is created (${label}, plan L1)`,
+        );
+        const tenantId = new URL(page.url()).pathname.split('/')[4]!;
+        const taken = await create('Second Try');
+        expect(taken.status()).toBe(409);
+        await expect(page.getByRole('alert').innerText()).resolves.toMatch(/tenant label is taken/);
+        await expect(page.getByLabel('Display name').inputValue()).resolves.toBe('Second Try');
 
-      await page.goto(pageUrl(tenantId, 'settings'));
-      await page.getByLabel('Plan').selectOption('L2');
-      await page.getByLabel('Whole tenant: requests').fill('5000');
-      await page.getByLabel('Each account: requests').fill('0');
-      // The browser's own check of the field would stop this; the server's answer is what is tested.
-      await page
-        .locator('form:has(button:text-is("Save settings"))')
-        .evaluate((form: HTMLFormElement) => void (form.noValidate = true));
-      expect((await press(page, 'Save settings')).status()).toBe(422);
-      await expect(page.getByRole('alert').innerText()).resolves.toMatch(/rateLimit\.account\.points/);
-      await expect(page.getByLabel('Whole tenant: requests').inputValue()).resolves.toBe('5000');
-      await page.getByLabel('Each account: requests').fill('200');
-      await press(page, 'Save settings');
-      expect(
-        await operator
-          .ok('GET', `/tenants?limit=100`)
-          .then((p) => p.items.find((t: { tenantId: string }) => t.tenantId === tenantId)),
-      ).toMatchObject({
-        plan: 'L2',
-        status: 'active',
-        rateLimit: { tenant: { points: 5000 }, account: { points: 200 } },
-      });
+        await page.goto(pageUrl(tenantId, 'settings'));
+        await page.getByLabel('Plan').selectOption('L2');
+        await page.getByLabel('Whole tenant: requests').fill('5000');
+        await page.getByLabel('Each account: requests').fill('0');
+        // The browser's own check of the field would stop this; the server's answer is what is tested.
+        await page
+          .locator('form:has(button:text-is("Save settings"))')
+          .evaluate((form: HTMLFormElement) => void (form.noValidate = true));
+        expect((await press(page, 'Save settings')).status()).toBe(422);
+        await expect(page.getByRole('alert').innerText()).resolves.toMatch(/rateLimit\.account\.points/);
+        await expect(page.getByLabel('Whole tenant: requests').inputValue()).resolves.toBe('5000');
+        await page.getByLabel('Each account: requests').fill('200');
+        await press(page, 'Save settings');
+        expect(
+          await operator
+            .ok('GET', `/tenants?limit=100`)
+            .then((p) => p.items.find((t: { tenantId: string }) => t.tenantId === tenantId)),
+        ).toMatchObject({
+          plan: 'L2',
+          status: 'active',
+          rateLimit: { tenant: { points: 5000 }, account: { points: 200 } },
+        });
 
-      await page.getByLabel('Status').selectOption('suspended');
-      await press(page, 'Save settings');
-      await expect(page.getByRole('main').innerText()).resolves.toContain('403 tenant_suspended');
-      await press(page, 'Confirm');
-      expect(
-        (await operator.ok('GET', `/tenants?status=suspended&limit=100`)).items.map(
-          (t: { tenantId: string }) => t.tenantId,
-        ),
-      ).toContain(tenantId);
+        await page.getByLabel('Status').selectOption('suspended');
+        await press(page, 'Save settings');
+        await expect(page.getByRole('main').innerText()).resolves.toContain('403 tenant_suspended');
+        await press(page, 'Confirm');
+        expect(
+          (await operator.ok('GET', `/tenants?status=suspended&limit=100`)).items.map(
+            (t: { tenantId: string }) => t.tenantId,
+          ),
+        ).toContain(tenantId);
 
-      expect((await press(page, 'Create an admin key')).status()).toBe(201);
-      const key = await page.getByRole('status', { name: 'New admin key' }).innerText();
-      const keyId = key.split('.')[0]!;
-      const asKey = adminClient(system, key);
-      expect((await asKey.call('GET', `/tenants/${tenantId}/clients`)).status).toBe(200);
-      await page.goto(pageUrl(tenantId, 'settings'));
-      await expect(row(page, keyId).count()).resolves.toBe(1);
-      expect(await page.content()).not.toContain(key);
-      await shot(page, 'tenant-settings');
-      await press(page, `Revoke ${keyId}`);
-      await press(page, 'Confirm');
-      await expect(page.getByRole('status').innerText()).resolves.toContain(`${keyId} is revoked`);
-      expect((await asKey.call('GET', `/tenants/${tenantId}/clients`)).status).toBe(401);
-    } finally {
-      await context.close();
-    }
-  });
+        expect((await press(page, 'Create an admin key')).status()).toBe(201);
+        const key = await page.getByRole('status', { name: 'New admin key' }).innerText();
+        const keyId = key.split('.')[0]!;
+        const asKey = adminClient(system, key);
+        expect((await asKey.call('GET', `/tenants/${tenantId}/clients`)).status).toBe(200);
+        await page.goto(pageUrl(tenantId, 'settings'));
+        await expect(row(page, keyId).count()).resolves.toBe(1);
+        expect(await page.content()).not.toContain(key);
+        await shot(page, 'tenant-settings');
+        await press(page, `Revoke ${keyId}`);
+        await press(page, 'Confirm');
+        await expect(page.getByRole('status').innerText()).resolves.toContain(`${keyId} is revoked`);
+        expect((await asKey.call('GET', `/tenants/${tenantId}/clients`)).status).toBe(401);
+      } finally {
+        await context.close();
+      }
+    },
+  );
 });
 
 describe("a tenant admin's settings", () => {
-  it("change the tenant's name and limits within the plan's ceiling, and offer neither plan, status nor admin keys", async () => {
-    const context = await browser.newContext();
-    try {
-      const { page } = await signIn(context, adminKey.key);
-      await page.goto(pageUrl(own.tenantId, 'settings'));
-      await expect(page.getByLabel('Plan').count()).resolves.toBe(0);
-      await expect(page.getByLabel('Status').count()).resolves.toBe(0);
-      await expect(page.getByRole('button', { name: 'Create an admin key' }).count()).resolves.toBe(0);
-      await page.getByLabel('Each account: requests').fill('1000000');
-      await page.getByLabel('Each account: window in seconds').fill('1');
-      expect((await press(page, 'Save settings')).status()).toBe(403);
-      await expect(page.getByRole('alert').innerText()).resolves.toMatch(/beyond the plan's ceiling/);
-      await page.getByLabel('Each account: requests').fill('50');
-      await page.getByLabel('Each account: window in seconds').fill('60');
-      await page.getByLabel('Display name').fill(`${own.tenantName} (renamed)`);
-      await press(page, 'Save settings');
-      await expect(page.getByRole('status').innerText()).resolves.toContain('(renamed) saved');
-      const listed = await operator.ok('GET', '/tenants?limit=100');
-      expect(listed.items.find((t: { tenantId: string }) => t.tenantId === own.tenantId)).toMatchObject({
-        displayName: `${own.tenantName} (renamed)`,
-        rateLimit: { account: { points: 50, durationS: 60 } },
-      });
-      // The operator's tenant pages are refused to a tenant key.
-      expect((await page.goto(`${consoleUrl}/tenants`))!.status()).toBe(404);
-    } finally {
-      await context.close();
-    }
-  });
+  it(
+    "change the tenant's name and limits within the plan's ceiling, " + 'and offer neither plan, status nor admin keys',
+    async () => {
+      const context = await browser.newContext();
+      try {
+        const { page } = await signIn(context, adminKey.key);
+        await page.goto(pageUrl(own.tenantId, 'settings'));
+        await expect(page.getByLabel('Plan').count()).resolves.toBe(0);
+        await expect(page.getByLabel('Status').count()).resolves.toBe(0);
+        await expect(page.getByRole('button', { name: 'Create an admin key' }).count()).resolves.toBe(0);
+        await page.getByLabel('Each account: requests').fill('1000000');
+        await page.getByLabel('Each account: window in seconds').fill('1');
+        expect((await press(page, 'Save settings')).status()).toBe(403);
+        await expect(page.getByRole('alert').innerText()).resolves.toMatch(/beyond the plan's ceiling/);
+        await page.getByLabel('Each account: requests').fill('50');
+        await page.getByLabel('Each account: window in seconds').fill('60');
+        await page.getByLabel('Display name').fill(`${own.tenantName} (renamed)`);
+        await press(page, 'Save settings');
+        await expect(page.getByRole('status').innerText()).resolves.toContain('(renamed) saved');
+        const listed = await operator.ok('GET', '/tenants?limit=100');
+        expect(listed.items.find((t: { tenantId: string }) => t.tenantId === own.tenantId)).toMatchObject({
+          displayName: `${own.tenantName} (renamed)`,
+          rateLimit: { account: { points: 50, durationS: 60 } },
+        });
+        // The operator's tenant pages are refused to a tenant key.
+        expect((await page.goto(`${consoleUrl}/tenants`))!.status()).toBe(404);
+      } finally {
+        await context.close();
+      }
+    },
+  );
 });
 
 describe('with JavaScript disabled', () => {
@@ -812,18 +860,22 @@ describe('revoking the tenant admin key', () => {
 });
 
 describe('console sessions', () => {
-  it(`end after ${IDLE_MS / 60000} minutes unused and ${MAX_AGE_MS / 3600000} hours after sign-in, whatever the use`, async () => {
-    let now = Date.now();
-    const store = new SessionStore(system.db.knex, () => now);
-    const idle = await store.create({ kind: 'operator' });
-    const busy = await store.create({ kind: 'operator' });
-    const signedInAt = now;
-    for (now += IDLE_MS / 2; now < signedInAt + MAX_AGE_MS; now += IDLE_MS / 2)
-      expect(await store.get(busy.id, false)).toEqual(busy);
-    expect(await store.get(idle.id, false)).toBeUndefined();
-    now = signedInAt + MAX_AGE_MS;
-    expect(await store.get(busy.id, false)).toBeUndefined();
-  });
+  it(
+    `end after ${IDLE_MS / 60000} minutes unused and ` +
+      `${MAX_AGE_MS / 3600000} hours after sign-in, whatever the use`,
+    async () => {
+      let now = Date.now();
+      const store = new SessionStore(system.db.knex, () => now);
+      const idle = await store.create({ kind: 'operator' });
+      const busy = await store.create({ kind: 'operator' });
+      const signedInAt = now;
+      for (now += IDLE_MS / 2; now < signedInAt + MAX_AGE_MS; now += IDLE_MS / 2)
+        expect(await store.get(busy.id, false)).toEqual(busy);
+      expect(await store.get(idle.id, false)).toBeUndefined();
+      now = signedInAt + MAX_AGE_MS;
+      expect(await store.get(busy.id, false)).toBeUndefined();
+    },
+  );
 
   it.each([
     ['over plain HTTP', {}, false],
@@ -851,44 +903,51 @@ describe('console sessions', () => {
     }
   });
 
-  it('refuse a sign-in whose form token is not the one its cookie vouches for, or whose cookie this console did not sign', async () => {
-    const res = await fetch(`${consoleUrl}/sign-in`);
-    const cookie = res.headers.get('set-cookie')!.split(';')[0]!;
-    const token = /name="_csrf" value="([^"]+)"/.exec(await res.text())![1]!;
-    const post = (cookieHeader: string, csrf: string) =>
-      fetch(`${consoleUrl}/sign-in`, {
-        method: 'POST',
-        redirect: 'manual',
-        headers: { cookie: cookieHeader },
-        body: new URLSearchParams({ _csrf: csrf, key: system.adminToken }),
-      }).then((r) => r.status);
-    expect(await post(cookie, `${token}x`)).toBe(403);
-    expect(await post(`console_sign_in=${token}.${'A'.repeat(43)}`, token)).toBe(403);
-    expect(await post('', token)).toBe(403);
-    expect(await post(cookie, token)).toBe(303);
-  });
+  it(
+    'refuse a sign-in whose form token is not the one its cookie ' +
+      'vouches for, or whose cookie this console did not sign',
+    async () => {
+      const res = await fetch(`${consoleUrl}/sign-in`);
+      const cookie = res.headers.get('set-cookie')!.split(';')[0]!;
+      const token = /name="_csrf" value="([^"]+)"/.exec(await res.text())![1]!;
+      const post = (cookieHeader: string, csrf: string) =>
+        fetch(`${consoleUrl}/sign-in`, {
+          method: 'POST',
+          redirect: 'manual',
+          headers: { cookie: cookieHeader },
+          body: new URLSearchParams({ _csrf: csrf, key: system.adminToken }),
+        }).then((r) => r.status);
+      expect(await post(cookie, `${token}x`)).toBe(403);
+      expect(await post(`console_sign_in=${token}.${'A'.repeat(43)}`, token)).toBe(403);
+      expect(await post('', token)).toBe(403);
+      expect(await post(cookie, token)).toBe(303);
+    },
+  );
 
-  it('are known to every admin replica sharing the database (the manifests run two), and to a restarted one', async () => {
-    const replica = await startPolicies({
-      config: { ...system.config, PDP_PORT: 0 },
-      log: createLogger('policies', 'silent'),
-      knex: system.db.knex,
-      telemetry: createTelemetry(),
-      adminToken: system.adminToken,
-      internalSecret: 'replica-internal-secret-0123456789',
-    });
-    const context = await browser.newContext();
-    try {
-      const { page } = await signIn(context, system.adminToken);
-      expect(page.url()).toBe(`${consoleUrl}/tenants`);
-      // Same host, so the browser sends the session cookie to the other replica too (cookies are not kept per port).
-      const onReplica = `${replica.url}/admin/console/tenants/${own.tenantId}/apps`;
-      await page.goto(onReplica);
-      expect(page.url()).toBe(onReplica);
-      await expect(row(page, own.clientId).count()).resolves.toBe(1);
-    } finally {
-      await context.close();
-      await replica.close();
-    }
-  });
+  it(
+    'are known to every admin replica sharing the database (the manifests run two), ' + 'and to a restarted one',
+    async () => {
+      const replica = await startPolicies({
+        config: { ...system.config, PDP_PORT: 0 },
+        log: createLogger('policies', 'silent'),
+        knex: system.db.knex,
+        telemetry: createTelemetry(),
+        adminToken: system.adminToken,
+        internalSecret: 'replica-internal-secret-0123456789',
+      });
+      const context = await browser.newContext();
+      try {
+        const { page } = await signIn(context, system.adminToken);
+        expect(page.url()).toBe(`${consoleUrl}/tenants`);
+        // Same host, so the browser sends the session cookie to the other replica too (cookies are not kept per port).
+        const onReplica = `${replica.url}/admin/console/tenants/${own.tenantId}/apps`;
+        await page.goto(onReplica);
+        expect(page.url()).toBe(onReplica);
+        await expect(row(page, own.clientId).count()).resolves.toBe(1);
+      } finally {
+        await context.close();
+        await replica.close();
+      }
+    },
+  );
 });

@@ -128,7 +128,8 @@ describe('batch writer', () => {
     const { lines, log } = capturedLog();
     const writer = batchWriter(options(s, { maxPending: 5 }), log);
     s.failNext(1);
-    for (let n = 1; n <= 3; n++) writer.record(n); // a full batch: its write (which flush() joins) fails; the rows come back
+    // a full batch: its write (which flush() joins) fails; the rows come back
+    for (let n = 1; n <= 3; n++) writer.record(n);
     await writer.flush();
     for (let n = 4; n <= 9; n++) writer.record(n);
     expect(writer.pending()).toBe(5);

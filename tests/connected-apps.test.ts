@@ -1,7 +1,8 @@
-// Connected apps, for the person (platform-interfaces.md): in real Chromium, a person signs in at {auth_url}/account/apps
-// with the authorize step's login form, sees exactly the apps they allowed (never another person's), and "Revoke
-// access" ends that app's consent: its access token gets 403 subject_revoked, its refresh token invalid_grant, and the
-// next authorization asks for consent again. The page is protected like the login and consent pages.
+// Connected apps, for the person (platform-interfaces.md): in real Chromium, a person signs in at
+// {auth_url}/account/apps with the authorize step's login form, sees exactly the apps they allowed (never another
+// person's), and "Revoke access" ends that app's consent: its access token gets 403 subject_revoked, its refresh token
+// invalid_grant, and the next authorization asks for consent again. The page is protected like the login and consent
+// pages.
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import * as oidc from 'openid-client';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
@@ -74,60 +75,67 @@ afterAll(async () => {
 });
 
 describe('connected apps page', () => {
-  it('is a sign-in form first, served with the login page protections, and refuses a wrong password without saying why', async () => {
-    const res = await fetch(appsUrl());
-    expect(res.status).toBe(200);
-    expect(res.headers.get('cache-control')).toBe('no-store');
-    expect(res.headers.get('content-security-policy')).toMatch(/frame-ancestors 'none'/);
-    expect(res.headers.get('x-frame-options')).toBe('DENY');
-    const html = await res.text();
-    expect(html).toMatch(/name="username"/);
-    expect(html).toMatch(/name="password"/);
-    const wrong = await fetch(appsUrl(), {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ username: tenant.username, password: 'not the password' }).toString(),
-      redirect: 'manual',
-    });
-    expect(wrong.status).toBe(401);
-    expect(wrong.headers.get('set-cookie')).toBeNull();
-  });
+  it(
+    'is a sign-in form first, served with the login page protections, ' +
+      'and refuses a wrong password without saying why',
+    async () => {
+      const res = await fetch(appsUrl());
+      expect(res.status).toBe(200);
+      expect(res.headers.get('cache-control')).toBe('no-store');
+      expect(res.headers.get('content-security-policy')).toMatch(/frame-ancestors 'none'/);
+      expect(res.headers.get('x-frame-options')).toBe('DENY');
+      const html = await res.text();
+      expect(html).toMatch(/name="username"/);
+      expect(html).toMatch(/name="password"/);
+      const wrong = await fetch(appsUrl(), {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ username: tenant.username, password: 'not the password' }).toString(),
+        redirect: 'manual',
+      });
+      expect(wrong.status).toBe(401);
+      expect(wrong.headers.get('set-cookie')).toBeNull();
+    },
+  );
 
-  it("shows each person exactly the apps they allowed, revokes one app's access, and leaves the rest working", async () => {
-    const aliceFirst = await tokensFor(tenant.clientId, tenant);
-    const aliceSecond = await tokensFor(second.clientId, tenant);
-    const bobFirst = await tokensFor(tenant.clientId, bob);
+  it(
+    'shows each person exactly the apps they allowed, ' + "revokes one app's access, and leaves the rest working",
+    async () => {
+      const aliceFirst = await tokensFor(tenant.clientId, tenant);
+      const aliceSecond = await tokensFor(second.clientId, tenant);
+      const bobFirst = await tokensFor(tenant.clientId, bob);
 
-    const aliceContext = await browser.newContext();
-    const bobContext = await browser.newContext();
-    try {
-      const alice = await signIn(aliceContext, tenant);
-      expect((await appNames(alice)).sort()).toEqual([tenant.clientName, second.name].sort());
-      const firstApp = alice.getByRole('region', { name: tenant.clientName });
-      await expect(firstApp.textContent()).resolves.toContain(tenant.tenantName);
-      await expect(firstApp.textContent()).resolves.toContain('svc.tenant.info.read');
-      await expect(firstApp.textContent()).resolves.toMatch(/last token issued/);
+      const aliceContext = await browser.newContext();
+      const bobContext = await browser.newContext();
+      try {
+        const alice = await signIn(aliceContext, tenant);
+        expect((await appNames(alice)).sort()).toEqual([tenant.clientName, second.name].sort());
+        const firstApp = alice.getByRole('region', { name: tenant.clientName });
+        await expect(firstApp.textContent()).resolves.toContain(tenant.tenantName);
+        await expect(firstApp.textContent()).resolves.toContain('svc.tenant.info.read');
+        await expect(firstApp.textContent()).resolves.toMatch(/last token issued/);
 
-      const bobPage = await signIn(bobContext, bob);
-      expect(await appNames(bobPage)).toEqual([tenant.clientName]);
+        const bobPage = await signIn(bobContext, bob);
+        expect(await appNames(bobPage)).toEqual([tenant.clientName]);
 
-      // Keyboard: focus the first app's button and press Enter.
-      await firstApp.getByRole('button', { name: 'Revoke access' }).focus();
-      await Promise.all([alice.waitForURL(/revoked=1/), alice.keyboard.press('Enter')]);
-      await expect(alice.getByRole('status').textContent()).resolves.toMatch(/Access revoked/);
-      expect(await appNames(alice)).toEqual([second.name]);
-    } finally {
-      await aliceContext.close();
-      await bobContext.close();
-    }
+        // Keyboard: focus the first app's button and press Enter.
+        await firstApp.getByRole('button', { name: 'Revoke access' }).focus();
+        await Promise.all([alice.waitForURL(/revoked=1/), alice.keyboard.press('Enter')]);
+        await expect(alice.getByRole('status').textContent()).resolves.toMatch(/Access revoked/);
+        expect(await appNames(alice)).toEqual([second.name]);
+      } finally {
+        await aliceContext.close();
+        await bobContext.close();
+      }
 
-    expectProblem(await getMe(aliceFirst.access_token), 403, 'subject_revoked');
-    expect(await refreshError(tenant.clientId, aliceFirst.refresh_token!)).toBe('invalid_grant');
-    // The other app of the same person, and the same app of another person, are untouched.
-    expect((await getMe(aliceSecond.access_token)).status).toBe(200);
-    expect((await getMe(bobFirst.access_token)).status).toBe(200);
-    expect(await refreshError(second.clientId, aliceSecond.refresh_token!)).toBe('ok');
-  });
+      expectProblem(await getMe(aliceFirst.access_token), 403, 'subject_revoked');
+      expect(await refreshError(tenant.clientId, aliceFirst.refresh_token!)).toBe('invalid_grant');
+      // The other app of the same person, and the same app of another person, are untouched.
+      expect((await getMe(aliceSecond.access_token)).status).toBe(200);
+      expect((await getMe(bobFirst.access_token)).status).toBe(200);
+      expect(await refreshError(second.clientId, aliceSecond.refresh_token!)).toBe('ok');
+    },
+  );
 
   it('asks for consent again at the next authorization of a revoked app', async () => {
     const config = await discover({

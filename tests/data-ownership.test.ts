@@ -73,8 +73,10 @@ async function storeRecords(
     [count],
   );
   await knex.raw(
-    `insert into person_extensions (tenant_id, person_id, extension_id, schema_version, data, etag, updated_by, created_at, updated_at)
-     select ?, ${id}, ?, 1, jsonb_build_object('note', repeat('x', ?::int) || g), '"bulk-' || g || '"', ?, now(), now() from generate_series(1, ?::int) g`,
+    `insert into person_extensions (tenant_id, person_id, extension_id, schema_version, data, etag, ` +
+      `updated_by, created_at, updated_at)
+     select ?, ${id}, ?, 1, jsonb_build_object('note', repeat('x', ?::int) || g), '"bulk-' || g || '"', ` +
+      `?, now(), now() from generate_series(1, ?::int) g`,
     [t.tenantId, extensionId, noteBytes, t.clientId, count],
   );
 }
@@ -146,23 +148,30 @@ describe('after a plan downgrade below the metadata capabilities (L2 to L1)', ()
     expectProblem(await api.getPerson(tokens.access_token, persons[0]!), 403, 'plan_capability_excluded');
   });
 
-  it('issues refreshed tokens that still carry the metadata scopes (not svc.person.read), and they read the records', async () => {
-    const config = await discover({ authUrl: system.authUrl, ...tenant });
-    const refreshed = await oidc.refreshTokenGrant(config, tokens.refresh_token!);
-    expect(refreshed.scope!.split(' ').sort()).toEqual(['svc.person.metadata.read', 'svc.person.metadata.write']);
-    tokens = { access_token: refreshed.access_token, refresh_token: refreshed.refresh_token };
-    expect((await api.get(tokens.access_token, persons[0]!, extension)).status).toBe(200);
-  });
+  it(
+    'issues refreshed tokens that still carry the metadata ' +
+      'scopes (not svc.person.read), and they read the records',
+    async () => {
+      const config = await discover({ authUrl: system.authUrl, ...tenant });
+      const refreshed = await oidc.refreshTokenGrant(config, tokens.refresh_token!);
+      expect(refreshed.scope!.split(' ').sort()).toEqual(['svc.person.metadata.read', 'svc.person.metadata.write']);
+      tokens = { access_token: refreshed.access_token, refresh_token: refreshed.refresh_token };
+      expect((await api.get(tokens.access_token, persons[0]!, extension)).status).toBe(200);
+    },
+  );
 
-  it('deletes a record (204, its quota unit freed) and nothing else; the export still has every other record', async () => {
-    expect((await api.delete(tokens.access_token, persons[2]!, extension, { 'if-match': '*' })).status).toBe(204);
-    expect(problemOf(await api.get(tokens.access_token, persons[2]!, extension))).toEqual({
-      status: 404,
-      error: 'not_found',
-    });
-    expect(await recordCount(tenant.tenantId)).toBe(before - 1);
-    expect((await exportLines(tenant.tenantId)).map((l) => l.personId).sort()).toEqual(persons.slice(0, 2).sort());
-  });
+  it(
+    'deletes a record (204, its quota unit freed) and nothing else; ' + 'the export still has every other record',
+    async () => {
+      expect((await api.delete(tokens.access_token, persons[2]!, extension, { 'if-match': '*' })).status).toBe(204);
+      expect(problemOf(await api.get(tokens.access_token, persons[2]!, extension))).toEqual({
+        status: 404,
+        error: 'not_found',
+      });
+      expect(await recordCount(tenant.tenantId)).toBe(before - 1);
+      expect((await exportLines(tenant.tenantId)).map((l) => l.personId).sort()).toEqual(persons.slice(0, 2).sort());
+    },
+  );
 
   it('writes again once the plan is back', async () => {
     await admin.ok('PATCH', `/tenants/${tenant.tenantId}`, { plan: 'L2' });
@@ -181,14 +190,17 @@ describe('after a plan downgrade below the metadata capabilities (L2 to L1)', ()
 });
 
 describe('export', () => {
-  it('streams every record of the tenant as NDJSON, each line equal to what the API answers for that record', async () => {
-    const lines = await exportLines(tenant.tenantId);
-    expect(lines).toHaveLength(persons.length);
-    for (const line of lines) {
-      const { body } = await api.get(tokens.access_token, line.personId, line.extensionId);
-      expect(line).toEqual({ ...body, clientId: tenant.clientId });
-    }
-  });
+  it(
+    'streams every record of the tenant as NDJSON, ' + 'each line equal to what the API answers for that record',
+    async () => {
+      const lines = await exportLines(tenant.tenantId);
+      expect(lines).toHaveLength(persons.length);
+      for (const line of lines) {
+        const { body } = await api.get(tokens.access_token, line.personId, line.extensionId);
+        expect(line).toEqual({ ...body, clientId: tenant.clientId });
+      }
+    },
+  );
 
   it('filters by extension and by owning client', async () => {
     const second = await registerExtension(admin, tenant.clientId);
@@ -240,38 +252,47 @@ describe('export', () => {
     expect(gunzipSync(raw).toString('utf8')).toBe(plain);
   });
 
-  it('refuses a filter naming nothing of this tenant, an unlisted or malformed parameter (422), and an unknown tenant (404)', async () => {
-    const elsewhere = await setupTenant(admin);
-    const elsewhereExtension = await registerExtension(admin, elsewhere.clientId);
-    for (const query of [
-      `?extensionId=${elsewhereExtension}`,
-      '?extensionId=no_such_extension',
-      `?clientId=${elsewhere.clientId}`,
-      '?extensionId=Bad-Id',
-      '?limit=5',
-      '?clientId=',
-    ]) {
-      const res = await exported(tenant.tenantId, query);
-      expect({ query, ...problemOf({ status: res.status, body: await res.json() }) }).toEqual({
-        query,
-        status: 422,
-        error: 'schema_invalid',
-      });
-    }
-    for (const id of ['ten_00000000000000000000000000', 'not-a-tenant']) expect((await exported(id)).status).toBe(404);
-  });
+  it(
+    'refuses a filter naming nothing of this tenant, ' +
+      'an unlisted or malformed parameter (422), and an unknown tenant (404)',
+    async () => {
+      const elsewhere = await setupTenant(admin);
+      const elsewhereExtension = await registerExtension(admin, elsewhere.clientId);
+      for (const query of [
+        `?extensionId=${elsewhereExtension}`,
+        '?extensionId=no_such_extension',
+        `?clientId=${elsewhere.clientId}`,
+        '?extensionId=Bad-Id',
+        '?limit=5',
+        '?clientId=',
+      ]) {
+        const res = await exported(tenant.tenantId, query);
+        expect({ query, ...problemOf({ status: res.status, body: await res.json() }) }).toEqual({
+          query,
+          status: 422,
+          error: 'schema_invalid',
+        });
+      }
+      for (const id of ['ten_00000000000000000000000000', 'not-a-tenant'])
+        expect((await exported(id)).status).toBe(404);
+    },
+  );
 
-  it('lets a tenant admin key export its own tenant and nothing else: another tenant, existing or not, is 403 alike', async () => {
-    const { key } = await admin.ok('POST', `/tenants/${tenant.tenantId}/admin-keys`);
-    const own = await exported(tenant.tenantId, '', key);
-    expect(own.status).toBe(200);
-    expect((await own.text()).split('\n').filter(Boolean)).toHaveLength(await recordCount(tenant.tenantId));
-    const elsewhere = await setupTenant(admin);
-    for (const id of [elsewhere.tenantId, 'ten_00000000000000000000000000']) {
-      const res = await exported(id, '', key);
-      expect(problemOf({ status: res.status, body: await res.json() })).toEqual({ status: 403, error: 'forbidden' });
-    }
-  });
+  it(
+    'lets a tenant admin key export its own tenant and nothing else: ' +
+      'another tenant, existing or not, is 403 alike',
+    async () => {
+      const { key } = await admin.ok('POST', `/tenants/${tenant.tenantId}/admin-keys`);
+      const own = await exported(tenant.tenantId, '', key);
+      expect(own.status).toBe(200);
+      expect((await own.text()).split('\n').filter(Boolean)).toHaveLength(await recordCount(tenant.tenantId));
+      const elsewhere = await setupTenant(admin);
+      for (const id of [elsewhere.tenantId, 'ten_00000000000000000000000000']) {
+        const res = await exported(id, '', key);
+        expect(problemOf({ status: res.status, body: await res.json() })).toEqual({ status: 403, error: 'forbidden' });
+      }
+    },
+  );
 
   it('writes nothing: every table is as it was', async () => {
     const counts = async () =>
@@ -365,7 +386,8 @@ describe('export when the database fails', () => {
     const server = await listen(0);
     server.server.on('request', app);
     try {
-      // node:http hands over every byte that arrived before the connection closed, and says whether the message was complete.
+      // node:http hands over every byte that arrived before the connection closed, and says whether the message was
+      // complete.
       return await new Promise<{ status: number; contentType: string | undefined; text: string; cut: boolean }>(
         (resolve, reject) => {
           get(`${server.url}/admin/v1/tenants/${tenantId}/export`, (res) => {

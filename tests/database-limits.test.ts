@@ -46,37 +46,43 @@ describe('on PostgreSQL', () => {
     }
   });
 
-  it('answers an admin change stuck behind a held lock 503 with retry-after once the timeout passes, and changes nothing', async () => {
-    const config = loadConfig({
-      ...process.env,
-      DATABASE_URL: postgres.url,
-      DATABASE_STATEMENT_TIMEOUT_MS: '500',
-      LOG_LEVEL: 'silent',
-    });
-    const system = await startSystem(config, { ephemeralPorts: true });
-    const holder = await openDatabase({ databaseUrl: postgres.url });
-    try {
-      const admin = adminClient(system);
-      const tenant = await admin.ok('POST', '/tenants', {
-        label: `locked${Date.now().toString(36)}`,
-        displayName: 'Before',
-        plan: 'L1',
+  it(
+    'answers an admin change stuck behind a held lock 503 with ' +
+      'retry-after once the timeout passes, and changes nothing',
+    async () => {
+      const config = loadConfig({
+        ...process.env,
+        DATABASE_URL: postgres.url,
+        DATABASE_STATEMENT_TIMEOUT_MS: '500',
+        LOG_LEVEL: 'silent',
       });
-      const lock = await holder.knex.transaction();
-      await lock('tenants').where({ id: tenant.tenantId }).forUpdate().first();
-      const res = await admin.checked('updateTenant', 'PATCH', `/tenants/${tenant.tenantId}`, { displayName: 'After' });
-      expect({ status: res.status, error: res.body.error }).toEqual({
-        status: 503,
-        error: 'authorization_unavailable',
-      });
-      expect(Number(res.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
-      await lock.rollback();
-      expect((await system.db.knex('tenants').where({ id: tenant.tenantId }).first()).display_name).toBe('Before');
-    } finally {
-      await holder.close();
-      await system.close();
-    }
-  });
+      const system = await startSystem(config, { ephemeralPorts: true });
+      const holder = await openDatabase({ databaseUrl: postgres.url });
+      try {
+        const admin = adminClient(system);
+        const tenant = await admin.ok('POST', '/tenants', {
+          label: `locked${Date.now().toString(36)}`,
+          displayName: 'Before',
+          plan: 'L1',
+        });
+        const lock = await holder.knex.transaction();
+        await lock('tenants').where({ id: tenant.tenantId }).forUpdate().first();
+        const res = await admin.checked('updateTenant', 'PATCH', `/tenants/${tenant.tenantId}`, {
+          displayName: 'After',
+        });
+        expect({ status: res.status, error: res.body.error }).toEqual({
+          status: 503,
+          error: 'authorization_unavailable',
+        });
+        expect(Number(res.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+        await lock.rollback();
+        expect((await system.db.knex('tenants').where({ id: tenant.tenantId }).first()).display_name).toBe('Before');
+      } finally {
+        await holder.close();
+        await system.close();
+      }
+    },
+  );
 });
 
 /** Inodes of the TCP sockets this process listens on (/proc: the fds it holds, the kernel's table of listeners). */

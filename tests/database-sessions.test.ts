@@ -50,7 +50,10 @@ afterAll(async () => {
 
 const pooled = () => system.db.knex.client as unknown as KnexPoolClient;
 
-/** A /v1/me and a /v1/tenant call (token check, PDP decision, backend read) and a refresh (issuer storage) all answer 200. */
+/**
+ * A /v1/me and a /v1/tenant call (token check, PDP decision, backend read) and a refresh (issuer storage) all answer
+ * 200.
+ */
 async function expectServing() {
   for (const [operationId, path] of [
     ['getMe', '/me'],
@@ -87,15 +90,19 @@ describe('database connections come and go; the API keeps answering', () => {
     await expectServing();
   });
 
-  it(`after a pooled connection is lost (${process.env.DATABASE_URL ? 'PostgreSQL terminates its backend' : 'its socket is cut'})`, async () => {
-    await expectServing();
-    const connection = await pooled().acquireConnection();
-    const ended = new Promise<void>((resolve) => connection.once('end', resolve));
-    if (system.db.embedded) connection.connection.stream.destroy();
-    // Another pooled connection asks the server to end this one, as a restart or an operator would.
-    else await system.db.knex.raw('select pg_terminate_backend(?)', [connection.processID]);
-    await pooled().releaseConnection(connection);
-    await ended;
-    await expectServing();
-  });
+  it(
+    `after a pooled connection is lost ` +
+      `(${process.env.DATABASE_URL ? 'PostgreSQL terminates its backend' : 'its socket is cut'})`,
+    async () => {
+      await expectServing();
+      const connection = await pooled().acquireConnection();
+      const ended = new Promise<void>((resolve) => connection.once('end', resolve));
+      if (system.db.embedded) connection.connection.stream.destroy();
+      // Another pooled connection asks the server to end this one, as a restart or an operator would.
+      else await system.db.knex.raw('select pg_terminate_backend(?)', [connection.processID]);
+      await pooled().releaseConnection(connection);
+      await ended;
+      await expectServing();
+    },
+  );
 });

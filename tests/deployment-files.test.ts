@@ -126,18 +126,22 @@ describe('Kubernetes manifests', () => {
 });
 
 describe('the gateway file and the secrets in Kubernetes', () => {
-  it("hold gateway/gateway.yaml unchanged in a ConfigMap mounted where the gateway Deployment's GATEWAY_CONFIG points", () => {
-    const configMap = ofKind('ConfigMap').find((c) => c.metadata.name === 'tpi-gateway-file');
-    // Drift fails here: regenerate infra/k8s/gateway-file.yaml with `npm run k8s:gateway-file`.
-    expect(configMap?.data[GATEWAY_FILE_KEY]).toBe(read('gateway/gateway.yaml'));
-    expect(read('infra/k8s/gateway-file.yaml')).toBe(gatewayFileConfigMap());
-    const pod = ofKind('Deployment').find((d) => d.metadata.name === 'tpi-gateway')!.spec.template.spec;
-    const volume = pod.volumes.find((v: any) => v.configMap?.name === 'tpi-gateway-file');
-    const mount = pod.containers[0].volumeMounts.find((m: any) => m.name === volume.name);
-    const gatewayConfig = pod.containers[0].env.find((e: any) => e.name === 'GATEWAY_CONFIG').value;
-    expect(gatewayConfig).toBe(`${mount.mountPath}/${GATEWAY_FILE_KEY}`);
-    expect(settingNames.has('GATEWAY_CONFIG')).toBe(true);
-  });
+  it(
+    'hold gateway/gateway.yaml unchanged in a ConfigMap mounted ' +
+      "where the gateway Deployment's GATEWAY_CONFIG points",
+    () => {
+      const configMap = ofKind('ConfigMap').find((c) => c.metadata.name === 'tpi-gateway-file');
+      // Drift fails here: regenerate infra/k8s/gateway-file.yaml with `npm run k8s:gateway-file`.
+      expect(configMap?.data[GATEWAY_FILE_KEY]).toBe(read('gateway/gateway.yaml'));
+      expect(read('infra/k8s/gateway-file.yaml')).toBe(gatewayFileConfigMap());
+      const pod = ofKind('Deployment').find((d) => d.metadata.name === 'tpi-gateway')!.spec.template.spec;
+      const volume = pod.volumes.find((v: any) => v.configMap?.name === 'tpi-gateway-file');
+      const mount = pod.containers[0].volumeMounts.find((m: any) => m.name === volume.name);
+      const gatewayConfig = pod.containers[0].env.find((e: any) => e.name === 'GATEWAY_CONFIG').value;
+      expect(gatewayConfig).toBe(`${mount.mountPath}/${GATEWAY_FILE_KEY}`);
+      expect(settingNames.has('GATEWAY_CONFIG')).toBe(true);
+    },
+  );
 
   it('keep the signing keys, the internal secret and the admin token in a Secret every service reads', () => {
     const secret = ofKind('Secret').find((s) => s.metadata.name === 'tpi-secrets')!;
@@ -171,21 +175,25 @@ describe('compose file', () => {
     expect(valid).toBe(true);
   });
 
-  it('runs the four services from the one image on PostgreSQL and Redis, migrated first, with settings the code reads', () => {
-    for (const [service, portSetting] of Object.entries(SERVICES)) {
-      const s = compose.services[service];
-      expect(s.build.args.SERVICE).toBe(service);
-      expect(exists(`${service}/main.ts`)).toBe(true);
-      expect(s.depends_on.migrate.condition).toBe('service_completed_successfully');
-      for (const name of Object.keys(s.environment))
-        expect({ name, read: settingNames.has(name) }).toEqual({ name, read: true });
-      expect(s.environment.DATABASE_URL).toMatch(/^postgres:\/\/.*@postgres:5432\//);
-      expect(s.environment.REDIS_URL).toBe('redis://redis:6379');
-      for (const mapping of s.ports ?? []) expect(mapping).toBe(`${defaults[portSetting]}:${defaults[portSetting]}`);
-    }
-    expect(compose.services.backend.ports).toBeUndefined();
-    expect(compose.services.migrate.command.at(-1)).toBe('infra/migrate.ts');
-  });
+  it(
+    'runs the four services from the one image on PostgreSQL and Redis, ' +
+      'migrated first, with settings the code reads',
+    () => {
+      for (const [service, portSetting] of Object.entries(SERVICES)) {
+        const s = compose.services[service];
+        expect(s.build.args.SERVICE).toBe(service);
+        expect(exists(`${service}/main.ts`)).toBe(true);
+        expect(s.depends_on.migrate.condition).toBe('service_completed_successfully');
+        for (const name of Object.keys(s.environment))
+          expect({ name, read: settingNames.has(name) }).toEqual({ name, read: true });
+        expect(s.environment.DATABASE_URL).toMatch(/^postgres:\/\/.*@postgres:5432\//);
+        expect(s.environment.REDIS_URL).toBe('redis://redis:6379');
+        for (const mapping of s.ports ?? []) expect(mapping).toBe(`${defaults[portSetting]}:${defaults[portSetting]}`);
+      }
+      expect(compose.services.backend.ports).toBeUndefined();
+      expect(compose.services.migrate.command.at(-1)).toBe('infra/migrate.ts');
+    },
+  );
 });
 
 describe('Dockerfile', () => {
@@ -195,13 +203,16 @@ describe('Dockerfile', () => {
     expect(validateDockerfile(dockerfile).map((d) => `${d.range.start.line + 1}: ${d.message}`)).toEqual([]);
   });
 
-  it('installs from the lock file, runs the SERVICE argument as a non-root user, and copies every path it names', () => {
-    expect(dockerfile).toMatch(/^COPY package\.json package-lock\.json \.\/$/m);
-    expect(dockerfile).toMatch(/^ARG SERVICE=/m);
-    expect(dockerfile).toMatch(/^USER node$/m);
-    expect(dockerfile).toContain('$SERVICE/main.ts');
-    for (const [, sources] of dockerfile.matchAll(/^COPY (?!--from)(.+) \S+$/gm))
-      for (const source of sources!.split(' '))
-        expect({ source, exists: exists(source) }).toEqual({ source, exists: true });
-  });
+  it(
+    'installs from the lock file, runs the SERVICE argument as a non-root user, ' + 'and copies every path it names',
+    () => {
+      expect(dockerfile).toMatch(/^COPY package\.json package-lock\.json \.\/$/m);
+      expect(dockerfile).toMatch(/^ARG SERVICE=/m);
+      expect(dockerfile).toMatch(/^USER node$/m);
+      expect(dockerfile).toContain('$SERVICE/main.ts');
+      for (const [, sources] of dockerfile.matchAll(/^COPY (?!--from)(.+) \S+$/gm))
+        for (const source of sources!.split(' '))
+          expect({ source, exists: exists(source) }).toEqual({ source, exists: true });
+    },
+  );
 });

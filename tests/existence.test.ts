@@ -174,7 +174,8 @@ describe('a 404 says nothing about existence', () => {
       into.push(Number(process.hrtime.bigint() - start) / 1e6);
       expect(answer.status).toBe(404);
     };
-    for (let i = 0; i < 20; i++) await timed(`/persons/${absentPersonId()}`, []); // warm-up: connections, prepared statements
+    // warm-up: connections, prepared statements
+    for (let i = 0; i < 20; i++) await timed(`/persons/${absentPersonId()}`, []);
     for (let i = 0; i < TIMING_SAMPLES; i++) {
       const pair: [string, number[]][] = [
         [`/persons/${b.personId}`, forbidden],
@@ -185,8 +186,10 @@ describe('a 404 says nothing about existence', () => {
     }
     const result = mannWhitney(forbidden, absent);
     console.log(
-      `404 timing, ${TIMING_SAMPLES} interleaved samples each: forbidden median ${result.medianA.toFixed(2)} ms, absent median ${result.medianB.toFixed(2)} ms; ` +
-        `P(forbidden slower) = ${result.effect.toFixed(3)} (tolerated 0.5 ± ${MAX_EFFECT}), Mann-Whitney z = ${result.z.toFixed(2)}, p = ${result.p.toFixed(3)}`,
+      `404 timing, ${TIMING_SAMPLES} interleaved samples each: forbidden median ` +
+        `${result.medianA.toFixed(2)} ms, absent median ${result.medianB.toFixed(2)} ms; ` +
+        `P(forbidden slower) = ${result.effect.toFixed(3)} (tolerated 0.5 ± ${MAX_EFFECT}), ` +
+        `Mann-Whitney z = ${result.z.toFixed(2)}, p = ${result.p.toFixed(3)}`,
     );
     expect(Math.abs(result.effect - 0.5)).toBeLessThanOrEqual(MAX_EFFECT);
   }, 180_000);

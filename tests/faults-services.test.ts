@@ -11,7 +11,9 @@ import { printFigures, sleep, waitFor, type ServiceName } from './support/proces
 import { trafficAround, writeLedger } from './support/write-ledger.js';
 
 let stack: Stack;
-/** When the gateway first fetched the key set: its re-fetch for an unknown kid may run 10 s (refetchCooldownS) later. */
+/**
+ * When the gateway first fetched the key set: its re-fetch for an unknown kid may run 10 s (refetchCooldownS) later.
+ */
 let firstCallAt: number;
 
 const getMe = async (token = stack.token) => {
@@ -37,81 +39,95 @@ describe('PDP down (contract §5 rule 11, §7.2)', () => {
   // The gateway file's authorize timeoutMs (2 s); a paused PDP accepts connections and never answers.
   const PDP_DEADLINE_MS = 2000;
 
-  it('answers 503 authorization_unavailable with retry-after while the PDP is paused past the deadline, never an allow or a 403, and resumes by itself', async () => {
-    const pdp = stack.system.services.policies;
-    pdp.pause();
-    let answers;
-    try {
-      answers = await Promise.all(Array.from({ length: 6 }, () => getMe()));
-    } finally {
-      pdp.resume();
-    }
-    for (const res of answers) {
-      expectUnavailable(res, 'authorization_unavailable');
-      // Bounded by the deadline (plus a loaded machine's slack), not by the PDP's absence.
-      expect(res.ms).toBeLessThan(PDP_DEADLINE_MS + 4000);
-    }
-    const resumedMs = await waitFor('allowed again after SIGCONT', async () => (await getMe()).status === 200);
-    printFigures('PDP paused', {
-      requests: answers.length,
-      'slowest ms': Math.max(...answers.map((a) => a.ms)),
-      'deadline ms': PDP_DEADLINE_MS,
-      'resumed after ms': resumedMs,
-    });
-  }, 60_000);
+  it(
+    'answers 503 authorization_unavailable with retry-after while the PDP is ' +
+      'paused past the deadline, never an allow or a 403, and resumes by itself',
+    async () => {
+      const pdp = stack.system.services.policies;
+      pdp.pause();
+      let answers;
+      try {
+        answers = await Promise.all(Array.from({ length: 6 }, () => getMe()));
+      } finally {
+        pdp.resume();
+      }
+      for (const res of answers) {
+        expectUnavailable(res, 'authorization_unavailable');
+        // Bounded by the deadline (plus a loaded machine's slack), not by the PDP's absence.
+        expect(res.ms).toBeLessThan(PDP_DEADLINE_MS + 4000);
+      }
+      const resumedMs = await waitFor('allowed again after SIGCONT', async () => (await getMe()).status === 200);
+      printFigures('PDP paused', {
+        requests: answers.length,
+        'slowest ms': Math.max(...answers.map((a) => a.ms)),
+        'deadline ms': PDP_DEADLINE_MS,
+        'resumed after ms': resumedMs,
+      });
+    },
+    60_000,
+  );
 
-  it('answers 503 authorization_unavailable while the PDP process is gone, and allows again once a new one listens', async () => {
-    const pdp = stack.system.services.policies;
-    await pdp.stop('SIGKILL');
-    const answers = [];
-    for (let i = 0; i < 5; i++) answers.push(await getMe());
-    for (const res of answers) expectUnavailable(res, 'authorization_unavailable');
-    const restarted = performance.now();
-    await pdp.start();
-    const resumedMs = await waitFor('allowed again after restart', async () => (await getMe()).status === 200);
-    printFigures('PDP killed', {
-      requests: answers.length,
-      'slowest ms': Math.max(...answers.map((a) => a.ms)),
-      'restart to first allow ms': performance.now() - restarted,
-      'first allow after listening ms': resumedMs,
-    });
-  }, 90_000);
+  it(
+    'answers 503 authorization_unavailable while the PDP process is gone, ' + 'and allows again once a new one listens',
+    async () => {
+      const pdp = stack.system.services.policies;
+      await pdp.stop('SIGKILL');
+      const answers = [];
+      for (let i = 0; i < 5; i++) answers.push(await getMe());
+      for (const res of answers) expectUnavailable(res, 'authorization_unavailable');
+      const restarted = performance.now();
+      await pdp.start();
+      const resumedMs = await waitFor('allowed again after restart', async () => (await getMe()).status === 200);
+      printFigures('PDP killed', {
+        requests: answers.length,
+        'slowest ms': Math.max(...answers.map((a) => a.ms)),
+        'restart to first allow ms': performance.now() - restarted,
+        'first allow after listening ms': resumedMs,
+      });
+    },
+    90_000,
+  );
 });
 
 describe('issuer down (contract §5, §7.2)', () => {
-  it('keeps verifying valid tokens on the last good key set; a kid it cannot re-fetch is 503 token_verification_unavailable, and 401 once the issuer answers', async () => {
-    const issuer = stack.system.services.issuer;
-    const claims = decodeJwt(stack.token);
-    const { privateKey } = await generateKeyPair('ES256');
-    const unknownKid = await new SignJWT(claims)
-      .setProtectedHeader({ alg: 'ES256', typ: 'at+jwt', kid: 'kid-the-gateway-never-saw' })
-      .sign(privateKey);
-    // The gateway re-fetches for an unknown kid at most once per refetchCooldownS (10 s) after its last fetch.
-    await sleep(Math.max(0, firstCallAt + 11_000 - Date.now()));
+  it(
+    'keeps verifying valid tokens on the last good key set; a kid it cannot ' +
+      're-fetch is 503 token_verification_unavailable, and 401 once the issuer answers',
+    async () => {
+      const issuer = stack.system.services.issuer;
+      const claims = decodeJwt(stack.token);
+      const { privateKey } = await generateKeyPair('ES256');
+      const unknownKid = await new SignJWT(claims)
+        .setProtectedHeader({ alg: 'ES256', typ: 'at+jwt', kid: 'kid-the-gateway-never-saw' })
+        .sign(privateKey);
+      // The gateway re-fetches for an unknown kid at most once per refetchCooldownS (10 s) after its last fetch.
+      await sleep(Math.max(0, firstCallAt + 11_000 - Date.now()));
 
-    await issuer.stop();
-    const valid = [];
-    for (let i = 0; i < 10; i++) valid.push((await getMe()).status);
-    expect(valid).toEqual(Array(10).fill(200));
-    const unavailable = await getMe(unknownKid);
-    expectUnavailable(unavailable, 'token_verification_unavailable');
-    const again = await getMe(unknownKid); // inside the cooldown, the failed re-fetch still stands
-    expectUnavailable(again, 'token_verification_unavailable');
+      await issuer.stop();
+      const valid = [];
+      for (let i = 0; i < 10; i++) valid.push((await getMe()).status);
+      expect(valid).toEqual(Array(10).fill(200));
+      const unavailable = await getMe(unknownKid);
+      expectUnavailable(unavailable, 'token_verification_unavailable');
+      const again = await getMe(unknownKid); // inside the cooldown, the failed re-fetch still stands
+      expectUnavailable(again, 'token_verification_unavailable');
 
-    await issuer.start();
-    expect((await getMe()).status).toBe(200);
-    const refusedMs = await waitFor(
-      'unknown kid refused once the issuer answers',
-      async () => (await getMe(unknownKid)).status === 401,
-      40_000,
-      1000,
-    );
-    printFigures('issuer stopped', {
-      'valid-token calls answered 200': valid.length,
-      'unknown kid': `503 (retry-after ${unavailable.headers.get('retry-after')} s)`,
-      'then 401 after ms': refusedMs,
-    });
-  }, 120_000);
+      await issuer.start();
+      expect((await getMe()).status).toBe(200);
+      const refusedMs = await waitFor(
+        'unknown kid refused once the issuer answers',
+        async () => (await getMe(unknownKid)).status === 401,
+        40_000,
+        1000,
+      );
+      printFigures('issuer stopped', {
+        'valid-token calls answered 200': valid.length,
+        'unknown kid': `503 (retry-after ${unavailable.headers.get('retry-after')} s)`,
+        'then 401 after ms': refusedMs,
+      });
+    },
+    120_000,
+  );
 });
 
 describe('a process killed mid-write (SIGKILL)', () => {

@@ -166,7 +166,8 @@ describe('the browser check before npm test', () => {
     const { status, lines } = run('tests/support/ensure-chromium.ts', { CHROMIUM_PATH: missing });
     expect(status).toBe(1);
     expect(lines).toEqual([
-      `CHROMIUM_PATH=${missing} is not an executable file: point it at a Chromium binary, or unset it to use Debian's /usr/bin/chromium.`,
+      `CHROMIUM_PATH=${missing} is not an executable file: ` +
+        `point it at a Chromium binary, or unset it to use Debian's /usr/bin/chromium.`,
     ]);
   });
 });

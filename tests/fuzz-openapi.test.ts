@@ -21,7 +21,8 @@ import { assertResponseMatches, operationsOf, type DocName } from './support/ope
 import { leakIn, requestArbitrary, type Fixtures, type FuzzRequest, type RequestOptions } from './support/fuzz.js';
 import { CAPABILITIES } from '../wire/decision.js';
 
-const DOCS: DocName[] = ['public', 'token', 'admin']; // admin last: its accepted writes (closing capabilities ...) would disturb the others
+// admin last: its accepted writes (closing capabilities ...) would disturb the others
+const DOCS: DocName[] = ['public', 'token', 'admin'];
 const OPERATIONS = DOCS.flatMap((doc) => operationsOf(doc));
 const TOTAL = Number(process.env.FUZZ_CASES ?? 10_000);
 const RUNS = Math.ceil(TOTAL / OPERATIONS.length);
@@ -214,16 +215,20 @@ async function expectContractAnswer(request: FuzzRequest): Promise<void> {
 }
 
 for (const doc of DOCS) {
-  describe(`fuzzing ${doc} operations from the document: declared answers only, no 5xx, no leaks, no change by a rejected write`, () => {
-    for (const op of operationsOf(doc)) {
-      it(`${op.operationId} (${RUNS} cases)`, async () => {
-        await fc.assert(fc.asyncProperty(requestArbitrary(op, options[doc]), expectContractAnswer), {
-          numRuns: RUNS,
-          endOnFailure: true,
-        });
-      }, 600_000);
-    }
-  });
+  describe(
+    `fuzzing ${doc} operations from the document: declared answers only, ` +
+      `no 5xx, no leaks, no change by a rejected write`,
+    () => {
+      for (const op of operationsOf(doc)) {
+        it(`${op.operationId} (${RUNS} cases)`, async () => {
+          await fc.assert(fc.asyncProperty(requestArbitrary(op, options[doc]), expectContractAnswer), {
+            numRuns: RUNS,
+            endOnFailure: true,
+          });
+        }, 600_000);
+      }
+    },
+  );
 }
 
 describe('the run', () => {
@@ -241,7 +246,8 @@ describe('the run', () => {
     });
     const total = lines.reduce((a, l) => a + l.n, 0);
     console.log(
-      `fuzz cases per operation (status:count)\n${lines.map((l) => l.line).join('\n')}\n  total ${total} cases over ${lines.length} operations`,
+      `fuzz cases per operation (status:count)\n${lines.map((l) => l.line).join('\n')}\n` +
+        `  total ${total} cases over ${lines.length} operations`,
     );
     expect(lines.map((l) => l.op).sort()).toEqual(OPERATIONS.map((op) => `${op.doc} ${op.operationId}`).sort());
     expect(total).toBeGreaterThanOrEqual(TOTAL);

@@ -269,7 +269,9 @@ async function expectDeclaredAnswer(request: Sent) {
   } catch (err) {
     throw new Error(`${request.method} ${request.path}: no answer (${(err as Error).message})`);
   }
-  const where = `${request.method} ${request.path.slice(0, 200)} ${JSON.stringify(request.headers ?? {})} body ${String(request.body).slice(0, 120)}`;
+  const where =
+    `${request.method} ${request.path.slice(0, 200)} ` +
+    `${JSON.stringify(request.headers ?? {})} body ${String(request.body).slice(0, 120)}`;
   if (answer.status >= 500) throw new Error(`${where} -> ${answer.status} ${answer.body.slice(0, 300)}`);
   if (!answer.headers['x-request-id']) throw new Error(`${where} -> ${answer.status} without x-request-id`);
   const leak = answer.status >= 400 ? leakIn(answer.body, [token], [answer.headers['x-request-id']]) : undefined;

@@ -33,7 +33,8 @@ describe('the SHIPPED_GATEWAY_FILE gateway file', () => {
       'listPersonExtensions GET /persons/:personId/extensions svc.person.metadata.read person_extension',
       'getPersonExtension GET /persons/:personId/extensions/:extensionId svc.person.metadata.read person_extension',
       'putPersonExtension PUT /persons/:personId/extensions/:extensionId svc.person.metadata.write person_extension',
-      'deletePersonExtension DELETE /persons/:personId/extensions/:extensionId svc.person.metadata.write person_extension',
+      'deletePersonExtension DELETE /persons/:personId/extensions/:extensionId ' +
+        'svc.person.metadata.write person_extension',
     ]);
     expect(def.plugins.map((p) => p.plugin.name)).toEqual([
       'request-id',
@@ -47,11 +48,14 @@ describe('the SHIPPED_GATEWAY_FILE gateway file', () => {
     ]);
   });
 
-  it("documents each plugin's defaults: a plugin listed without config gets the settings the shipped file shows", () => {
-    const def = parseGatewayFile(SHIPPED_GATEWAY_FILE, 'gateway.yaml');
-    for (const { plugin, settings } of def.plugins)
-      expect([plugin.name, plugin.settings.parse({})]).toEqual([plugin.name, settings]);
-  });
+  it(
+    "documents each plugin's defaults: " + 'a plugin listed without config gets the settings the shipped file shows',
+    () => {
+      const def = parseGatewayFile(SHIPPED_GATEWAY_FILE, 'gateway.yaml');
+      for (const { plugin, settings } of def.plugins)
+        expect([plugin.name, plugin.settings.parse({})]).toEqual([plugin.name, settings]);
+    },
+  );
 });
 
 describe('a gateway file with a mistake is refused with file, line and setting', () => {
@@ -89,7 +93,8 @@ describe('a gateway file with a mistake is refused with file, line and setting',
     ],
     [
       'a contract operation not routed',
-      '  - { operationId: getMe, method: GET, path: /me, capability: svc.profile.self.read, resource: self, upstream: backend }\n',
+      '  - { operationId: getMe, method: GET, path: /me, capability: ' +
+        'svc.profile.self.read, resource: self, upstream: backend }\n',
       '',
       /routes: contract operation getMe \(GET \/me\) is not routed/,
     ],
@@ -139,9 +144,11 @@ describe('a gateway file with a mistake is refused with file, line and setting',
   });
 
   const AUTHORIZE =
-    '  - name: authorize         # one PDP decision, no cache: 403 | 404 (folded) | 503 authorization_unavailable\n    config: { timeoutMs: 2000 }\n';
+    '  - name: authorize         # one PDP decision, no cache: 403 | 404 (folded) | 503 authorization_unavailable\n' +
+    '    config: { timeoutMs: 2000 }\n';
   const VERIFY =
-    '  - name: verify-token      # 401 invalid_token | 503 token_verification_unavailable\n    config: { cacheMaxAgeS: 600, maxStaleS: 3600, refetchCooldownS: 10, timeoutMs: 2000 }\n';
+    '  - name: verify-token      # 401 invalid_token | 503 token_verification_unavailable\n' +
+    '    config: { cacheMaxAgeS: 600, maxStaleS: 3600, refetchCooldownS: 10, timeoutMs: 2000 }\n';
 
   it.each([
     ['PDP authorization', AUTHORIZE, 'authorize'],
@@ -160,7 +167,10 @@ describe('a gateway file with a mistake is refused with file, line and setting',
   });
 
   it("accepts an extra route to another upstream and a route's own rate-limit window", () => {
-    const text = `${editedGatewayFile('upstreams:\n', 'upstreams:\n  status:\n    url: http://127.0.0.1:9\n')}  - { operationId: getStatus, method: GET, path: /status, capability: svc.profile.self.read, resource: self, upstream: status, plugins: { rate-limit: { account: { points: 5, durationS: 60 } } } }\n`;
+    const text =
+      `${editedGatewayFile('upstreams:\n', 'upstreams:\n  status:\n    url: http://127.0.0.1:9\n')}` +
+      `  - { operationId: getStatus, method: GET, path: /status, capability: svc.profile.self.read, ` +
+      `resource: self, upstream: status, plugins: { rate-limit: { account: { points: 5, durationS: 60 } } } }\n`;
     const def = parseGatewayFile(text, 'edited.yaml');
     expect(def.routes.at(-1)).toMatchObject({
       route: { operationId: 'getStatus', upstream: 'status' },

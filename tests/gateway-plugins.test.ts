@@ -63,7 +63,8 @@ async function stop(gateway: Running) {
   await gateway.close();
 }
 const GET_ME =
-  '  - { operationId: getMe, method: GET, path: /me, capability: svc.profile.self.read, resource: self, upstream: backend }';
+  '  - { operationId: getMe, method: GET, path: /me, capability: ' +
+  'svc.profile.self.read, resource: self, upstream: backend }';
 const withMeLimit = (points: number) =>
   editedGatewayFile(
     GET_ME,
@@ -104,36 +105,40 @@ describe('starting from a file', () => {
     );
   });
 
-  it('serves a route added to the file after a restart, forwarding it to its upstream with a signed context', async () => {
-    const seen: Record<string, string | undefined>[] = [];
-    const upstream: Listening & { server: import('node:http').Server } = await listen(0);
-    upstream.server.on('request', (req, res) => {
-      seen.push({
-        path: req.url,
-        context: req.headers['x-svc-context'] as string,
-        mac: req.headers['x-svc-context-mac'] as string,
+  it(
+    'serves a route added to the file after a restart, ' + 'forwarding it to its upstream with a signed context',
+    async () => {
+      const seen: Record<string, string | undefined>[] = [];
+      const upstream: Listening & { server: import('node:http').Server } = await listen(0);
+      upstream.server.on('request', (req, res) => {
+        seen.push({
+          path: req.url,
+          context: req.headers['x-svc-context'] as string,
+          mac: req.headers['x-svc-context-mac'] as string,
+        });
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"green"}');
       });
-      res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"green"}');
-    });
-    const tenant = await tenantWithToken();
-    try {
-      const before = await gatewayFrom(SHIPPED_GATEWAY_FILE);
-      expect((await call(before.url, '/status', tenant.token)).status).toBe(404);
-      await stop(before);
+      const tenant = await tenantWithToken();
+      try {
+        const before = await gatewayFrom(SHIPPED_GATEWAY_FILE);
+        expect((await call(before.url, '/status', tenant.token)).status).toBe(404);
+        await stop(before);
 
-      const added =
-        `${editedGatewayFile('upstreams:\n', `upstreams:\n  status:\n    url: ${upstream.url}\n`)}` +
-        '  - { operationId: getStatus, method: GET, path: /status, capability: svc.profile.self.read, resource: self, upstream: status }\n';
-      const after = await gatewayFrom(added);
-      const res = await call(after.url, '/status', tenant.token);
-      expect(res.status).toBe(200);
-      expect(await res.json()).toEqual({ status: 'green' });
-      expect(seen).toEqual([{ path: '/v1/status', context: expect.any(String), mac: expect.any(String) }]);
-      expect((await call(after.url, '/status')).status).toBe(401); // the new route has token verification too
-    } finally {
-      await upstream.close();
-    }
-  });
+        const added =
+          `${editedGatewayFile('upstreams:\n', `upstreams:\n  status:\n    url: ${upstream.url}\n`)}` +
+          '  - { operationId: getStatus, method: GET, path: /status, capability: ' +
+          'svc.profile.self.read, resource: self, upstream: status }\n';
+        const after = await gatewayFrom(added);
+        const res = await call(after.url, '/status', tenant.token);
+        expect(res.status).toBe(200);
+        expect(await res.json()).toEqual({ status: 'green' });
+        expect(seen).toEqual([{ path: '/v1/status', context: expect.any(String), mac: expect.any(String) }]);
+        expect((await call(after.url, '/status')).status).toBe(401); // the new route has token verification too
+      } finally {
+        await upstream.close();
+      }
+    },
+  );
 
   it('applies a changed rate-limit window of a route after a restart', async () => {
     const tenant = await tenantWithToken();
@@ -211,37 +216,43 @@ describe('CORS from the client registration', () => {
     expect(wrongMethod.status).toBe(404);
   });
 
-  it("lets a suspended tenant's browser app read its 403 tenant_suspended (CORS decides who reads, the PDP what)", async () => {
-    const tenant = await tenantWithToken();
-    const registered = `https://suspended-${tenant.tenantId.toLowerCase()}.example`;
-    await system.db
-      .knex('clients')
-      .where({ id: tenant.clientId })
-      .update({ allowed_origins: JSON.stringify([registered]) });
-    await admin.ok('PATCH', `/tenants/${tenant.tenantId}`, { status: 'suspended' });
-    const gateway = await gatewayFrom(SHIPPED_GATEWAY_FILE);
-    const answer = await call(gateway.url, '/me', tenant.token, { headers: { origin: registered } });
-    expect([answer.status, (await answer.json()).error]).toEqual([403, 'tenant_suspended']);
-    expect(answer.headers.get('access-control-allow-origin')).toBe(registered);
-  });
+  it(
+    "lets a suspended tenant's browser app read its 403 " + 'tenant_suspended (CORS decides who reads, the PDP what)',
+    async () => {
+      const tenant = await tenantWithToken();
+      const registered = `https://suspended-${tenant.tenantId.toLowerCase()}.example`;
+      await system.db
+        .knex('clients')
+        .where({ id: tenant.clientId })
+        .update({ allowed_origins: JSON.stringify([registered]) });
+      await admin.ok('PATCH', `/tenants/${tenant.tenantId}`, { status: 'suspended' });
+      const gateway = await gatewayFrom(SHIPPED_GATEWAY_FILE);
+      const answer = await call(gateway.url, '/me', tenant.token, { headers: { origin: registered } });
+      expect([answer.status, (await answer.json()).error]).toEqual([403, 'tenant_suspended']);
+      expect(answer.headers.get('access-control-allow-origin')).toBe(registered);
+    },
+  );
 
-  it("gives a confidential app's registered origin no CORS, as the token endpoint does (one rule for browser apps)", async () => {
-    const tenant = await tenantWithToken();
-    const registered = `https://server-side-${tenant.tenantId.toLowerCase()}.example`;
-    await system.db
-      .knex('clients')
-      .where({ id: tenant.clientId })
-      .update({ allowed_origins: JSON.stringify([registered]), type: 'confidential' });
-    const gateway = await gatewayFrom(SHIPPED_GATEWAY_FILE);
-    const answer = await call(gateway.url, '/me', tenant.token, { headers: { origin: registered } });
-    expect(answer.status).toBe(200);
-    expect(answer.headers.get('access-control-allow-origin')).toBeNull();
-    const preflight = await call(gateway.url, '/tenant', undefined, {
-      method: 'OPTIONS',
-      headers: { origin: registered, 'access-control-request-method': 'GET' },
-    });
-    expect(preflight.status).toBe(404);
-  });
+  it(
+    "gives a confidential app's registered origin no CORS, " + 'as the token endpoint does (one rule for browser apps)',
+    async () => {
+      const tenant = await tenantWithToken();
+      const registered = `https://server-side-${tenant.tenantId.toLowerCase()}.example`;
+      await system.db
+        .knex('clients')
+        .where({ id: tenant.clientId })
+        .update({ allowed_origins: JSON.stringify([registered]), type: 'confidential' });
+      const gateway = await gatewayFrom(SHIPPED_GATEWAY_FILE);
+      const answer = await call(gateway.url, '/me', tenant.token, { headers: { origin: registered } });
+      expect(answer.status).toBe(200);
+      expect(answer.headers.get('access-control-allow-origin')).toBeNull();
+      const preflight = await call(gateway.url, '/tenant', undefined, {
+        method: 'OPTIONS',
+        headers: { origin: registered, 'access-control-request-method': 'GET' },
+      });
+      expect(preflight.status).toBe(404);
+    },
+  );
 });
 
 describe('rate limiting across gateways', () => {
@@ -261,38 +272,45 @@ describe('flood guard ahead of the PDP', () => {
   // Decisions the PDP made, counted as it answers (its decision log is written later, in batches).
   const decisions = async () => (await system.telemetry.decisions.get()).values.reduce((n, v) => n + v.value, 0);
 
-  it('answers 429 without asking the PDP once a valid token has been denied often, and never counts allowed calls', async () => {
-    const tenant = await tenantWithToken('svc.profile.self.read');
-    const gateway = await gatewayFrom(
-      editedGatewayFile('config: { points: 600, durationS: 60 }', 'config: { points: 2, durationS: 60 }'),
-    );
-    expect(await statuses(4, () => call(gateway.url, '/me', tenant.token))).toEqual([200, 200, 200, 200]);
-    expect(await statuses(2, () => call(gateway.url, '/tenant', tenant.token))).toEqual([403, 403]);
-    const asked = await decisions();
-    const flooded = await call(gateway.url, '/tenant', tenant.token);
-    expect(flooded.status).toBe(429);
-    expect((await flooded.json()).error).toBe('rate_limited');
-    expect(Number(flooded.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
-    expect(await decisions()).toBe(asked);
-  });
+  it(
+    'answers 429 without asking the PDP once a valid token has been denied often, ' + 'and never counts allowed calls',
+    async () => {
+      const tenant = await tenantWithToken('svc.profile.self.read');
+      const gateway = await gatewayFrom(
+        editedGatewayFile('config: { points: 600, durationS: 60 }', 'config: { points: 2, durationS: 60 }'),
+      );
+      expect(await statuses(4, () => call(gateway.url, '/me', tenant.token))).toEqual([200, 200, 200, 200]);
+      expect(await statuses(2, () => call(gateway.url, '/tenant', tenant.token))).toEqual([403, 403]);
+      const asked = await decisions();
+      const flooded = await call(gateway.url, '/tenant', tenant.token);
+      expect(flooded.status).toBe(429);
+      expect((await flooded.json()).error).toBe('rate_limited');
+      expect(Number(flooded.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      expect(await decisions()).toBe(asked);
+    },
+  );
 
-  it('blocks a flood counted by another gateway after at most one more PDP decision here, and counts allowed calls nowhere', async () => {
-    const tenant = await tenantWithToken('svc.profile.self.read');
-    const text = editedGatewayFile('config: { points: 600, durationS: 60 }', 'config: { points: 2, durationS: 60 }');
-    const [a, b] = await Promise.all([
-      gatewayFrom(text, { REDIS_URL: SHARED_REDIS }),
-      gatewayFrom(text, { REDIS_URL: SHARED_REDIS }),
-    ]);
-    expect(await statuses(3, () => call(b.url, '/me', tenant.token))).toEqual([200, 200, 200]);
-    expect(await statuses(2, () => call(a.url, '/tenant', tenant.token))).toEqual([403, 403]);
-    expect((await call(a.url, '/tenant', tenant.token)).status).toBe(429);
-    // b has not seen a denial of this key: its next one reaches the PDP, is counted (3 of 2) and blocks it there too.
-    const before = await decisions();
-    expect(await statuses(3, () => call(b.url, '/tenant', tenant.token))).toEqual([403, 429, 429]);
-    expect(await decisions()).toBe(before + 1);
-    // Only the denied subject's key is blocked: the same token is refused before the PDP on every route.
-    expect((await call(b.url, '/me', tenant.token)).status).toBe(429);
-  });
+  it(
+    'blocks a flood counted by another gateway after at most ' +
+      'one more PDP decision here, and counts allowed calls nowhere',
+    async () => {
+      const tenant = await tenantWithToken('svc.profile.self.read');
+      const text = editedGatewayFile('config: { points: 600, durationS: 60 }', 'config: { points: 2, durationS: 60 }');
+      const [a, b] = await Promise.all([
+        gatewayFrom(text, { REDIS_URL: SHARED_REDIS }),
+        gatewayFrom(text, { REDIS_URL: SHARED_REDIS }),
+      ]);
+      expect(await statuses(3, () => call(b.url, '/me', tenant.token))).toEqual([200, 200, 200]);
+      expect(await statuses(2, () => call(a.url, '/tenant', tenant.token))).toEqual([403, 403]);
+      expect((await call(a.url, '/tenant', tenant.token)).status).toBe(429);
+      // b has not seen a denial of this key: its next one reaches the PDP, is counted (3 of 2) and blocks it there too.
+      const before = await decisions();
+      expect(await statuses(3, () => call(b.url, '/tenant', tenant.token))).toEqual([403, 429, 429]);
+      expect(await decisions()).toBe(before + 1);
+      // Only the denied subject's key is blocked: the same token is refused before the PDP on every route.
+      expect((await call(b.url, '/me', tenant.token)).status).toBe(429);
+    },
+  );
 });
 
 describe('metering', () => {
@@ -321,33 +339,36 @@ describe('metering', () => {
     );
   });
 
-  it('meters different calls that reuse one request id as the calls they are, and replays past the allowance too', async () => {
-    const tenant = await tenantWithToken('svc.profile.self.read svc.tenant.info.read');
-    const gateway = await gatewayFrom(SHIPPED_GATEWAY_FILE);
-    const reused = { 'x-request-id': `reused-${tenant.tenantId}` };
-    const replayed = { 'x-request-id': `replayed-${tenant.tenantId}` };
-    const answers = [];
-    // 50 different requests under one id: paths differ (the query is part of the request).
-    for (let i = 0; i < 50; i++)
-      answers.push(
-        (await call(gateway.url, i % 2 ? `/me?n=${i}` : `/tenant?n=${i}`, tenant.token, { headers: reused })).status,
-      );
-    // 50 identical requests under another id: the first and the 46 past the three allowed replays are metered.
-    for (let i = 0; i < 50; i++)
-      answers.push((await call(gateway.url, '/me', tenant.token, { headers: replayed })).status);
-    expect(answers.every((s) => s === 200)).toBe(true);
-    await stop(gateway);
-    const metered: { request_id: string; n: string }[] = await system.db
-      .knex('usage_records')
-      .where({ tenant_id: tenant.tenantId })
-      .groupBy('request_id')
-      .select('request_id')
-      .count({ n: '*' });
-    expect(Object.fromEntries(metered.map((r) => [r.request_id, Number(r.n)]))).toEqual({
-      [reused['x-request-id']]: 50,
-      [replayed['x-request-id']]: 1 + 50 - 1 - ALLOWED_REPLAYS,
-    });
-  });
+  it(
+    'meters different calls that reuse one request id as the calls they are, ' + 'and replays past the allowance too',
+    async () => {
+      const tenant = await tenantWithToken('svc.profile.self.read svc.tenant.info.read');
+      const gateway = await gatewayFrom(SHIPPED_GATEWAY_FILE);
+      const reused = { 'x-request-id': `reused-${tenant.tenantId}` };
+      const replayed = { 'x-request-id': `replayed-${tenant.tenantId}` };
+      const answers = [];
+      // 50 different requests under one id: paths differ (the query is part of the request).
+      for (let i = 0; i < 50; i++)
+        answers.push(
+          (await call(gateway.url, i % 2 ? `/me?n=${i}` : `/tenant?n=${i}`, tenant.token, { headers: reused })).status,
+        );
+      // 50 identical requests under another id: the first and the 46 past the three allowed replays are metered.
+      for (let i = 0; i < 50; i++)
+        answers.push((await call(gateway.url, '/me', tenant.token, { headers: replayed })).status);
+      expect(answers.every((s) => s === 200)).toBe(true);
+      await stop(gateway);
+      const metered: { request_id: string; n: string }[] = await system.db
+        .knex('usage_records')
+        .where({ tenant_id: tenant.tenantId })
+        .groupBy('request_id')
+        .select('request_id')
+        .count({ n: '*' });
+      expect(Object.fromEntries(metered.map((r) => [r.request_id, Number(r.n)]))).toEqual({
+        [reused['x-request-id']]: 50,
+        [replayed['x-request-id']]: 1 + 50 - 1 - ALLOWED_REPLAYS,
+      });
+    },
+  );
 });
 
 describe('answers at the edge', () => {
@@ -358,21 +379,24 @@ describe('answers at the edge', () => {
     tenant = await tenantWithToken();
   });
 
-  it('challenges a request without credentials with a bare Bearer, and a bad token with error="invalid_token"', async () => {
-    const none = await call(gateway.url, '/me');
-    expect(none.status).toBe(401);
-    expect(none.headers.get('www-authenticate')).toBe('Bearer');
-    expect(await none.json()).toMatchObject({ error: 'invalid_token', message: expect.stringContaining('missing') });
-    const malformed = await call(gateway.url, '/me', undefined, { headers: { authorization: 'Bearer not-a-jwt' } });
-    expect(malformed.headers.get('www-authenticate')).toBe('Bearer error="invalid_token"');
-    expect(await malformed.json()).toMatchObject({
-      error: 'invalid_token',
-      message: expect.stringContaining('malformed'),
-    });
-    const failing = await call(gateway.url, '/me', `${tenant.token.slice(0, -4)}AAAA`);
-    expect(failing.headers.get('www-authenticate')).toBe('Bearer error="invalid_token"');
-    expect(await failing.json()).toMatchObject({ error: 'invalid_token', message: 'the access token is not valid' });
-  });
+  it(
+    'challenges a request without credentials with a bare Bearer, ' + 'and a bad token with error="invalid_token"',
+    async () => {
+      const none = await call(gateway.url, '/me');
+      expect(none.status).toBe(401);
+      expect(none.headers.get('www-authenticate')).toBe('Bearer');
+      expect(await none.json()).toMatchObject({ error: 'invalid_token', message: expect.stringContaining('missing') });
+      const malformed = await call(gateway.url, '/me', undefined, { headers: { authorization: 'Bearer not-a-jwt' } });
+      expect(malformed.headers.get('www-authenticate')).toBe('Bearer error="invalid_token"');
+      expect(await malformed.json()).toMatchObject({
+        error: 'invalid_token',
+        message: expect.stringContaining('malformed'),
+      });
+      const failing = await call(gateway.url, '/me', `${tenant.token.slice(0, -4)}AAAA`);
+      expect(failing.headers.get('www-authenticate')).toBe('Bearer error="invalid_token"');
+      expect(await failing.json()).toMatchObject({ error: 'invalid_token', message: 'the access token is not valid' });
+    },
+  );
 
   it('answers HEAD as GET without a body', async () => {
     const head = await call(gateway.url, '/me', tenant.token, { method: 'HEAD' });

@@ -118,37 +118,43 @@ describe('gateway authorization on the next request', () => {
     expectProblem(await get('/me', token), 403, 'epoch_changed');
   });
 
-  it('denies an in-flight token with 403 subject_revoked once the tenant ends its relationship with the person', async () => {
-    const tenant = await setupTenant(admin);
-    const token = await tokenFor(tenant);
-    expect((await get('/me', token)).status).toBe(200);
-    await admin.ok('DELETE', `/tenants/${tenant.tenantId}/persons/${tenant.personId}`);
-    expectProblem(await get('/me', token), 403, 'subject_revoked');
-  });
+  it(
+    'denies an in-flight token with 403 subject_revoked ' + 'once the tenant ends its relationship with the person',
+    async () => {
+      const tenant = await setupTenant(admin);
+      const token = await tokenFor(tenant);
+      expect((await get('/me', token)).status).toBe(200);
+      await admin.ok('DELETE', `/tenants/${tenant.tenantId}/persons/${tenant.personId}`);
+      expectProblem(await get('/me', token), 403, 'subject_revoked');
+    },
+  );
 
-  it('decides concurrent requests of different apps together, each on its own state: fewer PDP calls than requests', async () => {
-    const [open, disabled] = [await setupTenant(admin), await setupTenant(admin)];
-    const [openToken, disabledToken] = [await tokenFor(open), await tokenFor(disabled)];
-    await admin.ok('PATCH', `/clients/${disabled.clientId}`, { status: 'disabled' });
-    const histogram = async () =>
-      (await system.telemetry.registry.getSingleMetric('gateway_pdp_decisions_per_call')!.get()).values;
-    const total = async (name: string) =>
-      (await histogram()).find((v) => (v as { metricName?: string }).metricName === name)?.value ?? 0;
-    const [callsBefore, decisionsBefore] = [
-      await total('gateway_pdp_decisions_per_call_count'),
-      await total('gateway_pdp_decisions_per_call_sum'),
-    ];
-    const answers = await Promise.all(
-      Array.from({ length: 20 }, (_, i) => get('/me', i % 2 ? disabledToken : openToken)),
-    );
-    expect(answers.map((a) => a.status)).toEqual(Array.from({ length: 20 }, (_, i) => (i % 2 ? 403 : 200)));
-    const [calls, decisions] = [
-      (await total('gateway_pdp_decisions_per_call_count')) - callsBefore,
-      (await total('gateway_pdp_decisions_per_call_sum')) - decisionsBefore,
-    ];
-    expect(decisions).toBe(20);
-    expect(calls).toBeLessThan(20);
-  });
+  it(
+    'decides concurrent requests of different apps together, ' + 'each on its own state: fewer PDP calls than requests',
+    async () => {
+      const [open, disabled] = [await setupTenant(admin), await setupTenant(admin)];
+      const [openToken, disabledToken] = [await tokenFor(open), await tokenFor(disabled)];
+      await admin.ok('PATCH', `/clients/${disabled.clientId}`, { status: 'disabled' });
+      const histogram = async () =>
+        (await system.telemetry.registry.getSingleMetric('gateway_pdp_decisions_per_call')!.get()).values;
+      const total = async (name: string) =>
+        (await histogram()).find((v) => (v as { metricName?: string }).metricName === name)?.value ?? 0;
+      const [callsBefore, decisionsBefore] = [
+        await total('gateway_pdp_decisions_per_call_count'),
+        await total('gateway_pdp_decisions_per_call_sum'),
+      ];
+      const answers = await Promise.all(
+        Array.from({ length: 20 }, (_, i) => get('/me', i % 2 ? disabledToken : openToken)),
+      );
+      expect(answers.map((a) => a.status)).toEqual(Array.from({ length: 20 }, (_, i) => (i % 2 ? 403 : 200)));
+      const [calls, decisions] = [
+        (await total('gateway_pdp_decisions_per_call_count')) - callsBefore,
+        (await total('gateway_pdp_decisions_per_call_sum')) - decisionsBefore,
+      ];
+      expect(decisions).toBe(20);
+      expect(calls).toBeLessThan(20);
+    },
+  );
 
   it('answers 403 capability_not_in_token for a granted capability the token was not issued for', async () => {
     const tenant = await setupTenant(admin);
@@ -158,52 +164,61 @@ describe('gateway authorization on the next request', () => {
 });
 
 describe('gateway rate limiting', () => {
-  it('answers 429 rate_limited with retry-after once the account layer is spent, counting down x-ratelimit-remaining', async () => {
-    const tenant = await setupTenant(admin);
-    await admin.ok('PATCH', `/tenants/${tenant.tenantId}`, {
-      rateLimit: { tenant: { points: 100, durationS: 60 }, account: { points: 3, durationS: 60 } },
-    });
-    const token = await tokenFor(tenant);
-    const remaining: number[] = [];
-    for (let i = 0; i < 3; i++) {
-      const res = await get('/me', token);
-      expect(res.status).toBe(200);
-      remaining.push(Number(res.headers.get('x-ratelimit-remaining')));
-    }
-    expect(remaining).toEqual([2, 1, 0]);
-    const limited = await get('/me', token);
-    expectProblem(limited, 429, 'rate_limited');
-    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
-  });
+  it(
+    'answers 429 rate_limited with retry-after once the ' +
+      'account layer is spent, counting down x-ratelimit-remaining',
+    async () => {
+      const tenant = await setupTenant(admin);
+      await admin.ok('PATCH', `/tenants/${tenant.tenantId}`, {
+        rateLimit: { tenant: { points: 100, durationS: 60 }, account: { points: 3, durationS: 60 } },
+      });
+      const token = await tokenFor(tenant);
+      const remaining: number[] = [];
+      for (let i = 0; i < 3; i++) {
+        const res = await get('/me', token);
+        expect(res.status).toBe(200);
+        remaining.push(Number(res.headers.get('x-ratelimit-remaining')));
+      }
+      expect(remaining).toEqual([2, 1, 0]);
+      const limited = await get('/me', token);
+      expectProblem(limited, 429, 'rate_limited');
+      expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    },
+  );
 
-  it('refuses a spent account ahead of the PDP: 300 calls at 5 a minute cost 6 decisions and 6 decision-log rows', async () => {
-    const tenant = await setupTenant(admin);
-    await admin.ok('PATCH', `/tenants/${tenant.tenantId}`, {
-      rateLimit: { tenant: { points: 100, durationS: 60 }, account: { points: 5, durationS: 60 } },
-    });
-    const token = await tokenFor(tenant);
-    const decisionsSoFar = async () =>
-      (await system.telemetry.decisions.get()).values.reduce((sum, v) => sum + v.value, 0);
-    const before = await decisionsSoFar();
-    const statuses: number[] = [];
-    for (let i = 0; i < 300; i++) {
-      const res = await fetch(`${system.baseUrl}/me`, { headers: { authorization: `Bearer ${token}` } });
-      await res.arrayBuffer();
-      statuses.push(res.status);
-    }
-    expect(statuses.filter((s) => s === 200)).toHaveLength(5);
-    expect(statuses.filter((s) => s === 429)).toHaveLength(295);
-    // The sixth call paid a decision before its window was found full; the 294 after it were refused from memory.
-    expect((await decisionsSoFar()) - before).toBe(6);
-    const logged = async () =>
-      Number((await system.db.knex('decision_logs').where('tenant_id', tenant.tenantId).count({ n: '*' }).first())!.n);
-    while ((await logged()) < 6) await new Promise((r) => setTimeout(r, 100));
-    expect(await logged()).toBe(6);
-    // The local refusal is the same answer as the shared limiter's: a Problem with the time left in the window.
-    const blocked = await get('/me', token);
-    expectProblem(blocked, 429, 'rate_limited');
-    expect(Number(blocked.headers.get('retry-after'))).toBeGreaterThan(50);
-  });
+  it(
+    'refuses a spent account ahead of the PDP: ' + '300 calls at 5 a minute cost 6 decisions and 6 decision-log rows',
+    async () => {
+      const tenant = await setupTenant(admin);
+      await admin.ok('PATCH', `/tenants/${tenant.tenantId}`, {
+        rateLimit: { tenant: { points: 100, durationS: 60 }, account: { points: 5, durationS: 60 } },
+      });
+      const token = await tokenFor(tenant);
+      const decisionsSoFar = async () =>
+        (await system.telemetry.decisions.get()).values.reduce((sum, v) => sum + v.value, 0);
+      const before = await decisionsSoFar();
+      const statuses: number[] = [];
+      for (let i = 0; i < 300; i++) {
+        const res = await fetch(`${system.baseUrl}/me`, { headers: { authorization: `Bearer ${token}` } });
+        await res.arrayBuffer();
+        statuses.push(res.status);
+      }
+      expect(statuses.filter((s) => s === 200)).toHaveLength(5);
+      expect(statuses.filter((s) => s === 429)).toHaveLength(295);
+      // The sixth call paid a decision before its window was found full; the 294 after it were refused from memory.
+      expect((await decisionsSoFar()) - before).toBe(6);
+      const logged = async () =>
+        Number(
+          (await system.db.knex('decision_logs').where('tenant_id', tenant.tenantId).count({ n: '*' }).first())!.n,
+        );
+      while ((await logged()) < 6) await new Promise((r) => setTimeout(r, 100));
+      expect(await logged()).toBe(6);
+      // The local refusal is the same answer as the shared limiter's: a Problem with the time left in the window.
+      const blocked = await get('/me', token);
+      expectProblem(blocked, 429, 'rate_limited');
+      expect(Number(blocked.headers.get('retry-after'))).toBeGreaterThan(50);
+    },
+  );
 });
 
 describe('request ids', () => {

@@ -59,7 +59,8 @@ async function getMe(authorization?: string) {
 
 /** What is wrong with an answer that should be the contract's 401 for a presented token that fails, or undefined. */
 function notInvalidToken(answer: Awaited<ReturnType<typeof getMe>>): string | undefined {
-  const got = `${answer.status} ${String(answer.body.error)} www-authenticate=${answer.headers.get('www-authenticate')}`;
+  const got =
+    `${answer.status} ${String(answer.body.error)} ` + `www-authenticate=${answer.headers.get('www-authenticate')}`;
   const ok =
     answer.status === 401 &&
     answer.body.error === 'invalid_token' &&
@@ -142,24 +143,32 @@ describe('hostile tokens are 401 invalid_token, never 503 or 500', () => {
     ]);
   });
 
-  it('answers a token too large for an HTTP header with the documented 431 payload_too_large Problem, not a 5xx', async () => {
-    // Node's parser refuses a header block over 16 KiB before any handler runs (docs/decisions.md, "Answers Node writes itself").
-    const res = await fetch(`${system.baseUrl}/me`, {
-      headers: { authorization: `Bearer ${genuine}.${'A'.repeat(64 * 1024)}` },
-    });
-    expect(res.status).toBe(431);
-    expect(await res.json()).toEqual({ error: 'payload_too_large', requestId: res.headers.get('x-request-id') });
-  });
+  it(
+    'answers a token too large for an HTTP header with the ' + 'documented 431 payload_too_large Problem, not a 5xx',
+    async () => {
+      // Node's parser refuses a header block over 16 KiB before any handler runs (docs/decisions.md, "Answers Node
+      // writes itself").
+      const res = await fetch(`${system.baseUrl}/me`, {
+        headers: { authorization: `Bearer ${genuine}.${'A'.repeat(64 * 1024)}` },
+      });
+      expect(res.status).toBe(431);
+      expect(await res.json()).toEqual({ error: 'payload_too_large', requestId: res.headers.get('x-request-id') });
+    },
+  );
 });
 
 describe('claims the contract leaves to the PDP', () => {
-  it('a workload token without actor_account_id passes verification and is denied 403 actor_unknown (§7.3), not 401', async () => {
-    const [h, p] = genuine
-      .split('.')
-      .slice(0, 2)
-      .map((part) => JSON.parse(Buffer.from(part, 'base64url').toString()));
-    delete p.actor_account_id;
-    const answer = await getMe(`Bearer ${await signRaw(h, p, issuerKey.privateKey)}`);
-    expect([answer.status, answer.body.error]).toEqual([403, 'actor_unknown']);
-  });
+  it(
+    'a workload token without actor_account_id passes ' +
+      'verification and is denied 403 actor_unknown (§7.3), not 401',
+    async () => {
+      const [h, p] = genuine
+        .split('.')
+        .slice(0, 2)
+        .map((part) => JSON.parse(Buffer.from(part, 'base64url').toString()));
+      delete p.actor_account_id;
+      const answer = await getMe(`Bearer ${await signRaw(h, p, issuerKey.privateKey)}`);
+      expect([answer.status, answer.body.error]).toEqual([403, 'actor_unknown']);
+    },
+  );
 });

@@ -19,19 +19,22 @@ afterAll(async () => {
 });
 
 describe('single-use tokens in storage', () => {
-  it('lets exactly one of two concurrent consumes win; the loser gets invalid_grant and the family is gone', async () => {
-    const grants = adapterFor('Grant');
-    const tokens = adapterFor('RefreshToken');
-    await grants.upsert('grant-1', { accountId: 'psn_x', clientId: 'tp_a_b' } as never, 3600);
-    await tokens.upsert('rt-1', { grantId: 'grant-1', kind: 'RefreshToken' } as never, 3600);
-    await tokens.upsert('rt-other', { grantId: 'grant-1', kind: 'RefreshToken' } as never, 3600);
+  it(
+    'lets exactly one of two concurrent consumes win; ' + 'the loser gets invalid_grant and the family is gone',
+    async () => {
+      const grants = adapterFor('Grant');
+      const tokens = adapterFor('RefreshToken');
+      await grants.upsert('grant-1', { accountId: 'psn_x', clientId: 'tp_a_b' } as never, 3600);
+      await tokens.upsert('rt-1', { grantId: 'grant-1', kind: 'RefreshToken' } as never, 3600);
+      await tokens.upsert('rt-other', { grantId: 'grant-1', kind: 'RefreshToken' } as never, 3600);
 
-    const outcomes = await Promise.allSettled([tokens.consume('rt-1'), tokens.consume('rt-1')]);
-    expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(1);
-    const [lost] = outcomes.filter((o): o is PromiseRejectedResult => o.status === 'rejected');
-    expect(lost!.reason).toBeInstanceOf(errors.InvalidGrant);
-    expect(await db.knex('oidc_payloads').where({ grant_id: 'grant-1' })).toEqual([]);
-  });
+      const outcomes = await Promise.allSettled([tokens.consume('rt-1'), tokens.consume('rt-1')]);
+      expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(1);
+      const [lost] = outcomes.filter((o): o is PromiseRejectedResult => o.status === 'rejected');
+      expect(lost!.reason).toBeInstanceOf(errors.InvalidGrant);
+      expect(await db.knex('oidc_payloads').where({ grant_id: 'grant-1' })).toEqual([]);
+    },
+  );
 
   it('treats a second lookup of a used refresh token as a replay: not found, and the family is gone', async () => {
     const grants = adapterFor('Grant');

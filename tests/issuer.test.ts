@@ -397,34 +397,37 @@ describe('authorization code flow', () => {
     expectTokenError(r, 400, 'invalid_grant');
   });
 
-  it("answers a raw form code exchange with 200, the documented TokenResponse and the caller's x-request-id", async () => {
-    const raw = await authorizationCode();
-    const r = await postToken(
-      {
-        grant_type: 'authorization_code',
+  it(
+    'answers a raw form code exchange with 200, ' + "the documented TokenResponse and the caller's x-request-id",
+    async () => {
+      const raw = await authorizationCode();
+      const r = await postToken(
+        {
+          grant_type: 'authorization_code',
+          client_id: seed.publicClientId,
+          code: raw.code,
+          code_verifier: raw.verifier,
+          redirect_uri: REDIRECT_URI,
+        },
+        { 'x-request-id': 'issuer-test-exchange-1' },
+      );
+      expect(r.status).toBe(200);
+      expect(r.body).toEqual({
+        access_token: expect.any(String),
+        token_type: 'Bearer',
+        expires_in: 900,
+        scope: SCOPE,
+        refresh_token: expect.any(String),
+      });
+      expect(r.headers.get('cache-control')).toBe('no-store');
+      expect(r.headers.get('x-request-id')).toBe('issuer-test-exchange-1');
+      expect(decodeJwt(r.body.access_token as string)).toMatchObject({
+        sub: seed.personId,
         client_id: seed.publicClientId,
-        code: raw.code,
-        code_verifier: raw.verifier,
-        redirect_uri: REDIRECT_URI,
-      },
-      { 'x-request-id': 'issuer-test-exchange-1' },
-    );
-    expect(r.status).toBe(200);
-    expect(r.body).toEqual({
-      access_token: expect.any(String),
-      token_type: 'Bearer',
-      expires_in: 900,
-      scope: SCOPE,
-      refresh_token: expect.any(String),
-    });
-    expect(r.headers.get('cache-control')).toBe('no-store');
-    expect(r.headers.get('x-request-id')).toBe('issuer-test-exchange-1');
-    expect(decodeJwt(r.body.access_token as string)).toMatchObject({
-      sub: seed.personId,
-      client_id: seed.publicClientId,
-      scope: SCOPE,
-    });
-  });
+        scope: SCOPE,
+      });
+    },
+  );
 });
 
 describe('refresh', () => {
@@ -596,13 +599,16 @@ describe('token endpoint strictness', () => {
     expectTokenError(await postToken({ client_id: seed.publicClientId }), 400, 'unsupported_grant_type');
   });
 
-  it('rejects Basic auth combined with client_secret in the body as invalid_client with a Basic challenge', async () => {
-    const r = await postToken(exchange({ client_id: seed.confidentialClientId, client_secret: seed.clientSecret }), {
-      authorization: basicAuth(seed.confidentialClientId, seed.clientSecret),
-    });
-    expectTokenError(r, 401, 'invalid_client');
-    expect(r.headers.get('www-authenticate')).toMatch(/^Basic /);
-  });
+  it(
+    'rejects Basic auth combined with client_secret in ' + 'the body as invalid_client with a Basic challenge',
+    async () => {
+      const r = await postToken(exchange({ client_id: seed.confidentialClientId, client_secret: seed.clientSecret }), {
+        authorization: basicAuth(seed.confidentialClientId, seed.clientSecret),
+      });
+      expectTokenError(r, 401, 'invalid_client');
+      expect(r.headers.get('www-authenticate')).toMatch(/^Basic /);
+    },
+  );
 
   it('answers HTML-preferring callers with JSON too', async () => {
     const r = await postToken(exchange({ code: 'no-such-code' }), { accept: 'text/html' });
@@ -699,38 +705,41 @@ describe('authorization and interactions', () => {
     expect(back.searchParams.get('code')).toBeNull();
   });
 
-  it('re-renders the login form with one generic message for a wrong password or a person outside the tenant', async () => {
-    const messages: string[] = [];
-    for (const credentials of [
-      { username: seed.username, password: 'wrong password' },
-      { username: 'nobody-here', password: seed.password },
-      { username: seed.outsiderUsername, password: seed.password },
-    ]) {
-      const { authUrl } = await startAuthorization(seed.publicClientId);
-      await inNewPage(async (page) => {
-        await page.goto(authUrl.href);
-        await page.locator('input[name="username"]').fill(credentials.username);
-        await page.locator('input[name="password"]').fill(credentials.password);
-        const [res] = await Promise.all([
-          page.waitForResponse(
-            (r) => r.request().method() === 'POST' && /^\/interaction\/[^/]+\/login$/.test(new URL(r.url()).pathname),
-          ),
-          page.getByRole('button', { name: 'Sign in', exact: true }).click(),
-        ]);
-        await page.waitForURL((u) => /^\/interaction\/[^/]+\/login$/.test(u.pathname));
-        expect(res.status()).toBe(401);
-        expect(res.headers()['content-security-policy']).toContain("default-src 'none'");
-        expect(await page.locator('form input[name="username"]').count()).toBe(1);
-        expect(await page.locator('form input[name="password"][type="password"]').count()).toBe(1);
-        const alerts = page.getByRole('alert');
-        expect(await alerts.count()).toBe(1);
-        messages.push(await alerts.innerText());
-      });
-    }
-    expect(messages).toHaveLength(3);
-    expect(messages[0]).toContain(LOGIN_FAILED);
-    expect(new Set(messages).size).toBe(1);
-  });
+  it(
+    're-renders the login form with one generic message ' + 'for a wrong password or a person outside the tenant',
+    async () => {
+      const messages: string[] = [];
+      for (const credentials of [
+        { username: seed.username, password: 'wrong password' },
+        { username: 'nobody-here', password: seed.password },
+        { username: seed.outsiderUsername, password: seed.password },
+      ]) {
+        const { authUrl } = await startAuthorization(seed.publicClientId);
+        await inNewPage(async (page) => {
+          await page.goto(authUrl.href);
+          await page.locator('input[name="username"]').fill(credentials.username);
+          await page.locator('input[name="password"]').fill(credentials.password);
+          const [res] = await Promise.all([
+            page.waitForResponse(
+              (r) => r.request().method() === 'POST' && /^\/interaction\/[^/]+\/login$/.test(new URL(r.url()).pathname),
+            ),
+            page.getByRole('button', { name: 'Sign in', exact: true }).click(),
+          ]);
+          await page.waitForURL((u) => /^\/interaction\/[^/]+\/login$/.test(u.pathname));
+          expect(res.status()).toBe(401);
+          expect(res.headers()['content-security-policy']).toContain("default-src 'none'");
+          expect(await page.locator('form input[name="username"]').count()).toBe(1);
+          expect(await page.locator('form input[name="password"][type="password"]').count()).toBe(1);
+          const alerts = page.getByRole('alert');
+          expect(await alerts.count()).toBe(1);
+          messages.push(await alerts.innerText());
+        });
+      }
+      expect(messages).toHaveLength(3);
+      expect(messages[0]).toContain(LOGIN_FAILED);
+      expect(new Set(messages).size).toBe(1);
+    },
+  );
 
   it('renders a login page with username, password and a single submit button', async () => {
     const { authUrl } = await startAuthorization(seed.publicClientId);
@@ -785,44 +794,50 @@ describe('configuration variants', () => {
     }
   });
 
-  it('publishes every ISSUER_JWKS key (public halves only) and advertises client_credentials when enabled', async () => {
-    const { generateKeyPair, exportJWK } = await import('jose');
-    const keys = await Promise.all(
-      ['k-sign', 'k-old'].map(async (kid) => ({
-        ...(await exportJWK((await generateKeyPair('ES256', { extractable: true })).privateKey)),
-        kid,
-      })),
-    );
-    const other = await issuerWith({ ISSUER_JWKS: JSON.stringify({ keys }), ISSUER_ENABLE_CLIENT_CREDENTIALS: 'true' });
-    try {
-      const published = await jwksOf(other.url);
-      expect(published.map((k) => k.kid)).toEqual(['k-sign', 'k-old']);
-      for (const k of published) expect(k).not.toHaveProperty('d');
-      const doc = (await getDocumented('getDiscovery', `${other.url}/.well-known/openid-configuration`)) as {
-        grant_types_supported: string[];
-      };
-      expect(doc.grant_types_supported).toEqual(['authorization_code', 'refresh_token', 'client_credentials']);
-      // A public client may not use it: "grant type not allowed for this client" is unsupported_grant_type.
-      const res = await postToken(
-        { grant_type: 'client_credentials', client_id: seed.publicClientId, scope: 'svc.profile.self.read' },
-        {},
-        other.url,
+  it(
+    'publishes every ISSUER_JWKS key (public halves only) ' + 'and advertises client_credentials when enabled',
+    async () => {
+      const { generateKeyPair, exportJWK } = await import('jose');
+      const keys = await Promise.all(
+        ['k-sign', 'k-old'].map(async (kid) => ({
+          ...(await exportJWK((await generateKeyPair('ES256', { extractable: true })).privateKey)),
+          kid,
+        })),
       );
-      expect({ status: res.status, body: res.body }).toEqual({
-        status: 400,
-        body: { error: 'unsupported_grant_type', error_description: expect.any(String) },
+      const other = await issuerWith({
+        ISSUER_JWKS: JSON.stringify({ keys }),
+        ISSUER_ENABLE_CLIENT_CREDENTIALS: 'true',
       });
-      // The confidential client, now listing client_credentials, still loads and authenticates.
-      const bad = await postToken(
-        { grant_type: 'refresh_token', refresh_token: 'no-such-token' },
-        { authorization: basicAuth(seed.confidentialClientId, seed.clientSecret) },
-        other.url,
-      );
-      expect({ status: bad.status, error: bad.body.error }).toEqual({ status: 400, error: 'invalid_grant' });
-    } finally {
-      await other.close();
-    }
-  });
+      try {
+        const published = await jwksOf(other.url);
+        expect(published.map((k) => k.kid)).toEqual(['k-sign', 'k-old']);
+        for (const k of published) expect(k).not.toHaveProperty('d');
+        const doc = (await getDocumented('getDiscovery', `${other.url}/.well-known/openid-configuration`)) as {
+          grant_types_supported: string[];
+        };
+        expect(doc.grant_types_supported).toEqual(['authorization_code', 'refresh_token', 'client_credentials']);
+        // A public client may not use it: "grant type not allowed for this client" is unsupported_grant_type.
+        const res = await postToken(
+          { grant_type: 'client_credentials', client_id: seed.publicClientId, scope: 'svc.profile.self.read' },
+          {},
+          other.url,
+        );
+        expect({ status: res.status, body: res.body }).toEqual({
+          status: 400,
+          body: { error: 'unsupported_grant_type', error_description: expect.any(String) },
+        });
+        // The confidential client, now listing client_credentials, still loads and authenticates.
+        const bad = await postToken(
+          { grant_type: 'refresh_token', refresh_token: 'no-such-token' },
+          { authorization: basicAuth(seed.confidentialClientId, seed.clientSecret) },
+          other.url,
+        );
+        expect({ status: bad.status, error: bad.body.error }).toEqual({ status: 400, error: 'invalid_grant' });
+      } finally {
+        await other.close();
+      }
+    },
+  );
 });
 
 describe('token errors', () => {

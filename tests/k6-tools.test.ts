@@ -41,26 +41,29 @@ describe('npm run k6', () => {
     expect(k6Problem(pathWith(fakeK6('k6 v1.0.0 (go1.24, linux/amd64)')))).toBeUndefined();
   });
 
-  it('runs `k6 run` with the arguments it was given and exits with k6’s status; exit 2 without running an old k6', () => {
-    const tsx = join('node_modules', '.bin', 'tsx');
-    const ran = spawnSync(tsx, ['infra/k6-run.ts', 'infra/k6/api-read.k6.ts', '-e', 'RATE=5'], {
-      encoding: 'utf8',
-      env: pathWith(fakeK6('k6 v2.3.0 (go1.25.1)')),
-    });
-    expect({ status: ran.status, stdout: ran.stdout.trim() }).toEqual({
-      status: 99,
-      stdout: 'k6 called with: run infra/k6/api-read.k6.ts -e RATE=5',
-    });
-    const old = spawnSync(tsx, ['infra/k6-run.ts', 'infra/k6/api-read.k6.ts'], {
-      encoding: 'utf8',
-      env: pathWith(fakeK6('k6 v0.45.0 (go1.20)')),
-    });
-    expect({ status: old.status, stdout: old.stdout, stderr: old.stderr.trim() }).toEqual({
-      status: 2,
-      stdout: '',
-      stderr: expect.stringMatching(/^k6 0\.45\.0 is older than 0\.57\.0/),
-    });
-  });
+  it(
+    'runs `k6 run` with the arguments it was given and exits with k6’s status; ' + 'exit 2 without running an old k6',
+    () => {
+      const tsx = join('node_modules', '.bin', 'tsx');
+      const ran = spawnSync(tsx, ['infra/k6-run.ts', 'infra/k6/api-read.k6.ts', '-e', 'RATE=5'], {
+        encoding: 'utf8',
+        env: pathWith(fakeK6('k6 v2.3.0 (go1.25.1)')),
+      });
+      expect({ status: ran.status, stdout: ran.stdout.trim() }).toEqual({
+        status: 99,
+        stdout: 'k6 called with: run infra/k6/api-read.k6.ts -e RATE=5',
+      });
+      const old = spawnSync(tsx, ['infra/k6-run.ts', 'infra/k6/api-read.k6.ts'], {
+        encoding: 'utf8',
+        env: pathWith(fakeK6('k6 v0.45.0 (go1.20)')),
+      });
+      expect({ status: old.status, stdout: old.stdout, stderr: old.stderr.trim() }).toEqual({
+        status: 2,
+        stdout: '',
+        stderr: expect.stringMatching(/^k6 0\.45\.0 is older than 0\.57\.0/),
+      });
+    },
+  );
 });
 
 describe('handleSummary', () => {
@@ -90,7 +93,8 @@ describe('handleSummary', () => {
     const passed = textSummary('api-read', data(true));
     expect(passed.split('\n')[0]).toBe('api-read: passed, 2 thresholds held (61.2 s)');
     expect(passed).toContain(
-      '  ok      http_req_duration{scenario:reads_constant,endpoint:me}: p(95)<50  [avg 3.10 ms, med 2.50 ms, p(95) 7.80 ms, p(99) 12 ms, max 80 ms]',
+      '  ok      http_req_duration{scenario:reads_constant,endpoint:me}: ' +
+        'p(95)<50  [avg 3.10 ms, med 2.50 ms, p(95) 7.80 ms, p(99) 12 ms, max 80 ms]',
     );
     expect(passed).toContain('checks: 2,400 passed, 0 failed');
     expect(passed).toContain('  sign_ins: 20 (0.33/s)');
@@ -98,7 +102,8 @@ describe('handleSummary', () => {
     const failed = textSummary('api-read', data(false));
     expect(failed.split('\n')[0]).toBe('api-read: FAILED, 1 of 2 thresholds crossed (61.2 s)');
     expect(failed).toContain(
-      '  CROSSED http_req_duration{scenario:reads_constant,endpoint:me}: p(95)<50  [avg 3.10 ms, med 2.50 ms, p(95) 64.2 ms',
+      '  CROSSED http_req_duration{scenario:reads_constant,endpoint:me}: ' +
+        'p(95)<50  [avg 3.10 ms, med 2.50 ms, p(95) 64.2 ms',
     );
     expect(failed).toContain('  failed 3 of 1,203: me: 200');
   });

@@ -166,25 +166,28 @@ describe('client_credentials through openid-client', () => {
     expect({ status: r.status, error: r.body.error }).toEqual({ status: 400, error: 'unsupported_grant_type' });
   });
 
-  it('refuses a client without a service account with invalid_grant, and a second service account with 409', async () => {
-    const tenant = await setupTenant(admin, { type: 'confidential' });
-    const r = await postToken({
-      grant_type: 'client_credentials',
-      client_id: tenant.clientId,
-      client_secret: tenant.clientSecret!,
-      scope: BOTH,
-    });
-    expect({ status: r.status, error: r.body.error }).toEqual({ status: 400, error: 'invalid_grant' });
-    const create = () =>
-      admin.checked('createServiceAccount', 'POST', `/tenants/${tenant.tenantId}/service-accounts`, {
-        clientId: tenant.clientId,
-        name: 'a',
-        capabilities: [],
+  it(
+    'refuses a client without a service account with invalid_grant, ' + 'and a second service account with 409',
+    async () => {
+      const tenant = await setupTenant(admin, { type: 'confidential' });
+      const r = await postToken({
+        grant_type: 'client_credentials',
+        client_id: tenant.clientId,
+        client_secret: tenant.clientSecret!,
+        scope: BOTH,
       });
-    expect((await create()).status).toBe(201);
-    const second = await create();
-    expect({ status: second.status, error: second.body.error }).toEqual({ status: 409, error: 'already_exists' });
-  });
+      expect({ status: r.status, error: r.body.error }).toEqual({ status: 400, error: 'invalid_grant' });
+      const create = () =>
+        admin.checked('createServiceAccount', 'POST', `/tenants/${tenant.tenantId}/service-accounts`, {
+          clientId: tenant.clientId,
+          name: 'a',
+          capabilities: [],
+        });
+      expect((await create()).status).toBe(201);
+      const second = await create();
+      expect({ status: second.status, error: second.body.error }).toEqual({ status: 409, error: 'already_exists' });
+    },
+  );
 });
 
 describe('effective scope of a workload token', () => {

@@ -71,40 +71,44 @@ describe('graceful close', () => {
 });
 
 describe('management listener', () => {
-  it('serves liveness, readiness from the registered checks once the service has started, and turns unready when draining', async () => {
-    const telemetry = createTelemetry();
-    let databaseUp = true;
-    telemetry.addReadinessCheck('database', async () => {
-      if (!databaseUp) throw new Error('connection refused');
-    });
-    const management = await startManagement(0, '127.0.0.1', telemetry);
-    open.push(management);
-    const get = async (path: string) => {
-      const res = await fetch(`${management.url}${path}`);
-      return { status: res.status, body: await res.json() };
-    };
+  it(
+    'serves liveness, readiness from the registered checks once ' +
+      'the service has started, and turns unready when draining',
+    async () => {
+      const telemetry = createTelemetry();
+      let databaseUp = true;
+      telemetry.addReadinessCheck('database', async () => {
+        if (!databaseUp) throw new Error('connection refused');
+      });
+      const management = await startManagement(0, '127.0.0.1', telemetry);
+      open.push(management);
+      const get = async (path: string) => {
+        const res = await fetch(`${management.url}${path}`);
+        return { status: res.status, body: await res.json() };
+      };
 
-    expect(await get('/livez')).toEqual({ status: 200, body: { status: 'ok' } });
-    // Still migrating or binding its port: alive, but nothing may be sent to it yet.
-    expect(await get('/readyz')).toEqual({
-      status: 503,
-      body: { status: 'unready', checks: { database: 'ok', startup: 'starting' } },
-    });
-    telemetry.started();
-    expect(await get('/readyz')).toEqual({ status: 200, body: { status: 'ready', checks: { database: 'ok' } } });
-    databaseUp = false;
-    expect(await get('/readyz')).toEqual({
-      status: 503,
-      body: { status: 'unready', checks: { database: 'connection refused' } },
-    });
-    databaseUp = true;
-    telemetry.drain();
-    expect(await get('/readyz')).toEqual({
-      status: 503,
-      body: { status: 'unready', checks: { database: 'ok', shutdown: 'draining' } },
-    });
-    expect((await get('/livez')).status).toBe(200);
-  });
+      expect(await get('/livez')).toEqual({ status: 200, body: { status: 'ok' } });
+      // Still migrating or binding its port: alive, but nothing may be sent to it yet.
+      expect(await get('/readyz')).toEqual({
+        status: 503,
+        body: { status: 'unready', checks: { database: 'ok', startup: 'starting' } },
+      });
+      telemetry.started();
+      expect(await get('/readyz')).toEqual({ status: 200, body: { status: 'ready', checks: { database: 'ok' } } });
+      databaseUp = false;
+      expect(await get('/readyz')).toEqual({
+        status: 503,
+        body: { status: 'unready', checks: { database: 'connection refused' } },
+      });
+      databaseUp = true;
+      telemetry.drain();
+      expect(await get('/readyz')).toEqual({
+        status: 503,
+        body: { status: 'unready', checks: { database: 'ok', shutdown: 'draining' } },
+      });
+      expect((await get('/livez')).status).toBe(200);
+    },
+  );
 
   it('exports request counts and latencies by route template and status, never by raw path', async () => {
     const telemetry = createTelemetry();
@@ -136,31 +140,35 @@ describe('management listener', () => {
 });
 
 describe('a whole system', () => {
-  it('is ready when every service reaches its dependencies, counts API traffic by route, and turns unready when draining', async () => {
-    const system = await startTestSystem();
-    try {
-      const readiness = await system.telemetry.readiness();
-      expect(readiness.ready).toBe(true);
-      expect(Object.keys(readiness.checks).sort()).toEqual(
-        [
-          'backend: database',
-          'gateway: database',
-          'gateway: issuer key set',
-          ...(process.env.REDIS_URL ? ['gateway: redis'] : []),
-          'issuer: database',
-          'policies: database',
-        ].sort(),
-      );
-      await fetch(`${system.baseUrl}/me`, { headers: { authorization: 'Bearer not.a.token' } });
-      const text = await system.telemetry.registry.metrics();
-      expect(text).toContain('http_requests_total{service="gateway",method="GET",route="/v1/me",status="401"} 1');
-      expect(text).toMatch(
-        /http_requests_total\{service="issuer",method="GET",route="\/\.well-known\/jwks\.json",status="200"\} \d/,
-      ); // the key set fetch
-      system.telemetry.drain();
-      expect((await system.telemetry.readiness()).checks.shutdown).toBe('draining');
-    } finally {
-      await system.close();
-    }
-  });
+  it(
+    'is ready when every service reaches its dependencies, ' +
+      'counts API traffic by route, and turns unready when draining',
+    async () => {
+      const system = await startTestSystem();
+      try {
+        const readiness = await system.telemetry.readiness();
+        expect(readiness.ready).toBe(true);
+        expect(Object.keys(readiness.checks).sort()).toEqual(
+          [
+            'backend: database',
+            'gateway: database',
+            'gateway: issuer key set',
+            ...(process.env.REDIS_URL ? ['gateway: redis'] : []),
+            'issuer: database',
+            'policies: database',
+          ].sort(),
+        );
+        await fetch(`${system.baseUrl}/me`, { headers: { authorization: 'Bearer not.a.token' } });
+        const text = await system.telemetry.registry.metrics();
+        expect(text).toContain('http_requests_total{service="gateway",method="GET",route="/v1/me",status="401"} 1');
+        expect(text).toMatch(
+          /http_requests_total\{service="issuer",method="GET",route="\/\.well-known\/jwks\.json",status="200"\} \d/,
+        ); // the key set fetch
+        system.telemetry.drain();
+        expect((await system.telemetry.readiness()).checks.shutdown).toBe('draining');
+      } finally {
+        await system.close();
+      }
+    },
+  );
 });

@@ -29,16 +29,19 @@ const files = gatewayFileDirectory('observability');
 /** The shipped gateway file with small windows: the flood guard and one route per API limit layer. */
 function gatewayFileWithSmallLimits(): string {
   const route = (id: string, path: string, capability: string, resource: string) =>
-    `  - { operationId: ${id}, method: GET, path: ${path}, capability: ${capability}, resource: ${resource}, upstream: backend }`;
+    `  - { operationId: ${id}, method: GET, path: ${path}, capability: ` +
+    `${capability}, resource: ${resource}, upstream: backend }`;
   const limited = [
     ['config: { points: 600, durationS: 60 }', 'config: { points: 2, durationS: 60 }'],
     [
       route('getMe', '/me', 'svc.profile.self.read', 'self'),
-      `${route('getMe', '/me', 'svc.profile.self.read', 'self').slice(0, -2)}, plugins: { rate-limit: { tenant: { points: 3, durationS: 60 } } } }`,
+      `${route('getMe', '/me', 'svc.profile.self.read', 'self').slice(0, -2)}, ` +
+        `plugins: { rate-limit: { tenant: { points: 3, durationS: 60 } } } }`,
     ],
     [
       route('getTenant', '/tenant', 'svc.tenant.info.read', 'tenant'),
-      `${route('getTenant', '/tenant', 'svc.tenant.info.read', 'tenant').slice(0, -2)}, plugins: { rate-limit: { account: { points: 3, durationS: 60 } } } }`,
+      `${route('getTenant', '/tenant', 'svc.tenant.info.read', 'tenant').slice(0, -2)}, ` +
+        `plugins: { rate-limit: { account: { points: 3, durationS: 60 } } } }`,
     ],
   ] as const;
   return files.write(limited.reduce((text, [from, to]) => editedGatewayFile(from, to, text), SHIPPED_GATEWAY_FILE));

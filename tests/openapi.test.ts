@@ -401,24 +401,28 @@ describe('OpenAPI documents follow the contract', () => {
     expect(schema('public', 'DenyCode').enum).toEqual(CONTRACT_DENY_CODES);
   });
 
-  it('the five capabilities are oauth2 scopes (authorization code and client credentials flows) and the Capability enum', () => {
-    const flows = obj(obj(at('public', 'components', 'securitySchemes', 'oauth2')).flows);
-    const code = obj(flows.authorizationCode);
-    expect([code.authorizationUrl, code.tokenUrl, code.refreshUrl]).toEqual([
-      'http://127.0.0.1:3000/oauth2/authorize',
-      'http://127.0.0.1:3000/oauth2/token',
-      'http://127.0.0.1:3000/oauth2/token',
-    ]);
-    expect(Object.keys(obj(code.scopes))).toEqual(CAPABILITIES);
-    expect(Object.keys(obj(obj(flows.clientCredentials).scopes))).toEqual(CAPABILITIES);
-    for (const description of Object.values(obj(code.scopes))) expect(typeof description).toBe('string');
-    expect(schema('public', 'Capability').enum).toEqual(CAPABILITIES);
-    expect(at('public', 'components', 'securitySchemes', 'bearerAuth')).toMatchObject({
-      type: 'http',
-      scheme: 'bearer',
-      bearerFormat: 'at+jwt',
-    });
-  });
+  it(
+    'the five capabilities are oauth2 scopes (authorization ' +
+      'code and client credentials flows) and the Capability enum',
+    () => {
+      const flows = obj(obj(at('public', 'components', 'securitySchemes', 'oauth2')).flows);
+      const code = obj(flows.authorizationCode);
+      expect([code.authorizationUrl, code.tokenUrl, code.refreshUrl]).toEqual([
+        'http://127.0.0.1:3000/oauth2/authorize',
+        'http://127.0.0.1:3000/oauth2/token',
+        'http://127.0.0.1:3000/oauth2/token',
+      ]);
+      expect(Object.keys(obj(code.scopes))).toEqual(CAPABILITIES);
+      expect(Object.keys(obj(obj(flows.clientCredentials).scopes))).toEqual(CAPABILITIES);
+      for (const description of Object.values(obj(code.scopes))) expect(typeof description).toBe('string');
+      expect(schema('public', 'Capability').enum).toEqual(CAPABILITIES);
+      expect(at('public', 'components', 'securitySchemes', 'bearerAuth')).toMatchObject({
+        type: 'http',
+        scheme: 'bearer',
+        bearerFormat: 'at+jwt',
+      });
+    },
+  );
 
   it('every response of the public and admin documents and the token endpoint requires x-request-id', () => {
     for (const doc of DOCS) {
@@ -435,34 +439,41 @@ describe('OpenAPI documents follow the contract', () => {
     }
   });
 
-  it('public: 401 carries a Bearer www-authenticate, 429/503 a retry-after >= 1, successful reads x-ratelimit-remaining', () => {
-    for (const op of operationsOf('public')) {
-      for (const [status, node, loc] of responsesOf('public', op.operationId)) {
-        const label = `${op.operationId} ${status}`;
-        if (status === '401') expect([label, headerOf(loc, 'www-authenticate')?.required]).toEqual([label, true]);
-        if (status === '429' || status === '503') {
-          const retry = locate(loc.doc, `${loc.pointer}${pointerOf('headers', 'retry-after')}`);
-          expect([label, obj(retry.node).required, locate(retry.doc, `${retry.pointer}/schema`).node]).toEqual([
-            label,
-            true,
-            { type: 'integer', minimum: 1 },
-          ]);
+  it(
+    'public: 401 carries a Bearer www-authenticate, ' +
+      '429/503 a retry-after >= 1, successful reads x-ratelimit-remaining',
+    () => {
+      for (const op of operationsOf('public')) {
+        for (const [status, node, loc] of responsesOf('public', op.operationId)) {
+          const label = `${op.operationId} ${status}`;
+          if (status === '401') expect([label, headerOf(loc, 'www-authenticate')?.required]).toEqual([label, true]);
+          if (status === '429' || status === '503') {
+            const retry = locate(loc.doc, `${loc.pointer}${pointerOf('headers', 'retry-after')}`);
+            expect([label, obj(retry.node).required, locate(retry.doc, `${retry.pointer}/schema`).node]).toEqual([
+              label,
+              true,
+              { type: 'integer', minimum: 1 },
+            ]);
+          }
+          // Documents served without a token (the OpenAPI document, the guide) are not API reads: no rate limit
+          // applies.
+          const tokenless = Array.isArray(op.operation.security) && op.operation.security.length === 0;
+          if (status === '200' && op.method === 'get' && !tokenless) {
+            expect([label, headerOf(loc, 'x-ratelimit-remaining')?.required]).toEqual([label, true]);
+          }
+          if (Number(status) >= 400)
+            expect([label, Object.keys(obj(node.content))]).toEqual([label, ['application/problem+json']]);
         }
-        // Documents served without a token (the OpenAPI document, the guide) are not API reads: no rate limit applies.
-        const tokenless = Array.isArray(op.operation.security) && op.operation.security.length === 0;
-        if (status === '200' && op.method === 'get' && !tokenless) {
-          expect([label, headerOf(loc, 'x-ratelimit-remaining')?.required]).toEqual([label, true]);
-        }
-        if (Number(status) >= 400)
-          expect([label, Object.keys(obj(node.content))]).toEqual([label, ['application/problem+json']]);
       }
-    }
-    const putResponses = Object.fromEntries(responsesOf('public', 'putPersonExtension').map(([s, , loc]) => [s, loc]));
-    expect(headerOf(putResponses['201']!, 'location')?.required).toBe(true);
-    expect(headerOf(putResponses['201']!, 'etag')?.required).toBe(true);
-    expect(headerOf(putResponses['200']!, 'etag')?.required).toBe(true);
-    expect(headerOf(putResponses['409']!, 'etag')?.required).toBe(true);
-  });
+      const putResponses = Object.fromEntries(
+        responsesOf('public', 'putPersonExtension').map(([s, , loc]) => [s, loc]),
+      );
+      expect(headerOf(putResponses['201']!, 'location')?.required).toBe(true);
+      expect(headerOf(putResponses['201']!, 'etag')?.required).toBe(true);
+      expect(headerOf(putResponses['200']!, 'etag')?.required).toBe(true);
+      expect(headerOf(putResponses['409']!, 'etag')?.required).toBe(true);
+    },
+  );
 
   it('public: precondition headers and query bounds follow the contract', () => {
     const params = (operationId: string) =>
@@ -793,44 +804,47 @@ describe('assertResponseMatches rejects responses that break the documents', () 
     ).not.toThrow();
   });
 
-  it('rejects a wrong content type, a body where none is declared, and a requestId that differs from x-request-id', () => {
-    const body = { error: 'not_found', requestId: RID };
-    expect(() =>
-      assertResponseMatches('public', 'getPerson', {
-        status: 404,
-        headers: { ...problemHeaders, 'content-type': 'application/json' },
-        body,
-      }),
-    ).toThrow(/content-type/);
-    const { 'content-type': _ct, ...noType } = problemHeaders;
-    expect(() => assertResponseMatches('public', 'getPerson', { status: 404, headers: noType, body })).toThrow(
-      /content-type is missing/,
-    );
-    expect(() =>
-      assertResponseMatches('public', 'deletePersonExtension', {
-        status: 204,
-        headers: { 'x-request-id': RID },
-        body: '',
-      }),
-    ).not.toThrow();
-    expect(() =>
-      assertResponseMatches('public', 'deletePersonExtension', {
-        status: 204,
-        headers: { 'x-request-id': RID },
-        body: '{}',
-      }),
-    ).toThrow(/no content/);
-    expect(() =>
-      assertResponseMatches('public', 'getPerson', {
-        status: 404,
-        headers: { ...problemHeaders, 'x-request-id': 'another-id-1' },
-        body,
-      }),
-    ).toThrow(/differs from x-request-id/);
-    expect(() =>
-      assertResponseMatches('public', 'getPerson', { status: 404, headers: problemHeaders, body: '{not json' }),
-    ).toThrow(/not valid JSON/);
-  });
+  it(
+    'rejects a wrong content type, a body where none is declared, ' + 'and a requestId that differs from x-request-id',
+    () => {
+      const body = { error: 'not_found', requestId: RID };
+      expect(() =>
+        assertResponseMatches('public', 'getPerson', {
+          status: 404,
+          headers: { ...problemHeaders, 'content-type': 'application/json' },
+          body,
+        }),
+      ).toThrow(/content-type/);
+      const { 'content-type': _ct, ...noType } = problemHeaders;
+      expect(() => assertResponseMatches('public', 'getPerson', { status: 404, headers: noType, body })).toThrow(
+        /content-type is missing/,
+      );
+      expect(() =>
+        assertResponseMatches('public', 'deletePersonExtension', {
+          status: 204,
+          headers: { 'x-request-id': RID },
+          body: '',
+        }),
+      ).not.toThrow();
+      expect(() =>
+        assertResponseMatches('public', 'deletePersonExtension', {
+          status: 204,
+          headers: { 'x-request-id': RID },
+          body: '{}',
+        }),
+      ).toThrow(/no content/);
+      expect(() =>
+        assertResponseMatches('public', 'getPerson', {
+          status: 404,
+          headers: { ...problemHeaders, 'x-request-id': 'another-id-1' },
+          body,
+        }),
+      ).toThrow(/differs from x-request-id/);
+      expect(() =>
+        assertResponseMatches('public', 'getPerson', { status: 404, headers: problemHeaders, body: '{not json' }),
+      ).toThrow(/not valid JSON/);
+    },
+  );
 
   it('rejects a list page over 100 items or with a bad cursor', () => {
     const item = {

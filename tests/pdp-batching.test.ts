@@ -104,25 +104,30 @@ describe('the batch endpoint', () => {
       })
     ).json();
 
-  it('answers each item with its own decision, the one the single-decision endpoint gives, in the order asked, and logs each', async () => {
-    const requestId = `r-batch-${Date.now()}`;
-    const [a, b] = tenants;
-    const items: DecisionInput[] = [
-      { ...inputFor(a!), requestId },
-      { ...inputFor(a!, 'tp_nobody_app'), requestId },
-      { ...inputFor(b!), requestId, token: { ...inputFor(b!).token, profile: 'workload' } },
-      { ...inputFor(a!), requestId, token: { ...inputFor(a!).token, actor_account_id: undefined } },
-      { ...inputFor(b!), requestId },
-    ];
-    const { status, body } = await askBatch(items);
-    expect(status).toBe(200);
-    const one = [];
-    for (const item of items) one.push(await askOne(item));
-    expect(body.items).toEqual(one);
-    expect(new Set(one.map((d) => d.code)).size).toBeGreaterThanOrEqual(3); // a mix, so an answer in the wrong place shows
-    await flushed(requestId, 2 * items.length);
-    expect((await logRows(requestId)).length).toBe(2 * items.length);
-  });
+  it(
+    'answers each item with its own decision, ' +
+      'the one the single-decision endpoint gives, in the order asked, and logs each',
+    async () => {
+      const requestId = `r-batch-${Date.now()}`;
+      const [a, b] = tenants;
+      const items: DecisionInput[] = [
+        { ...inputFor(a!), requestId },
+        { ...inputFor(a!, 'tp_nobody_app'), requestId },
+        { ...inputFor(b!), requestId, token: { ...inputFor(b!).token, profile: 'workload' } },
+        { ...inputFor(a!), requestId, token: { ...inputFor(a!).token, actor_account_id: undefined } },
+        { ...inputFor(b!), requestId },
+      ];
+      const { status, body } = await askBatch(items);
+      expect(status).toBe(200);
+      const one = [];
+      for (const item of items) one.push(await askOne(item));
+      expect(body.items).toEqual(one);
+      // a mix, so an answer in the wrong place shows
+      expect(new Set(one.map((d) => d.code)).size).toBeGreaterThanOrEqual(3);
+      await flushed(requestId, 2 * items.length);
+      expect((await logRows(requestId)).length).toBe(2 * items.length);
+    },
+  );
 
   it('answers a malformed item with schema_invalid, which decides nothing, and still decides the others', async () => {
     const { status, body } = await askBatch([{ requestId: 'r-bad' }, inputFor(tenants[0]!)]);

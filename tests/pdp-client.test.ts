@@ -1,7 +1,7 @@
 // The gateway's PDP client (contract §1 rule 4, §7.3; docs/decisions.md "Decisions travel in batches"): only a
-// well-formed allow allows; an unknown deny code is `forbidden`; anything else is undecidable, which the gateway answers
-// 503 (fail closed). The decisions asked for in one event-loop turn go in one call, each answered by its own item; a
-// failed call fails every decision in it, a failed item only its own.
+// well-formed allow allows; an unknown deny code is `forbidden`; anything else is undecidable, which the gateway
+// answers 503 (fail closed). The decisions asked for in one event-loop turn go in one call, each answered by its own
+// item; a failed call fails every decision in it, a failed item only its own.
 import { describe, it, expect, beforeAll, afterAll, beforeEach } from '@jest/globals';
 import { listen, type Listening } from '../common/http.js';
 import { upstreamPool } from '../gateway/upstream.js';
@@ -131,19 +131,22 @@ describe('batching', () => {
     body: { items: items.map((i) => (Number(i.token.sub.slice(4)) % 2 ? allow : denial)) },
   });
 
-  it('sends the decisions asked in one turn in one call, and gives each request the answer to its own item', async () => {
-    answer = echo;
-    const sizes: number[] = [];
-    const decide = pdpClient(pool, { internalSecret: 'secret', onCall: (n) => sizes.push(n) });
-    const answers = await Promise.all(Array.from({ length: 10 }, (_, n) => decide(inputFor(n))));
-    expect(calls.map((c) => c.items.map((i) => i.requestId))).toEqual([
-      Array.from({ length: 10 }, (_, n) => inputFor(n).requestId),
-    ]);
-    expect(answers).toEqual(Array.from({ length: 10 }, (_, n) => ({ ok: true, value: n % 2 ? allow : denial })));
-    expect(sizes).toEqual([10]);
-    // A batch's call has its own request id; each item keeps its request's.
-    expect(calls[0]!.requestId).not.toBe(inputFor(0).requestId);
-  });
+  it(
+    'sends the decisions asked in one turn in one call, ' + 'and gives each request the answer to its own item',
+    async () => {
+      answer = echo;
+      const sizes: number[] = [];
+      const decide = pdpClient(pool, { internalSecret: 'secret', onCall: (n) => sizes.push(n) });
+      const answers = await Promise.all(Array.from({ length: 10 }, (_, n) => decide(inputFor(n))));
+      expect(calls.map((c) => c.items.map((i) => i.requestId))).toEqual([
+        Array.from({ length: 10 }, (_, n) => inputFor(n).requestId),
+      ]);
+      expect(answers).toEqual(Array.from({ length: 10 }, (_, n) => ({ ok: true, value: n % 2 ? allow : denial })));
+      expect(sizes).toEqual([10]);
+      // A batch's call has its own request id; each item keeps its request's.
+      expect(calls[0]!.requestId).not.toBe(inputFor(0).requestId);
+    },
+  );
 
   it('asks again for a decision asked again: nothing is kept between calls', async () => {
     answer = echo;

@@ -65,15 +65,18 @@ const codeOf = (i: DecisionInput, f: DecisionFacts) => {
 };
 
 describe('PDP evaluation', () => {
-  it('allows a self token whose every layer grants the capability, with the effective scopes and default limits', () => {
-    const d = evaluate(input(), facts());
-    expect(d).toEqual({
-      allow: true,
-      effectiveScopes: [...ALL].sort(),
-      subjectType: 'person',
-      rateLimit: DEFAULT_RATE_LIMIT,
-    });
-  });
+  it(
+    'allows a self token whose every layer grants the capability, ' + 'with the effective scopes and default limits',
+    () => {
+      const d = evaluate(input(), facts());
+      expect(d).toEqual({
+        allow: true,
+        effectiveScopes: [...ALL].sort(),
+        subjectType: 'person',
+        rateLimit: DEFAULT_RATE_LIMIT,
+      });
+    },
+  );
 
   it('computes effective scopes as token ∩ grant ∩ plan ∩ open capabilities', () => {
     const f = facts({
@@ -189,17 +192,28 @@ describe('PDP evaluation', () => {
     expect(codeOf(i, f)).toBe(code);
   });
 
-  it('denies a workload token whose service account lacks the capability, and allows it once the account has it', () => {
-    const account = { id: A, tenant_id: T, kind: 'service', status: 'active', epoch: 1, person_id: null, client_id: C };
-    const token = { profile: 'workload', sub: A, actor_account_id: A, sid: undefined };
-    expect(codeOf(input(token), facts({ account, session: null, accountCapabilities: [] }))).toBe(
-      'capability_not_granted',
-    );
-    const d = evaluate(
-      input(token),
-      facts({ account, session: null, accountCapabilities: ['svc.profile.self.read'], subjectRelationship: false }),
-    );
-    expect(d.allow && d.effectiveScopes).toEqual(['svc.profile.self.read']);
-    expect(d.allow && d.subjectType).toBe('service_account');
-  });
+  it(
+    'denies a workload token whose service account lacks the capability, ' + 'and allows it once the account has it',
+    () => {
+      const account = {
+        id: A,
+        tenant_id: T,
+        kind: 'service',
+        status: 'active',
+        epoch: 1,
+        person_id: null,
+        client_id: C,
+      };
+      const token = { profile: 'workload', sub: A, actor_account_id: A, sid: undefined };
+      expect(codeOf(input(token), facts({ account, session: null, accountCapabilities: [] }))).toBe(
+        'capability_not_granted',
+      );
+      const d = evaluate(
+        input(token),
+        facts({ account, session: null, accountCapabilities: ['svc.profile.self.read'], subjectRelationship: false }),
+      );
+      expect(d.allow && d.effectiveScopes).toEqual(['svc.profile.self.read']);
+      expect(d.allow && d.subjectType).toBe('service_account');
+    },
+  );
 });

@@ -86,122 +86,138 @@ describe('quotas per plan', () => {
       persons = await newPersons(14);
     });
 
-    it('lets concurrent creates at the limit take exactly the remaining quota; the rest get 422 quota_exceeded', async () => {
-      const answers = await Promise.all(
-        persons.slice(0, 12).map((p) => api.put(token, p, extension, { schemaVersion: 1, data: {} }, CREATE)),
-      );
-      expect(statuses(answers)).toEqual([
-        ...Array(RECORD_LIMIT).fill('201'),
-        ...Array(12 - RECORD_LIMIT).fill('422 quota_exceeded'),
-      ]);
-      expect(await storedRecords(extension)).toBe(RECORD_LIMIT);
-    });
+    it(
+      'lets concurrent creates at the limit take exactly the remaining quota; ' + 'the rest get 422 quota_exceeded',
+      async () => {
+        const answers = await Promise.all(
+          persons.slice(0, 12).map((p) => api.put(token, p, extension, { schemaVersion: 1, data: {} }, CREATE)),
+        );
+        expect(statuses(answers)).toEqual([
+          ...Array(RECORD_LIMIT).fill('201'),
+          ...Array(12 - RECORD_LIMIT).fill('422 quota_exceeded'),
+        ]);
+        expect(await storedRecords(extension)).toBe(RECORD_LIMIT);
+      },
+    );
 
-    it('refuses every write at the limit (creates and updates: 422 quota_exceeded, records unchanged), keeps reads and deletes working, and a delete frees quota at once', async () => {
-      const [held, other] = await knex('person_extensions')
-        .where({ extension_id: extension })
-        .orderBy('person_id')
-        .select('person_id', 'etag');
-      const free = persons[13]!;
-      expect((await api.get(token, held.person_id, extension)).status).toBe(200);
-      expect((await api.list(token, held.person_id)).body.items).toHaveLength(1);
-      const update = await api.put(
-        token,
-        held.person_id,
-        extension,
-        { schemaVersion: 1, data: { note: 'updated at the limit' } },
-        { 'if-match': held.etag },
-      );
-      expect(problemOf(update)).toEqual({ status: 422, error: 'quota_exceeded' });
-      expect((await api.get(token, held.person_id, extension)).headers.get('etag')).toBe(held.etag);
-      // A stale ETag is still a conflict and an absent record still 404: the quota answers only a write that could happen.
-      expect(
-        problemOf(
-          await api.put(token, held.person_id, extension, { schemaVersion: 1, data: {} }, { 'if-match': '"stale"' }),
-        ),
-      ).toEqual({ status: 409, error: 'revision_conflict' });
-      expect(
-        problemOf(await api.put(token, free, extension, { schemaVersion: 1, data: {} }, { 'if-match': held.etag })),
-      ).toEqual({ status: 404, error: 'not_found' });
-      const refused = await api.put(token, free, extension, { schemaVersion: 1, data: {} }, CREATE);
-      expect(problemOf(refused)).toEqual({ status: 422, error: 'quota_exceeded' });
-      expect((await api.delete(token, held.person_id, extension, { 'if-match': '*' })).status).toBe(204);
-      // Under the limit again: updates and creates go through.
-      expect(
-        (
-          await api.put(
-            token,
-            other.person_id,
-            extension,
-            { schemaVersion: 1, data: { note: 'updated under the limit' } },
-            { 'if-match': other.etag },
-          )
-        ).status,
-      ).toBe(200);
-      expect((await api.put(token, free, extension, { schemaVersion: 1, data: {} }, CREATE)).status).toBe(201);
-      expect((await api.put(token, held.person_id, extension, { schemaVersion: 1, data: {} }, CREATE)).status).toBe(
-        422,
-      );
-      expect(await storedRecords(extension)).toBe(RECORD_LIMIT);
-    });
-
-    it('deletes nothing on a plan downgrade: records stay readable and deletable, writes wait until under the new limit', async () => {
-      await setPlan('Q2');
-      try {
-        const held = await knex('person_extensions')
+    it(
+      'refuses every write at the limit (creates and updates: 422 quota_exceeded, ' +
+        'records unchanged), keeps reads and deletes working, and a delete frees quota at once',
+      async () => {
+        const [held, other] = await knex('person_extensions')
           .where({ extension_id: extension })
           .orderBy('person_id')
-          .select('person_id');
-        expect(held).toHaveLength(RECORD_LIMIT);
-        for (const { person_id } of held) expect((await api.get(token, person_id, extension)).status).toBe(200);
-        const outside = persons.find((p) => !held.some((h) => h.person_id === p))!;
-        const create = () => api.put(token, outside, extension, { schemaVersion: 1, data: {} }, CREATE);
-        expect((await create()).body.error).toBe('quota_exceeded');
-        const [last] = await knex('person_extensions')
-          .where({ extension_id: extension, person_id: held[RECORD_LIMIT - 1]!.person_id })
-          .select('etag');
-        const updateLast = () =>
-          api.put(
-            token,
-            held[RECORD_LIMIT - 1]!.person_id,
-            extension,
-            { schemaVersion: 1, data: {} },
-            { 'if-match': last.etag },
-          );
-        expect((await updateLast()).body.error).toBe('quota_exceeded');
-        for (const { person_id } of held.slice(0, RECORD_LIMIT - 2))
-          expect((await api.delete(token, person_id, extension, { 'if-match': '*' })).status).toBe(204);
-        expect((await create()).body.error).toBe('quota_exceeded'); // 2 records at a limit of 2
+          .select('person_id', 'etag');
+        const free = persons[13]!;
+        expect((await api.get(token, held.person_id, extension)).status).toBe(200);
+        expect((await api.list(token, held.person_id)).body.items).toHaveLength(1);
+        const update = await api.put(
+          token,
+          held.person_id,
+          extension,
+          { schemaVersion: 1, data: { note: 'updated at the limit' } },
+          { 'if-match': held.etag },
+        );
+        expect(problemOf(update)).toEqual({ status: 422, error: 'quota_exceeded' });
+        expect((await api.get(token, held.person_id, extension)).headers.get('etag')).toBe(held.etag);
+        // A stale ETag is still a conflict and an absent record still 404: the quota answers only a write that could
+        // happen.
         expect(
-          (await api.delete(token, held[RECORD_LIMIT - 1]!.person_id, extension, { 'if-match': '*' })).status,
-        ).toBe(204);
-        expect((await create()).status).toBe(201);
-      } finally {
-        await setPlan('Q5');
-      }
-    });
+          problemOf(
+            await api.put(token, held.person_id, extension, { schemaVersion: 1, data: {} }, { 'if-match': '"stale"' }),
+          ),
+        ).toEqual({ status: 409, error: 'revision_conflict' });
+        expect(
+          problemOf(await api.put(token, free, extension, { schemaVersion: 1, data: {} }, { 'if-match': held.etag })),
+        ).toEqual({ status: 404, error: 'not_found' });
+        const refused = await api.put(token, free, extension, { schemaVersion: 1, data: {} }, CREATE);
+        expect(problemOf(refused)).toEqual({ status: 422, error: 'quota_exceeded' });
+        expect((await api.delete(token, held.person_id, extension, { 'if-match': '*' })).status).toBe(204);
+        // Under the limit again: updates and creates go through.
+        expect(
+          (
+            await api.put(
+              token,
+              other.person_id,
+              extension,
+              { schemaVersion: 1, data: { note: 'updated under the limit' } },
+              { 'if-match': other.etag },
+            )
+          ).status,
+        ).toBe(200);
+        expect((await api.put(token, free, extension, { schemaVersion: 1, data: {} }, CREATE)).status).toBe(201);
+        expect((await api.put(token, held.person_id, extension, { schemaVersion: 1, data: {} }, CREATE)).status).toBe(
+          422,
+        );
+        expect(await storedRecords(extension)).toBe(RECORD_LIMIT);
+      },
+    );
+
+    it(
+      'deletes nothing on a plan downgrade: records stay readable ' +
+        'and deletable, writes wait until under the new limit',
+      async () => {
+        await setPlan('Q2');
+        try {
+          const held = await knex('person_extensions')
+            .where({ extension_id: extension })
+            .orderBy('person_id')
+            .select('person_id');
+          expect(held).toHaveLength(RECORD_LIMIT);
+          for (const { person_id } of held) expect((await api.get(token, person_id, extension)).status).toBe(200);
+          const outside = persons.find((p) => !held.some((h) => h.person_id === p))!;
+          const create = () => api.put(token, outside, extension, { schemaVersion: 1, data: {} }, CREATE);
+          expect((await create()).body.error).toBe('quota_exceeded');
+          const [last] = await knex('person_extensions')
+            .where({ extension_id: extension, person_id: held[RECORD_LIMIT - 1]!.person_id })
+            .select('etag');
+          const updateLast = () =>
+            api.put(
+              token,
+              held[RECORD_LIMIT - 1]!.person_id,
+              extension,
+              { schemaVersion: 1, data: {} },
+              { 'if-match': last.etag },
+            );
+          expect((await updateLast()).body.error).toBe('quota_exceeded');
+          for (const { person_id } of held.slice(0, RECORD_LIMIT - 2))
+            expect((await api.delete(token, person_id, extension, { 'if-match': '*' })).status).toBe(204);
+          expect((await create()).body.error).toBe('quota_exceeded'); // 2 records at a limit of 2
+          expect(
+            (await api.delete(token, held[RECORD_LIMIT - 1]!.person_id, extension, { 'if-match': '*' })).status,
+          ).toBe(204);
+          expect((await create()).status).toBe(201);
+        } finally {
+          await setPlan('Q5');
+        }
+      },
+    );
   });
 
   describe('extensions per tenant', () => {
-    it('lets concurrent registrations at the limit take exactly the remaining count; the rest get 422 quota_exceeded', async () => {
-      const registered = Number(
-        (await knex('extensions').where({ tenant_id: tenant.tenantId }).count({ n: '*' }))[0]!.n,
-      );
-      expect(registered).toBeLessThan(EXTENSION_LIMIT);
-      const answers = await Promise.all(
-        Array.from({ length: 8 }, (_, i) =>
-          admin.checked('createExtension', 'POST', `/clients/${tenant.clientId}/extensions`, {
-            name: `race ${i}`,
-            schemas: { 1: OPEN_SCHEMA },
-          }),
-        ),
-      );
-      const room = EXTENSION_LIMIT - registered;
-      expect(statuses(answers)).toEqual([...Array(room).fill('201'), ...Array(8 - room).fill('422 quota_exceeded')]);
-      expect(Number((await knex('extensions').where({ tenant_id: tenant.tenantId }).count({ n: '*' }))[0]!.n)).toBe(
-        EXTENSION_LIMIT,
-      );
-    });
+    it(
+      'lets concurrent registrations at the limit take exactly ' +
+        'the remaining count; the rest get 422 quota_exceeded',
+      async () => {
+        const registered = Number(
+          (await knex('extensions').where({ tenant_id: tenant.tenantId }).count({ n: '*' }))[0]!.n,
+        );
+        expect(registered).toBeLessThan(EXTENSION_LIMIT);
+        const answers = await Promise.all(
+          Array.from({ length: 8 }, (_, i) =>
+            admin.checked('createExtension', 'POST', `/clients/${tenant.clientId}/extensions`, {
+              name: `race ${i}`,
+              schemas: { 1: OPEN_SCHEMA },
+            }),
+          ),
+        );
+        const room = EXTENSION_LIMIT - registered;
+        expect(statuses(answers)).toEqual([...Array(room).fill('201'), ...Array(8 - room).fill('422 quota_exceeded')]);
+        expect(Number((await knex('extensions').where({ tenant_id: tenant.tenantId }).count({ n: '*' }))[0]!.n)).toBe(
+          EXTENSION_LIMIT,
+        );
+      },
+    );
 
     it('keeps registered extensions usable after a downgrade below their number, and refuses new ones', async () => {
       await setPlan('Q2');

@@ -34,28 +34,33 @@ const stores: [string, () => Promise<RedisClient | undefined>][] = [
 ];
 
 describe.each(stores)('two-layer charging in %s', (_name, store) => {
-  it('does not drain the tenant layer with requests the account layer refused, and names the refusing layer', async () => {
-    const redis = await store();
-    const limiter = createRateLimiter(redis, log);
-    const run = randomUUID();
-    const window = (points: number) => ({ points, durationS: 60 });
-    // Keys as the gateway makes them: both layers under the tenant's hash tag.
-    const tenant = { key: tenantLayerKey(run, 'api', window(3)), window: window(3) };
-    const account = (id: string) => ({ key: accountLayerKey(run, id, 'api', window(1)), window: window(1) });
-    const answers = [];
-    for (const id of ['a', 'a', 'a', 'a', 'b', 'c', 'd']) {
-      const result = await limiter.consume(tenant, account(id));
-      answers.push(result.allowed ? 'allowed' : result.refusedBy);
-    }
-    // a: 1 allowed, 3 refused by its account layer without charging the tenant; b and c use the tenant's remaining 2.
-    expect(answers).toEqual(['allowed', 'account', 'account', 'account', 'allowed', 'allowed', 'tenant']);
-    // Charged in Redis, not in process: the counters are there (read back rather than counting client errors, since a
-    // command that timed out on a loaded machine still ran in Redis while this process fell back for that request).
-    if (redis)
-      expect(
-        await Promise.all([tenant.key, ...['a', 'b', 'c', 'd'].map((id) => account(id).key)].map((k) => redis.get(k))),
-      ).toEqual(['3', '1', '1', '1', null]);
-  });
+  it(
+    'does not drain the tenant layer with requests the account layer refused, ' + 'and names the refusing layer',
+    async () => {
+      const redis = await store();
+      const limiter = createRateLimiter(redis, log);
+      const run = randomUUID();
+      const window = (points: number) => ({ points, durationS: 60 });
+      // Keys as the gateway makes them: both layers under the tenant's hash tag.
+      const tenant = { key: tenantLayerKey(run, 'api', window(3)), window: window(3) };
+      const account = (id: string) => ({ key: accountLayerKey(run, id, 'api', window(1)), window: window(1) });
+      const answers = [];
+      for (const id of ['a', 'a', 'a', 'a', 'b', 'c', 'd']) {
+        const result = await limiter.consume(tenant, account(id));
+        answers.push(result.allowed ? 'allowed' : result.refusedBy);
+      }
+      // a: 1 allowed, 3 refused by its account layer without charging the tenant; b and c use the tenant's remaining 2.
+      expect(answers).toEqual(['allowed', 'account', 'account', 'account', 'allowed', 'allowed', 'tenant']);
+      // Charged in Redis, not in process: the counters are there (read back rather than counting client errors, since a
+      // command that timed out on a loaded machine still ran in Redis while this process fell back for that request).
+      if (redis)
+        expect(
+          await Promise.all(
+            [tenant.key, ...['a', 'b', 'c', 'd'].map((id) => account(id).key)].map((k) => redis.get(k)),
+          ),
+        ).toEqual(['3', '1', '1', '1', null]);
+    },
+  );
 
   it('reports the stricter remainder and a retry-after from the refusing layer', async () => {
     const limiter = createRateLimiter(await store(), log);
@@ -76,19 +81,23 @@ describe.each(stores)('two-layer charging in %s', (_name, store) => {
 });
 
 describe('Redis unreachable', () => {
-  it('falls back to the in-process rule instead of failing or opening the gate, and counts the Redis errors', async () => {
-    const telemetry = createTelemetry();
-    const redis = (await connectRedis('redis://127.0.0.1:1', log, telemetry))!;
-    clients.push(redis);
-    const connectionErrors = (await telemetry.redisErrors.get()).values[0]?.value ?? 0;
-    expect(connectionErrors).toBeGreaterThan(0); // the refused connection, reported while start waited for it
-    const limiter = createRateLimiter(redis, log, telemetry);
-    const tenant = { key: 'test:down:tenant', window: { points: 5, durationS: 60 } };
-    const account = { key: 'test:down:acc', window: { points: 1, durationS: 60 } };
-    expect((await limiter.consume(tenant, account)).allowed).toBe(true);
-    expect((await limiter.consume(tenant, account)).allowed).toBe(false);
-    expect((await telemetry.redisErrors.get()).values[0]!.value).toBeGreaterThanOrEqual(connectionErrors + 2); // each refused command
-  });
+  it(
+    'falls back to the in-process rule instead of failing or opening the gate, ' + 'and counts the Redis errors',
+    async () => {
+      const telemetry = createTelemetry();
+      const redis = (await connectRedis('redis://127.0.0.1:1', log, telemetry))!;
+      clients.push(redis);
+      const connectionErrors = (await telemetry.redisErrors.get()).values[0]?.value ?? 0;
+      expect(connectionErrors).toBeGreaterThan(0); // the refused connection, reported while start waited for it
+      const limiter = createRateLimiter(redis, log, telemetry);
+      const tenant = { key: 'test:down:tenant', window: { points: 5, durationS: 60 } };
+      const account = { key: 'test:down:acc', window: { points: 1, durationS: 60 } };
+      expect((await limiter.consume(tenant, account)).allowed).toBe(true);
+      expect((await limiter.consume(tenant, account)).allowed).toBe(false);
+      // each refused command
+      expect((await telemetry.redisErrors.get()).values[0]!.value).toBeGreaterThanOrEqual(connectionErrors + 2);
+    },
+  );
 });
 
 describe('a Redis Cluster', () => {
@@ -102,7 +111,8 @@ describe('a Redis Cluster', () => {
     expect(
       (await createRateLimiter(redis, log).consume({ key: keys[0]!, window: w }, { key: keys[1]!, window: w })).allowed,
     ).toBe(true);
-    expect(await Promise.all(keys.map((k) => redis.get(k)))).toEqual(['1', '1']); // charged in the cluster, not in process
+    // charged in the cluster, not in process
+    expect(await Promise.all(keys.map((k) => redis.get(k)))).toEqual(['1', '1']);
   });
 
   it('runs the single-key limiters (token endpoint, flood guard) on it', async () => {

@@ -25,9 +25,13 @@ describe('README.md commands', () => {
 });
 
 describe('README.md generated references', () => {
-  it('are the tables generated from common/config.ts SETTINGS and the gateway plugin schemas (regenerate with `npm run docs:config`)', () => {
-    expect(readme).toBe(withGeneratedTables(readme));
-  });
+  it(
+    'are the tables generated from common/config.ts SETTINGS and the ' +
+      'gateway plugin schemas (regenerate with `npm run docs:config`)',
+    () => {
+      expect(readme).toBe(withGeneratedTables(readme));
+    },
+  );
 
   it.each([...PLUGINS.keys()])('describe every setting of the plugin %s', (name) => {
     const shape = (PLUGINS.get(name)!.settings as z.ZodObject).shape;

@@ -45,120 +45,138 @@ const attempt = async (form: { page: Page; action: string }, username: string, p
 };
 
 describe('sign-in throttling', () => {
-  it('answers 429 "wait" after the username budget, for a real and for an unknown username alike, then also to the right password', async () => {
-    const form = await loginForm();
-    const budget = SIGN_IN_LIMITS.perSubject.points;
-    for (const username of [tenant.username, 'nobody-by-this-name']) {
-      for (let i = 0; i < budget; i++) expect((await attempt(form, username, `wrong ${i}`)).status).toBe(401);
-      const refused = await attempt(form, username, 'wrong again');
-      expect(refused.status).toBe(429);
-      expect(Number(refused.retryAfter)).toBeGreaterThan(0);
-      expect(refused.text).toMatch(/Too many sign-in attempts\. Wait \d+ minutes? and try again\./);
-    }
-    // Locked out: even the right password waits, and says the same as for the unknown name.
-    const right = await attempt(form, tenant.username, tenant.password);
-    expect(right.status).toBe(429);
-    // The connected-apps sign-in shares the budget.
-    const apps = await context.request.post(`${system.authUrl}/account/apps`, {
-      form: { username: tenant.username, password: tenant.password },
-      maxRedirects: 0,
-    });
-    expect(apps.status()).toBe(429);
-    await form.page.close();
-  });
+  it(
+    'answers 429 "wait" after the username budget, for a real and ' +
+      'for an unknown username alike, then also to the right password',
+    async () => {
+      const form = await loginForm();
+      const budget = SIGN_IN_LIMITS.perSubject.points;
+      for (const username of [tenant.username, 'nobody-by-this-name']) {
+        for (let i = 0; i < budget; i++) expect((await attempt(form, username, `wrong ${i}`)).status).toBe(401);
+        const refused = await attempt(form, username, 'wrong again');
+        expect(refused.status).toBe(429);
+        expect(Number(refused.retryAfter)).toBeGreaterThan(0);
+        expect(refused.text).toMatch(/Too many sign-in attempts\. Wait \d+ minutes? and try again\./);
+      }
+      // Locked out: even the right password waits, and says the same as for the unknown name.
+      const right = await attempt(form, tenant.username, tenant.password);
+      expect(right.status).toBe(429);
+      // The connected-apps sign-in shares the budget.
+      const apps = await context.request.post(`${system.authUrl}/account/apps`, {
+        form: { username: tenant.username, password: tenant.password },
+        maxRedirects: 0,
+      });
+      expect(apps.status()).toBe(429);
+      await form.page.close();
+    },
+  );
 });
 
 describe('wrong admin credentials', () => {
-  it('make their address wait after the budget, admin API and console sign-in alike, and leave other addresses alone', async () => {
-    // Its own system: a budget of 3, and one trusted proxy hop so that the test can speak from two addresses.
-    const admin = await startTestSystem({ ADMIN_FAILURES_PER_ADDRESS: '3', TRUST_PROXY: '1' });
-    try {
-      const call = (address: string, token: string) =>
-        fetch(`${admin.pdpUrl}/admin/v1/audit/verify`, {
-          headers: { authorization: `Bearer ${token}`, 'x-forwarded-for': address },
+  it(
+    'make their address wait after the budget, ' +
+      'admin API and console sign-in alike, and leave other addresses alone',
+    async () => {
+      // Its own system: a budget of 3, and one trusted proxy hop so that the test can speak from two addresses.
+      const admin = await startTestSystem({ ADMIN_FAILURES_PER_ADDRESS: '3', TRUST_PROXY: '1' });
+      try {
+        const call = (address: string, token: string) =>
+          fetch(`${admin.pdpUrl}/admin/v1/audit/verify`, {
+            headers: { authorization: `Bearer ${token}`, 'x-forwarded-for': address },
+          });
+        for (let i = 0; i < 3; i++) expect((await call('203.0.113.5', `wrong-token-${i}-0123456789`)).status).toBe(401);
+        // Past the budget even the operator's token waits at that address, and its check costs nothing.
+        const limited = await call('203.0.113.5', admin.adminToken);
+        expect(limited.status).toBe(429);
+        expect(await limited.json()).toMatchObject({ error: 'rate_limited' });
+        expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+        expect((await call('198.51.100.20', admin.adminToken)).status).toBe(200);
+        // The console's sign-in shares the count.
+        const consoleUrl = `${admin.pdpUrl}/admin/console`;
+        const form = await fetch(`${consoleUrl}/sign-in`);
+        const cookie = form.headers.get('set-cookie')!.split(';')[0]!;
+        const csrf = /name="_csrf" value="([^"]+)"/.exec(await form.text())![1]!;
+        const signIn = await fetch(`${consoleUrl}/sign-in`, {
+          method: 'POST',
+          redirect: 'manual',
+          headers: { cookie, 'x-forwarded-for': '203.0.113.5' },
+          body: new URLSearchParams({ _csrf: csrf, key: admin.adminToken }),
         });
-      for (let i = 0; i < 3; i++) expect((await call('203.0.113.5', `wrong-token-${i}-0123456789`)).status).toBe(401);
-      // Past the budget even the operator's token waits at that address, and its check costs nothing.
-      const limited = await call('203.0.113.5', admin.adminToken);
-      expect(limited.status).toBe(429);
-      expect(await limited.json()).toMatchObject({ error: 'rate_limited' });
-      expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
-      expect((await call('198.51.100.20', admin.adminToken)).status).toBe(200);
-      // The console's sign-in shares the count.
-      const consoleUrl = `${admin.pdpUrl}/admin/console`;
-      const form = await fetch(`${consoleUrl}/sign-in`);
-      const cookie = form.headers.get('set-cookie')!.split(';')[0]!;
-      const csrf = /name="_csrf" value="([^"]+)"/.exec(await form.text())![1]!;
-      const signIn = await fetch(`${consoleUrl}/sign-in`, {
-        method: 'POST',
-        redirect: 'manual',
-        headers: { cookie, 'x-forwarded-for': '203.0.113.5' },
-        body: new URLSearchParams({ _csrf: csrf, key: admin.adminToken }),
-      });
-      expect(signIn.status).toBe(429);
-      expect(await signIn.text()).toMatch(/Too many sign-in attempts\. Wait \d+ minutes? and try again\./);
-    } finally {
-      await admin.close();
-    }
-  });
+        expect(signIn.status).toBe(429);
+        expect(await signIn.text()).toMatch(/Too many sign-in attempts\. Wait \d+ minutes? and try again\./);
+      } finally {
+        await admin.close();
+      }
+    },
+  );
 });
 
 describe('hashing under a flood of anonymous sign-ins', () => {
-  it('answers sign-ins past the hashing lane 503 with retry-after, while tenant admin keys, in a lane of their own, are still checked', async () => {
-    const operator = adminClient(system);
-    const { key } = await operator.ok('POST', `/tenants/${tenant.tenantId}/admin-keys`);
-    const keyCall = () =>
-      fetch(`${system.pdpUrl}/admin/v1/tenants/${tenant.tenantId}/grants/${tenant.clientId}`, {
-        headers: { authorization: `Bearer ${key}` },
-      }).then((res) => res.status);
-    const signIn = (n: number) =>
-      fetch(`${system.authUrl}/account/apps`, {
-        method: 'POST',
-        redirect: 'manual',
-        body: new URLSearchParams({ username: `flood-${n}-${Date.now()}`, password: 'guess' }),
-      }).then(async (res) => ({
-        status: res.status,
-        retryAfter: res.headers.get('retry-after'),
-        text: await res.text(),
-      }));
-    const flood = Promise.all(Array.from({ length: 60 }, (_, n) => signIn(n)));
-    // While the sign-in lane is full, every admin key is still checked and answered (no 503: its lane is another).
-    const keyStatuses = await Promise.all(Array.from({ length: 5 }, keyCall));
-    const answers = await flood;
-    expect(keyStatuses).toEqual([200, 200, 200, 200, 200]);
-    expect(new Set(answers.map((a) => a.status))).toEqual(new Set([401, 503]));
-    const busy = answers.filter((a) => a.status === 503);
-    expect(busy.every((a) => Number(a.retryAfter) >= 1 && /busy/.test(a.text))).toBe(true);
-    // 2 hashing and 16 waiting at most: sign-ins arriving past that are turned away at once rather than queued.
-    expect(busy.length).toBeGreaterThan(0);
-  });
-});
-
-describe('hashing under a flood of wrong client secrets', () => {
-  it('answers the token requests past the credential lane 429 TokenError with retry-after, never a status outside the contract', async () => {
-    const { clientId } = await setupTenant(adminClient(system), { type: 'confidential' });
-    const basic = `Basic ${Buffer.from(`${encodeURIComponent(clientId)}:wrong-secret-0123456789`).toString('base64')}`;
-    const answers = await Promise.all(
-      Array.from({ length: 110 }, () =>
-        fetch(`${system.authUrl}/oauth2/token`, {
+  it(
+    'answers sign-ins past the hashing lane 503 with retry-after, ' +
+      'while tenant admin keys, in a lane of their own, are still checked',
+    async () => {
+      const operator = adminClient(system);
+      const { key } = await operator.ok('POST', `/tenants/${tenant.tenantId}/admin-keys`);
+      const keyCall = () =>
+        fetch(`${system.pdpUrl}/admin/v1/tenants/${tenant.tenantId}/grants/${tenant.clientId}`, {
+          headers: { authorization: `Bearer ${key}` },
+        }).then((res) => res.status);
+      const signIn = (n: number) =>
+        fetch(`${system.authUrl}/account/apps`, {
           method: 'POST',
-          headers: { authorization: basic, 'content-type': 'application/x-www-form-urlencoded' },
-          body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: 'not-a-refresh-token' }),
+          redirect: 'manual',
+          body: new URLSearchParams({ username: `flood-${n}-${Date.now()}`, password: 'guess' }),
         }).then(async (res) => ({
           status: res.status,
           retryAfter: res.headers.get('retry-after'),
-          body: await res.json(),
-        })),
-      ),
-    );
-    expect(new Set(answers.map((a) => a.status))).toEqual(new Set([401, 429]));
-    const busy = answers.filter((a) => a.status === 429);
-    expect(
-      busy.every(
-        (a) => Number(a.retryAfter) >= 1 && a.body.error === 'invalid_client' && /busy/.test(a.body.error_description),
-      ),
-    ).toBe(true);
-  });
+          text: await res.text(),
+        }));
+      const flood = Promise.all(Array.from({ length: 60 }, (_, n) => signIn(n)));
+      // While the sign-in lane is full, every admin key is still checked and answered (no 503: its lane is another).
+      const keyStatuses = await Promise.all(Array.from({ length: 5 }, keyCall));
+      const answers = await flood;
+      expect(keyStatuses).toEqual([200, 200, 200, 200, 200]);
+      expect(new Set(answers.map((a) => a.status))).toEqual(new Set([401, 503]));
+      const busy = answers.filter((a) => a.status === 503);
+      expect(busy.every((a) => Number(a.retryAfter) >= 1 && /busy/.test(a.text))).toBe(true);
+      // 2 hashing and 16 waiting at most: sign-ins arriving past that are turned away at once rather than queued.
+      expect(busy.length).toBeGreaterThan(0);
+    },
+  );
+});
+
+describe('hashing under a flood of wrong client secrets', () => {
+  it(
+    'answers the token requests past the credential lane 429 ' +
+      'TokenError with retry-after, never a status outside the contract',
+    async () => {
+      const { clientId } = await setupTenant(adminClient(system), { type: 'confidential' });
+      const basic =
+        'Basic ' + `${Buffer.from(`${encodeURIComponent(clientId)}:wrong-secret-0123456789`).toString('base64')}`;
+      const answers = await Promise.all(
+        Array.from({ length: 110 }, () =>
+          fetch(`${system.authUrl}/oauth2/token`, {
+            method: 'POST',
+            headers: { authorization: basic, 'content-type': 'application/x-www-form-urlencoded' },
+            body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: 'not-a-refresh-token' }),
+          }).then(async (res) => ({
+            status: res.status,
+            retryAfter: res.headers.get('retry-after'),
+            body: await res.json(),
+          })),
+        ),
+      );
+      expect(new Set(answers.map((a) => a.status))).toEqual(new Set([401, 429]));
+      const busy = answers.filter((a) => a.status === 429);
+      expect(
+        busy.every(
+          (a) =>
+            Number(a.retryAfter) >= 1 && a.body.error === 'invalid_client' && /busy/.test(a.body.error_description),
+        ),
+      ).toBe(true);
+    },
+  );
 });
 
 describe('the hashing lane itself', () => {

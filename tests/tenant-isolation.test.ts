@@ -49,7 +49,10 @@ afterAll(async () => {
   await system?.close();
 });
 
-/** One request of a row: path parameters default to B's ids by name; `expect` is [status, error] or a check of a 2xx answer. */
+/**
+ * One request of a row: path parameters default to B's ids by name; `expect` is [status, error] or a check of a 2xx
+ * answer.
+ */
 interface Probe {
   name: string;
   params?: Record<string, string>;

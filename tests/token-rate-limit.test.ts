@@ -68,55 +68,68 @@ describe('token endpoint rate limit', () => {
     expect((await tokenRequest(quiet.clientId, quiet.secret)).status).toBe(200);
   });
 
-  it("counts failed attempts against the source address with the client they name, never the client's own budget, then refuses that pair", async () => {
-    const victim = await machineClient();
-    for (let i = 0; i < 3; i++)
+  it(
+    'counts failed attempts against the source address with the client they name, ' +
+      "never the client's own budget, then refuses that pair",
+    async () => {
+      const victim = await machineClient();
+      for (let i = 0; i < 3; i++)
+        expect((await tokenRequest(victim.clientId, 'wrong-secret-0123456789abcdef')).status).toBe(400);
+      // Three failures named the client, yet its own budget is untouched.
+      expect((await tokenRequest(victim.clientId, victim.secret)).status).toBe(200);
       expect((await tokenRequest(victim.clientId, 'wrong-secret-0123456789abcdef')).status).toBe(400);
-    // Three failures named the client, yet its own budget is untouched.
-    expect((await tokenRequest(victim.clientId, victim.secret)).status).toBe(200);
-    expect((await tokenRequest(victim.clientId, 'wrong-secret-0123456789abcdef')).status).toBe(400);
-    // The address has now failed four times: even a correct request from it waits.
-    expectLimited(await tokenRequest(victim.clientId, victim.secret));
-  });
+      // The address has now failed four times: even a correct request from it waits.
+      expectLimited(await tokenRequest(victim.clientId, victim.secret));
+    },
+  );
 
-  it('charges failures naming junk clients to each (address, client) and to the address only up to ten times as many', async () => {
-    // A fresh address per test: the connecting address is 127.0.0.1 for every test here, so this one trusts one proxy hop.
-    const proxied = await startTestSystem({
-      ISSUER_ENABLE_CLIENT_CREDENTIALS: 'true',
-      TOKEN_RATE_LIMIT_PER_ADDRESS: '4',
-      TRUST_PROXY: '1',
-    });
-    try {
-      const from = (address: string) => ({ 'x-forwarded-for': address });
-      const tenant = await setupTenant(adminClient(proxied), { type: 'confidential' });
-      await adminClient(proxied).ok('POST', `/tenants/${tenant.tenantId}/service-accounts`, {
-        clientId: tenant.clientId,
-        name: 'sync',
-        capabilities: [SCOPE],
+  it(
+    'charges failures naming junk clients to each (address, ' +
+      'client) and to the address only up to ten times as many',
+    async () => {
+      // A fresh address per test: the connecting address is 127.0.0.1 for every test here, so this one trusts one proxy
+      // hop.
+      const proxied = await startTestSystem({
+        ISSUER_ENABLE_CLIENT_CREDENTIALS: 'true',
+        TOKEN_RATE_LIMIT_PER_ADDRESS: '4',
+        TRUST_PROXY: '1',
       });
-      const junk = (n: number) =>
-        tokenRequest(`tp_junk_${n}`, 'wrong-secret-0123456789abcdef', from('203.0.113.7'), proxied.authUrl);
-      // 39 failures, each naming another junk client: no (address, client) pair is spent, and the address is under 40.
-      for (let n = 0; n < 39; n++) expect((await junk(n)).status).not.toBe(429);
-      expect(
-        (await tokenRequest(tenant.clientId, tenant.clientSecret!, from('203.0.113.7'), proxied.authUrl)).status,
-      ).toBe(200);
-      expect((await junk(39)).status).not.toBe(429);
-      // The fortieth failure spent the address's own budget (10 x 4): now every request from it waits.
-      expectLimited(await tokenRequest(tenant.clientId, tenant.clientSecret!, from('203.0.113.7'), proxied.authUrl));
-      // Another client address behind the same trusted proxy is not affected.
-      expect(
-        (await tokenRequest(tenant.clientId, tenant.clientSecret!, from('198.51.100.9'), proxied.authUrl)).status,
-      ).toBe(200);
-    } finally {
-      await proxied.close();
-    }
-  });
+      try {
+        const from = (address: string) => ({ 'x-forwarded-for': address });
+        const tenant = await setupTenant(adminClient(proxied), { type: 'confidential' });
+        await adminClient(proxied).ok('POST', `/tenants/${tenant.tenantId}/service-accounts`, {
+          clientId: tenant.clientId,
+          name: 'sync',
+          capabilities: [SCOPE],
+        });
+        const junk = (n: number) =>
+          tokenRequest(`tp_junk_${n}`, 'wrong-secret-0123456789abcdef', from('203.0.113.7'), proxied.authUrl);
+        // 39 failures, each naming another junk client: no (address, client) pair is spent, and the address is under
+        // 40.
+        for (let n = 0; n < 39; n++) expect((await junk(n)).status).not.toBe(429);
+        expect(
+          (await tokenRequest(tenant.clientId, tenant.clientSecret!, from('203.0.113.7'), proxied.authUrl)).status,
+        ).toBe(200);
+        expect((await junk(39)).status).not.toBe(429);
+        // The fortieth failure spent the address's own budget (10 x 4): now every request from it waits.
+        expectLimited(await tokenRequest(tenant.clientId, tenant.clientSecret!, from('203.0.113.7'), proxied.authUrl));
+        // Another client address behind the same trusted proxy is not affected.
+        expect(
+          (await tokenRequest(tenant.clientId, tenant.clientSecret!, from('198.51.100.9'), proxied.authUrl)).status,
+        ).toBe(200);
+      } finally {
+        await proxied.close();
+      }
+    },
+  );
 
-  it('ignores X-Forwarded-For unless TRUST_PROXY says to believe it: rotating it does not escape the address limit', async () => {
-    const victim = await machineClient();
-    for (let i = 0; i < 4; i++)
-      await tokenRequest(victim.clientId, 'wrong-secret-0123456789abcdef', { 'x-forwarded-for': `192.0.2.${i}` });
-    expectLimited(await tokenRequest(victim.clientId, victim.secret, { 'x-forwarded-for': '192.0.2.200' }));
-  });
+  it(
+    'ignores X-Forwarded-For unless TRUST_PROXY says to believe it: ' + 'rotating it does not escape the address limit',
+    async () => {
+      const victim = await machineClient();
+      for (let i = 0; i < 4; i++)
+        await tokenRequest(victim.clientId, 'wrong-secret-0123456789abcdef', { 'x-forwarded-for': `192.0.2.${i}` });
+      expectLimited(await tokenRequest(victim.clientId, victim.secret, { 'x-forwarded-for': '192.0.2.200' }));
+    },
+  );
 });

@@ -64,13 +64,16 @@ describe('POST /oauth2/revoke', () => {
     expect(config.serverMetadata().revocation_endpoint).toBe(`${system.authUrl}/oauth2/revoke`);
   });
 
-  it('ends the whole family when the app revokes its refresh token: refresh invalid_grant, API 403 subject_revoked', async () => {
-    const tokens = await signIn();
-    expect((await getMe(tokens.access_token)).status).toBe(200);
-    await oidc.tokenRevocation(config, tokens.refresh_token!, { token_type_hint: 'refresh_token' });
-    expect(await refresh(tokens.refresh_token!)).toBe('invalid_grant');
-    expectProblem(await getMe(tokens.access_token), 403, 'subject_revoked');
-  });
+  it(
+    'ends the whole family when the app revokes its refresh token: ' + 'refresh invalid_grant, API 403 subject_revoked',
+    async () => {
+      const tokens = await signIn();
+      expect((await getMe(tokens.access_token)).status).toBe(200);
+      await oidc.tokenRevocation(config, tokens.refresh_token!, { token_type_hint: 'refresh_token' });
+      expect(await refresh(tokens.refresh_token!)).toBe('invalid_grant');
+      expectProblem(await getMe(tokens.access_token), 403, 'subject_revoked');
+    },
+  );
 
   it('ends the whole family when the app revokes its access token', async () => {
     const tokens = await signIn();
@@ -79,26 +82,32 @@ describe('POST /oauth2/revoke', () => {
     expect(await refresh(tokens.refresh_token!)).toBe('invalid_grant');
   });
 
-  it("answers 200 and changes nothing for another client's tokens, unknown tokens and tokens already revoked", async () => {
-    const tokens = await signIn();
-    const asOther = { authorization: basicAuth(other.clientId, other.clientSecret) };
-    for (const token of [tokens.refresh_token!, tokens.access_token, 'no-such-token', 'a.b.c']) {
-      // An empty 200 (the document declares no body for it, so any body fails revokeForm).
-      expect({ token, status: (await revokeForm({ token }, asOther)).status }).toEqual({ token, status: 200 });
-    }
-    expect((await getMe(tokens.access_token)).status).toBe(200);
-    const rotated = await oidc.refreshTokenGrant(config, tokens.refresh_token!);
-    await oidc.tokenRevocation(config, rotated.refresh_token!);
-    expect((await revokeForm({ token: rotated.refresh_token!, client_id: app.clientId })).status).toBe(200);
-  });
+  it(
+    "answers 200 and changes nothing for another client's tokens, " + 'unknown tokens and tokens already revoked',
+    async () => {
+      const tokens = await signIn();
+      const asOther = { authorization: basicAuth(other.clientId, other.clientSecret) };
+      for (const token of [tokens.refresh_token!, tokens.access_token, 'no-such-token', 'a.b.c']) {
+        // An empty 200 (the document declares no body for it, so any body fails revokeForm).
+        expect({ token, status: (await revokeForm({ token }, asOther)).status }).toEqual({ token, status: 200 });
+      }
+      expect((await getMe(tokens.access_token)).status).toBe(200);
+      const rotated = await oidc.refreshTokenGrant(config, tokens.refresh_token!);
+      await oidc.tokenRevocation(config, rotated.refresh_token!);
+      expect((await revokeForm({ token: rotated.refresh_token!, client_id: app.clientId })).status).toBe(200);
+    },
+  );
 
-  it('refuses wrong client credentials as the token endpoint does: 401 invalid_client with Basic, 400 without', async () => {
-    const basic = await revokeForm({ token: 'x' }, { authorization: basicAuth(other.clientId, 'wrong secret') });
-    expect([basic.status, (basic.body as { error: string }).error]).toEqual([401, 'invalid_client']);
-    expect(basic.headers.get('www-authenticate')).toMatch(/^Basic /);
-    const post = await revokeForm({ token: 'x', client_id: other.clientId, client_secret: 'wrong secret' });
-    expect([post.status, (post.body as { error: string }).error]).toEqual([400, 'invalid_client']);
-  });
+  it(
+    'refuses wrong client credentials as the token endpoint does: ' + '401 invalid_client with Basic, 400 without',
+    async () => {
+      const basic = await revokeForm({ token: 'x' }, { authorization: basicAuth(other.clientId, 'wrong secret') });
+      expect([basic.status, (basic.body as { error: string }).error]).toEqual([401, 'invalid_client']);
+      expect(basic.headers.get('www-authenticate')).toMatch(/^Basic /);
+      const post = await revokeForm({ token: 'x', client_id: other.clientId, client_secret: 'wrong secret' });
+      expect([post.status, (post.body as { error: string }).error]).toEqual([400, 'invalid_client']);
+    },
+  );
 
   it('answers a malformed request with a TokenError of the contract', async () => {
     const forms = [`client_id=${app.clientId}`, `client_id=${app.clientId}&token=x&token=y`, 'token=x'];

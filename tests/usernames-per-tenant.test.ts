@@ -48,28 +48,31 @@ async function loginStatus(tenant: TenantSetup, person: { username: string; pass
 }
 
 describe('usernames per tenant', () => {
-  it('lets another tenant create a person with a taken username, and each signs in to their own tenant only', async () => {
-    const twin = { username: a.username, password: 'a different long password' };
-    const created = await admin.checked('createPerson', 'POST', `/tenants/${b.tenantId}/persons`, {
-      displayName: 'Twin',
-      ...twin,
-    });
-    expect(created.status).toBe(201);
-    // Each tenant's app signs in its own person under the same name, with that person's password.
-    expect(await personOf(a, a)).toBe(a.personId);
-    expect(await personOf(b, twin)).toBe(created.body.personId);
-    // A's password does not open B's person: B's login page fails as for a wrong password.
-    expect(await loginStatus(b, a)).toBe(401);
-    // Connected apps has no tenant: each signs in with their own password (the one account it matches).
-    for (const person of [a, twin]) {
-      const res = await fetch(`${system.authUrl}/account/apps`, {
-        method: 'POST',
-        redirect: 'manual',
-        body: new URLSearchParams(person),
+  it(
+    'lets another tenant create a person with a taken username, ' + 'and each signs in to their own tenant only',
+    async () => {
+      const twin = { username: a.username, password: 'a different long password' };
+      const created = await admin.checked('createPerson', 'POST', `/tenants/${b.tenantId}/persons`, {
+        displayName: 'Twin',
+        ...twin,
       });
-      expect(res.status).toBe(303);
-    }
-  });
+      expect(created.status).toBe(201);
+      // Each tenant's app signs in its own person under the same name, with that person's password.
+      expect(await personOf(a, a)).toBe(a.personId);
+      expect(await personOf(b, twin)).toBe(created.body.personId);
+      // A's password does not open B's person: B's login page fails as for a wrong password.
+      expect(await loginStatus(b, a)).toBe(401);
+      // Connected apps has no tenant: each signs in with their own password (the one account it matches).
+      for (const person of [a, twin]) {
+        const res = await fetch(`${system.authUrl}/account/apps`, {
+          method: 'POST',
+          redirect: 'manual',
+          body: new URLSearchParams(person),
+        });
+        expect(res.status).toBe(303);
+      }
+    },
+  );
 
   it('still refuses the same username twice in one tenant with 409', async () => {
     const again = await admin.checked('createPerson', 'POST', `/tenants/${a.tenantId}/persons`, {

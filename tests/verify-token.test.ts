@@ -182,19 +182,24 @@ describe('forged tokens are 401, never 503, and never make the gateway fetch key
 });
 
 describe('the key set cache', () => {
-  it('refuses an unknown kid with invalid_token while a re-fetch is held back, and accepts a newly published key once one may run', async () => {
-    publish(keyA);
-    const { verify, clock } = verifierWith({ refetchCooldownS: 10 });
-    expect(await verify(await sign(keyA))).toMatchObject({ ok: true });
-    const keyB = await newKey('b');
-    publish(keyA, keyB);
-    const tokenB = await sign(keyB);
-    expect(await verify(tokenB)).toMatchObject({ ok: false, error: 'invalid_token' }); // within the cooldown of the first fetch
-    expect(issuer.hits).toBe(1);
-    clock.now += 10_000;
-    expect(await verify(tokenB)).toMatchObject({ ok: true });
-    expect(issuer.hits).toBe(2);
-  });
+  it(
+    'refuses an unknown kid with invalid_token while a re-fetch is held back, ' +
+      'and accepts a newly published key once one may run',
+    async () => {
+      publish(keyA);
+      const { verify, clock } = verifierWith({ refetchCooldownS: 10 });
+      expect(await verify(await sign(keyA))).toMatchObject({ ok: true });
+      const keyB = await newKey('b');
+      publish(keyA, keyB);
+      const tokenB = await sign(keyB);
+      // within the cooldown of the first fetch
+      expect(await verify(tokenB)).toMatchObject({ ok: false, error: 'invalid_token' });
+      expect(issuer.hits).toBe(1);
+      clock.now += 10_000;
+      expect(await verify(tokenB)).toMatchObject({ ok: true });
+      expect(issuer.hits).toBe(2);
+    },
+  );
 
   it('answers a flood of unknown kids with 401 and at most one re-fetch', async () => {
     publish(keyA);
@@ -209,22 +214,26 @@ describe('the key set cache', () => {
     expect(issuer.hits).toBe(2); // the first fetch and one shared re-fetch
   });
 
-  it('keeps verifying with the last good key set while the issuer is down, up to maxStaleS, then answers 503; an unknown kid it cannot re-fetch is 503', async () => {
-    publish(keyA);
-    const { verify, clock } = verifierWith({ cacheMaxAgeS: 60, maxStaleS: 600, refetchCooldownS: 10 });
-    const token = await sign(keyA);
-    expect(await verify(token)).toMatchObject({ ok: true });
-    issuerDown();
-    clock.now += 120_000; // past cacheMaxAgeS: a refresh is attempted and fails
-    expect(await verify(token)).toMatchObject({ ok: true });
-    // The re-fetch for the unknown kid failed: verification cannot finish (§7.2), it is not the token's fault.
-    expect(await verify(await sign(await newKey('unknown')))).toMatchObject({
-      ok: false,
-      error: 'token_verification_unavailable',
-    });
-    clock.now += 600_000; // past maxStaleS
-    expect(await verify(token)).toMatchObject({ ok: false, error: 'token_verification_unavailable' });
-  });
+  it(
+    'keeps verifying with the last good key set while the issuer is down, ' +
+      'up to maxStaleS, then answers 503; an unknown kid it cannot re-fetch is 503',
+    async () => {
+      publish(keyA);
+      const { verify, clock } = verifierWith({ cacheMaxAgeS: 60, maxStaleS: 600, refetchCooldownS: 10 });
+      const token = await sign(keyA);
+      expect(await verify(token)).toMatchObject({ ok: true });
+      issuerDown();
+      clock.now += 120_000; // past cacheMaxAgeS: a refresh is attempted and fails
+      expect(await verify(token)).toMatchObject({ ok: true });
+      // The re-fetch for the unknown kid failed: verification cannot finish (§7.2), it is not the token's fault.
+      expect(await verify(await sign(await newKey('unknown')))).toMatchObject({
+        ok: false,
+        error: 'token_verification_unavailable',
+      });
+      clock.now += 600_000; // past maxStaleS
+      expect(await verify(token)).toMatchObject({ ok: false, error: 'token_verification_unavailable' });
+    },
+  );
 
   it('takes a refreshed key set once the issuer is back', async () => {
     publish(keyA);
@@ -233,7 +242,8 @@ describe('the key set cache', () => {
     const keyC = await newKey('c');
     publish(keyC); // keyA retired
     clock.now += 120_000;
-    expect(await verify(await sign(keyA))).toMatchObject({ ok: true }); // the stale set serves while a refresh starts behind it
+    // the stale set serves while a refresh starts behind it
+    expect(await verify(await sign(keyA))).toMatchObject({ ok: true });
     expect(await verify(await sign(keyC))).toMatchObject({ ok: true }); // the unknown kid waits for that same refresh
     expect(issuer.hits).toBe(2);
   });

@@ -116,7 +116,10 @@ export interface MachineClientSetup extends TenantSetup {
   serviceAccountId: string;
 }
 
-/** A tenant with a confidential client granted `grant`, and its service account holding `capabilities` (held to admin-api.yaml). */
+/**
+ * A tenant with a confidential client granted `grant`, and its service account holding `capabilities` (held to
+ * admin-api.yaml).
+ */
 export async function setupMachineClient(
   admin: AdminClient,
   opts: { grant: readonly string[]; capabilities?: readonly string[]; plan?: 'L1' | 'L2' },

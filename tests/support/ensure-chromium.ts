@@ -19,7 +19,9 @@ function stop(line: string): never {
   process.exit(1);
 }
 
-/** Runs one command with its output on stderr (stdout may be a token that a caller captures); true when it succeeded. */
+/**
+ * Runs one command with its output on stderr (stdout may be a token that a caller captures); true when it succeeded.
+ */
 const run = (command: string, args: string[]) =>
   spawnSync(command, args, { stdio: ['ignore', 2, 2], env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } })
     .status === 0;
@@ -27,12 +29,14 @@ const run = (command: string, args: string[]) =>
 if (!executable(CHROMIUM_PATH)) {
   if (process.env.CHROMIUM_PATH)
     stop(
-      `CHROMIUM_PATH=${CHROMIUM_PATH} is not an executable file: point it at a Chromium binary, or unset it to use Debian's /usr/bin/chromium.`,
+      `CHROMIUM_PATH=${CHROMIUM_PATH} is not an executable file: ` +
+        `point it at a Chromium binary, or unset it to use Debian's /usr/bin/chromium.`,
     );
   const canInstall = process.getuid?.() === 0 && spawnSync('apt-get', ['--version'], { stdio: 'ignore' }).status === 0;
   if (!canInstall)
     stop(
-      `The browser suites need Chromium at ${CHROMIUM_PATH}: run \`sudo apt-get install -y chromium\` (or set CHROMIUM_PATH to a Chromium binary), then run this again.`,
+      `The browser suites need Chromium at ${CHROMIUM_PATH}: ` +
+        `run \`sudo apt-get install -y chromium\` (or set CHROMIUM_PATH to a Chromium binary), then run this again.`,
     );
   console.error(
     `Chromium not found at ${CHROMIUM_PATH}: installing Debian's chromium package (apt-get install chromium) ...`,

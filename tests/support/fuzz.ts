@@ -109,7 +109,9 @@ function typedArbitrary(
 
 // ---- hostile values ----------------------------------------------------------------------------------------------
 
-/** Escapes what a request line cannot carry at all, so deliberate (`%00`) and broken (`%zz`) escapes arrive as written. */
+/**
+ * Escapes what a request line cannot carry at all, so deliberate (`%00`) and broken (`%zz`) escapes arrive as written.
+ */
 export const asTarget = (s: string) =>
   s.replace(/[\uD800-\uDFFF]/g, '%ED%A0%80').replace(/[^\x21-\x7e]|["<>\\^`{|}#?]/gu, (c) => encodeURIComponent(c));
 

@@ -147,7 +147,14 @@ export async function hostileTokens(
     ['ES256 header over an RS256-sized signature', `${h}.${p}.${b64url(Buffer.alloc(256, 7))}`],
     [
       'ES256 signature in DER form',
-      `${h}.${p}.${b64url(Buffer.concat([Buffer.from([0x30, 0x44, 0x02, 0x20]), Buffer.from(s, 'base64url').subarray(0, 32), Buffer.from([0x02, 0x20]), Buffer.from(s, 'base64url').subarray(32)]))}`,
+      `${h}.${p}.${b64url(
+        Buffer.concat([
+          Buffer.from([0x30, 0x44, 0x02, 0x20]),
+          Buffer.from(s, 'base64url').subarray(0, 32),
+          Buffer.from([0x02, 0x20]),
+          Buffer.from(s, 'base64url').subarray(32),
+        ]),
+      )}`,
     ],
     [
       'the genuine signature over changed claims',

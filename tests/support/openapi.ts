@@ -235,7 +235,10 @@ const formatErrors = (errors: ErrorObject[] | null | undefined): string =>
       const where = e.instancePath || '(root)';
       const extra =
         e.keyword === 'additionalProperties' || e.keyword === 'unevaluatedProperties'
-          ? ` (${JSON.stringify((e.params as { additionalProperty?: string; unevaluatedProperty?: string }).additionalProperty ?? (e.params as { unevaluatedProperty?: string }).unevaluatedProperty)})`
+          ? ` (${JSON.stringify(
+              (e.params as { additionalProperty?: string; unevaluatedProperty?: string }).additionalProperty ??
+                (e.params as { unevaluatedProperty?: string }).unevaluatedProperty,
+            )})`
           : e.keyword === 'enum' || e.keyword === 'const'
             ? ` (${JSON.stringify(e.params)})`
             : '';
@@ -333,7 +336,8 @@ export function assertResponseMatches(doc: DocName, operationId: string, res: Ap
     );
     if (!ok)
       fail(
-        `header "${name}: ${raw}" does not match its schema: ${schemaProblems(header.doc, schemaPointer, raw).join('; ')}`,
+        `header "${name}: ${raw}" does not match its schema: ` +
+          `${schemaProblems(header.doc, schemaPointer, raw).join('; ')}`,
       );
   }
 
@@ -417,7 +421,8 @@ export function assertRequestMatches(doc: DocName, operationId: string, body: un
   const mediaType = contentType ?? (types.length === 1 ? types[0] : undefined);
   if (!mediaType || !types.includes(mediaType)) {
     throw new Error(
-      `${FILES[doc]} ${operationId}: request content type ${String(contentType)} not declared (declared: ${types.join(', ')})`,
+      `${FILES[doc]} ${operationId}: request content type ` +
+        `${String(contentType)} not declared (declared: ${types.join(', ')})`,
     );
   }
   const problems = schemaProblems(

@@ -70,7 +70,10 @@ export interface ChildOptions {
   ipc?: boolean;
 }
 
-/** `node --import tsx <entry>`: the child's pid is the process doing the work (npx and tsx's CLI would put a wrapper in between). */
+/**
+ * `node --import tsx <entry>`: the child's pid is the process doing the work (npx and tsx's CLI would put a wrapper in
+ * between).
+ */
 export const nodeEntry = (entry: string, args: string[] = [], nodeArgs: string[] = []): [string, string[]] => [
   process.execPath,
   [...nodeArgs, '--import', 'tsx', entry, ...args],
@@ -408,7 +411,10 @@ export async function waitFor(
   return Date.now() - started;
 }
 
-/** Waits until the child's management listener reports ready (`/readyz` 200); fails with its output if it exits first or never does. */
+/**
+ * Waits until the child's management listener reports ready (`/readyz` 200); fails with its output if it exits first or
+ * never does.
+ */
 export async function untilReady(child: Child, managementUrl: string, timeoutMs = 60_000): Promise<void> {
   const exited = () => child.process.exitCode !== null;
   const ready = () =>

@@ -161,7 +161,8 @@ export function writeLedger(
           problems.push(`${where}: known ETag with other data ${JSON.stringify(stored.data)}`);
       } else if (!r.unanswered.some((d) => isDeepStrictEqual(d, stored.data))) {
         problems.push(
-          `${where}: holds ${JSON.stringify(stored.data)}, neither the last known ${JSON.stringify(r.known?.data)} nor a later unanswered write`,
+          `${where}: holds ${JSON.stringify(stored.data)}, neither the last ` +
+            `known ${JSON.stringify(r.known?.data)} nor a later unanswered write`,
         );
       }
     }
@@ -174,8 +175,8 @@ type Ledger = ReturnType<typeof writeLedger>;
 
 /**
  * Traffic around a fault: `writers` loops, each on its own records (so no two contend), writing (and, with
- * `readEvery`, reading every n-th step) for 1.5 s, then while `fault` runs (given the outcomes so far), then until `successesAfter` answers after
- * it were 2xx. A refused or failed step backs off 20 ms. Returns every outcome.
+ * `readEvery`, reading every n-th step) for 1.5 s, then while `fault` runs (given the outcomes so far), then until
+ * `successesAfter` answers after it were 2xx. A refused or failed step backs off 20 ms. Returns every outcome.
  */
 export async function trafficAround(
   ledger: Ledger,

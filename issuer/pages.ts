@@ -6,11 +6,13 @@ import { pageSecurityHeaders } from '../common/page-security.js';
 
 const STYLE = `
 body{font:16px/1.5 system-ui,sans-serif;margin:0;background:#f4f5f7;color:#1d2230}
-main{max-width:26rem;margin:3rem auto;padding:2rem;background:#fff;border-radius:8px;box-shadow:0 1px 4px rgba(0,0,0,.12)}
+main{max-width:26rem;margin:3rem auto;padding:2rem;background:#fff;border-radius:8px;
+box-shadow:0 1px 4px rgba(0,0,0,.12)}
 h1{font-size:1.4rem;margin:0 0 1rem}
 label{display:block;margin:.75rem 0 .25rem;font-weight:600}
 input{width:100%;box-sizing:border-box;padding:.5rem;font:inherit;border:1px solid #8a93a6;border-radius:4px}
-button{font:inherit;padding:.5rem 1.25rem;border-radius:4px;border:1px solid #2448b8;background:#2c56d6;color:#fff;cursor:pointer;margin-top:1rem}
+button{font:inherit;padding:.5rem 1.25rem;border-radius:4px;border:1px solid #2448b8;background:#2c56d6;color:#fff;
+cursor:pointer;margin-top:1rem}
 button.secondary{background:#fff;color:#2448b8}
 button:focus,input:focus{outline:3px solid #f0b400;outline-offset:1px}
 .error{color:#a01c1c;font-weight:600}
@@ -38,7 +40,8 @@ export const pageHeaders = (redirectOrigin?: string): Record<string, string> => 
 });
 
 export const pageHtml = (title: string, body: string): string =>
-  `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">` +
+  `<!doctype html><html lang="en"><head><meta charset="utf-8">` +
+  `<meta name="viewport" content="width=device-width, initial-scale=1">` +
   `<title>${escapeHtml(title)}</title><style>${STYLE}</style></head><body><main>${body}</main></body></html>`;
 
 export function sendPage(res: Response, title: string, body: string, opts: PageOptions = {}): void {
@@ -60,9 +63,11 @@ function loginForm(action: string, v: { error?: string | undefined; username?: s
   return `${v.error ? `<p class="error" role="alert">${escapeHtml(v.error)}</p>` : ''}
 <form method="post" action="${escapeHtml(action)}">
 <label for="username">Username</label>
-<input id="username" name="username" autocomplete="username" required value="${escapeHtml(v.username ?? '')}"${v.username ? '' : ' autofocus'}>
+<input id="username" name="username" autocomplete="username" required
+value="${escapeHtml(v.username ?? '')}"${v.username ? '' : ' autofocus'}>
 <label for="password">Password</label>
-<input id="password" name="password" type="password" autocomplete="current-password" required${v.username ? ' autofocus' : ''}>
+<input id="password" name="password" type="password"
+autocomplete="current-password" required${v.username ? ' autofocus' : ''}>
 <button type="submit">Sign in</button>
 </form>`;
 }
@@ -80,13 +85,17 @@ export interface ConsentView {
   capabilities: { id: string; description: string }[];
 }
 
-/** Names the app, the tenant and each capability; the person acts only as themselves, so there is no "act for" choice. */
+/**
+ * Names the app, the tenant and each capability; the person acts only as themselves, so there is no "act for"
+ * choice.
+ */
 export function consentPage(v: ConsentView): string {
   const items = v.capabilities
     .map((c) => `<li><code>${escapeHtml(c.id)}</code>: ${escapeHtml(c.description)}</li>`)
     .join('\n');
   return `<h1>Allow access?</h1>
-<p><strong>${escapeHtml(v.appName)}</strong> asks to access your data at <strong>${escapeHtml(v.tenantName)}</strong>, as you, with these permissions:</p>
+<p><strong>${escapeHtml(v.appName)}</strong> asks to access your data at <strong>${escapeHtml(v.tenantName)}</strong>,
+as you, with these permissions:</p>
 <ul>
 ${items}
 </ul>
@@ -124,9 +133,14 @@ export function connectedAppsPage(v: { apps: ConnectedApp[]; csrf: string; notic
     .map(
       (a, i) => `<section aria-labelledby="app-${i}">
 <h2 id="app-${i}">${escapeHtml(a.name)}</h2>
-<p>At <strong>${escapeHtml(a.tenant)}</strong>. Allowed ${when(a.allowedAt)}; ${a.lastTokenAt ? `last token issued ${when(a.lastTokenAt)}` : 'no token issued yet'}.</p>
-<ul>${a.capabilities.map((c) => `<li><code>${escapeHtml(c.id)}</code>: ${escapeHtml(c.description)}</li>`).join('')}</ul>
-<form method="post" action="/account/apps/revoke">${csrf}<input type="hidden" name="clientId" value="${escapeHtml(a.clientId)}">
+<p>At <strong>${escapeHtml(a.tenant)}</strong>. Allowed ${when(a.allowedAt)}; ${
+        a.lastTokenAt ? `last token issued ${when(a.lastTokenAt)}` : 'no token issued yet'
+      }.</p>
+<ul>${a.capabilities
+        .map((c) => `<li><code>${escapeHtml(c.id)}</code>: ${escapeHtml(c.description)}</li>`)
+        .join('')}</ul>
+<form method="post" action="/account/apps/revoke">${csrf}<input type="hidden" name="clientId"
+value="${escapeHtml(a.clientId)}">
 <button type="submit" aria-describedby="app-${i}">Revoke access</button></form>
 </section>`,
     )
@@ -138,5 +152,7 @@ ${v.apps.length ? apps : '<p>You have not allowed any app to act for you.</p>'}
 }
 
 export function errorPage(message: string, detail?: string): string {
-  return `<h1>Something went wrong</h1><p>${escapeHtml(message)}</p>${detail ? `<p><code>${escapeHtml(detail)}</code></p>` : ''}<p>Return to the application and start again.</p>`;
+  return `<h1>Something went wrong</h1><p>${escapeHtml(message)}</p>${
+    detail ? `<p><code>${escapeHtml(detail)}</code></p>` : ''
+  }<p>Return to the application and start again.</p>`;
 }

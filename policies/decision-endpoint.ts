@@ -11,7 +11,10 @@ import type { DecisionLog } from './decision-log.js';
 import { evaluate } from './evaluate.js';
 import type { PolicyStore } from './store.js';
 
-/** The batch's envelope; each item is checked on its own, so one malformed item does not cost the others their answer. */
+/**
+ * The batch's envelope; each item is checked on its own, so one malformed item does not cost the others their
+ * answer.
+ */
 const BatchRequest = z.object({ items: z.array(z.unknown()).min(1) });
 
 /** A batch item that is not a decision request: the gateway answers its request 503, never an allow or a denial. */

@@ -37,7 +37,8 @@ const accountsWithCapabilities = (knex: Knex) =>
     .select(
       'a.*',
       knex.raw(
-        `coalesce(array_agg(c.capability_id order by c.capability_id) filter (where c.capability_id is not null), '{}') as capabilities`,
+        'coalesce(array_agg(c.capability_id order by c.capability_id) ' +
+          "filter (where c.capability_id is not null), '{}') as capabilities",
       ),
     );
 
@@ -133,7 +134,10 @@ export interface ConsentView {
   revokedAt: string | null;
 }
 
-/** The authorizations (consents) of a login account of `tenantId`, newest first, or undefined when it has no such account. */
+/**
+ * The authorizations (consents) of a login account of `tenantId`, newest first, or undefined when it has no such
+ * account.
+ */
 export async function consentsOf(knex: Knex, tenantId: string, accountId: string): Promise<ConsentView[] | undefined> {
   if (!(await account(knex, accountId)?.where({ tenant_id: tenantId, kind: 'person' }).first('id'))) return undefined;
   const rows: { client_id: string; name: string; created_at: Date; revoked_at: Date | null }[] = await knex('sessions')

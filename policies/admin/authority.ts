@@ -11,7 +11,10 @@ import type { CredentialThrottle } from '../../common/credential-throttle.js';
 
 export type AdminCaller = { kind: 'operator' } | { kind: 'tenant'; tenantId: string; keyId: string };
 
-/** One admin API operation: its method, its path under /admin/v1 and its body. The admin console names its actions so. */
+/**
+ * One admin API operation: its method, its path under /admin/v1 and its body. The admin console names its actions
+ * so.
+ */
 export interface AdminOperation {
   method: string;
   path: string;

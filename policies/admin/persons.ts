@@ -30,7 +30,10 @@ export interface PersonListItem {
   createdAt: string;
 }
 
-/** A page of the persons the tenant has (or had) a relationship with, in creation order, with their login account here. */
+/**
+ * A page of the persons the tenant has (or had) a relationship with, in creation order, with their login account
+ * here.
+ */
 export async function personPage(knex: Knex, tenantId: string, query: unknown): Promise<Page<PersonListItem>> {
   const parsed = await parseForTenant(knex, tenantId, PersonQuery, query);
   if (!parsed.ok) return parsed;

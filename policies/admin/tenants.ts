@@ -82,7 +82,10 @@ function beyondCeiling(limits: RateLimitPolicy, ceiling: RateLimitPolicy): strin
     const w = limits[layer];
     const c = ceiling[layer];
     if (w.points > c.points || w.points * c.durationS > c.points * w.durationS)
-      return `rateLimit.${layer} is beyond the plan's ceiling of ${c.points} per ${c.durationS} s; ask the operator for more`;
+      return (
+        `rateLimit.${layer} is beyond the plan's ceiling of ${c.points} per ${c.durationS} s; ` +
+        'ask the operator for more'
+      );
   }
   return undefined;
 }

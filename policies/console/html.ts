@@ -35,7 +35,8 @@ form.inline{display:inline}
 fieldset{margin:1rem 0;border:1px solid #999}
 label{display:block;margin:.5rem 0 .25rem}
 fieldset label{display:inline;margin:0 1rem 0 .25rem}
-input[type=text],input[type=password],input[type=search],select,textarea{font:inherit;padding:.3rem;min-width:20rem;max-width:100%}
+input[type=text],input[type=password],input[type=search],select,textarea{
+font:inherit;padding:.3rem;min-width:20rem;max-width:100%}
 button{font:inherit;padding:.3rem .8rem;margin:.25rem 0;cursor:pointer}
 .notice{border-left:4px solid #1f6f3f;background:#eef7f0;padding:.5rem 1rem}
 .problem{border-left:4px solid #a01818;background:#fbeeee;padding:.5rem 1rem}
@@ -48,5 +49,9 @@ export const STYLE_ELEMENT = new Html(`<style>${STYLE}</style>`);
  * The console's only script, inline and allowed by its hash: a Copy button copies the text of the element its
  * `data-copy` names (a shown-once secret) and says so. Without scripts the text stays selectable.
  */
-export const SCRIPT = `for(const b of document.querySelectorAll('button[data-copy]')){b.hidden=false;b.addEventListener('click',async()=>{const t=document.getElementById(b.dataset.copy).textContent;try{await navigator.clipboard.writeText(t);b.textContent='Copied'}catch{b.textContent='Copy failed: select the text'}})}`;
+export const SCRIPT =
+  "for(const b of document.querySelectorAll('button[data-copy]')){b.hidden=false;" +
+  "b.addEventListener('click',async()=>{const t=document.getElementById(b.dataset.copy).textContent;" +
+  "try{await navigator.clipboard.writeText(t);b.textContent='Copied'}" +
+  "catch{b.textContent='Copy failed: select the text'}})}";
 export const SCRIPT_ELEMENT = new Html(`<script>${SCRIPT}</script>`);

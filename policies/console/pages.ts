@@ -49,12 +49,16 @@ function navigation(session: ConsoleSession, tenant: TenantView | undefined): Ht
       [tenantPath(tenant.tenantId, 'export'), 'Export'],
       [tenantPath(tenant.tenantId, 'settings'), 'Settings'],
     );
-  return html`<nav aria-label="Console"><ul>${links.map(([href, label]) => html`<li><a href="${href}">${label}</a></li>`)}</ul></nav>`;
+  return html`<nav aria-label="Console"><ul>${links.map(
+    ([href, label]) => html`<li><a href="${href}">${label}</a></li>`,
+  )}</ul></nav>`;
 }
 
 function who(caller: AdminCaller, tenant: TenantView | undefined): Html {
   const role = caller.kind === 'operator' ? 'operator' : 'tenant admin';
-  return html`<p>Signed in as ${role}${tenant && html` · tenant <strong>${tenant.displayName}</strong> (${tenant.label})`}</p>`;
+  return html`<p>Signed in as ${role}${
+    tenant && html` · tenant <strong>${tenant.displayName}</strong> (${tenant.label})`
+  }</p>`;
 }
 
 export function layout({ title, session, tenant }: Frame, content: Html): Html {
@@ -63,7 +67,14 @@ export function layout({ title, session, tenant }: Frame, content: Html): Html {
   return html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title} · Admin console</title>${STYLE_ELEMENT}</head>
-<body><header><p class="brand">Admin console</p>${signedIn && html`${navigation(session!, tenant)}${who(signedIn, tenant)}${postForm(session!, `${CONSOLE_PATH}/sign-out`, html`<button type="submit">Sign out</button>`)}`}</header>
+<body><header><p class="brand">Admin console</p>${
+    signedIn &&
+    html`${navigation(session!, tenant)}${who(signedIn, tenant)}${postForm(
+      session!,
+      `${CONSOLE_PATH}/sign-out`,
+      html`<button type="submit">Sign out</button>`,
+    )}`
+  }</header>
 <main><h1>${title}</h1>${notice && html`<p class="notice" role="status">${notice}</p>`}
 ${content}</main>${SCRIPT_ELEMENT}</body></html>`;
 }
@@ -105,8 +116,14 @@ export function tenantsPage(session: ConsoleSession, tenants: TenantView[], ente
   return layout(
     { title: 'Tenants', session },
     html`<p>Pick the tenant to manage.</p>
-<table><caption>Tenants</caption><thead><tr><th scope="col">Tenant</th><th scope="col">Label</th><th scope="col">Plan</th><th scope="col">Status</th><th scope="col">Settings</th></tr></thead>
-<tbody>${tenants.map((t) => html`<tr><th scope="row"><a href="${tenantPath(t.tenantId, 'apps')}">${t.displayName}</a></th><td>${t.label}</td><td>${t.plan}</td><td>${t.status}</td><td><a href="${tenantPath(t.tenantId, 'settings')}">Settings<span class="vh"> of ${t.displayName}</span></a></td></tr>`)}</tbody></table>
+<table><caption>Tenants</caption>
+<thead><tr><th scope="col">Tenant</th><th scope="col">Label</th><th scope="col">Plan</th><th scope="col">Status</th>
+<th scope="col">Settings</th></tr></thead>
+<tbody>${tenants.map(
+      (t) => html`<tr><th scope="row"><a href="${tenantPath(t.tenantId, 'apps')}">${t.displayName}</a></th>
+<td>${t.label}</td><td>${t.plan}</td><td>${t.status}</td>
+<td><a href="${tenantPath(t.tenantId, 'settings')}">Settings<span class="vh"> of ${t.displayName}</span></a></td></tr>`,
+    )}</tbody></table>
 <h2 id="new-tenant">Create a tenant</h2>
 ${entered && html`<p class="problem" role="alert">${entered.problem}</p>`}
 ${postForm(
@@ -115,7 +132,8 @@ ${postForm(
   html`<label for="tenant-name">Display name</label>
 <input id="tenant-name" name="displayName" type="text" required maxlength="200" value="${v.displayName ?? ''}">
 <label for="tenant-label">Label: lower-case letters, digits and dashes, part of every client id</label>
-<input id="tenant-label" name="label" type="text" required maxlength="40" pattern="[a-z0-9]+(-[a-z0-9]+)*" value="${v.label ?? ''}">
+<input id="tenant-label" name="label" type="text" required maxlength="40" pattern="[a-z0-9]+(-[a-z0-9]+)*"
+value="${v.label ?? ''}">
 ${planSelect(v.plan ?? 'L1')}
 <div><button type="submit">Create tenant</button></div>`,
 )}`,
@@ -127,7 +145,9 @@ const PLANS = [
   ['L2', 'L2 (adds persons and their records)'],
 ] as const;
 const planSelect = (chosen: string) => html`<label for="tenant-plan">Plan</label>
-<select id="tenant-plan" name="plan">${PLANS.map(([value, label]) => html`<option value="${value}"${chosen === value && html` selected`}>${label}</option>`)}</select>`;
+<select id="tenant-plan" name="plan">${PLANS.map(
+  ([value, label]) => html`<option value="${value}"${chosen === value && html` selected`}>${label}</option>`,
+)}</select>`;
 
 /** A tenant's settings: name and limits (tenant admins too), plan and status and admin keys (the operator only). */
 export function tenantSettingsPage(
@@ -148,7 +168,8 @@ export function tenantSettingsPage(
     accountDurationS: String(limits.account.durationS),
   };
   const number = (id: string, label: string, max: number) =>
-    html`<div><label for="${id}">${label}</label><input id="${id}" name="${id}" type="number" min="1" max="${max}" required value="${v[id] ?? ''}"></div>`;
+    html`<div><label for="${id}">${label}</label><input id="${id}" name="${id}" type="number" min="1" max="${max}"
+required value="${v[id] ?? ''}"></div>`;
   const base = tenantPath(tenant.tenantId, 'settings');
   return layout(
     frame,
@@ -163,22 +184,40 @@ ${
   operator &&
   html`${planSelect(v.plan ?? tenant.plan)}
 <label for="tenant-status">Status</label>
-<select id="tenant-status" name="status">${['active', 'suspended'].map((st) => html`<option value="${st}"${v.status === st && html` selected`}>${st}</option>`)}</select>`
+<select id="tenant-status" name="status">${['active', 'suspended'].map(
+    (st) => html`<option value="${st}"${v.status === st && html` selected`}>${st}</option>`,
+  )}</select>`
 }
 <fieldset><legend>Rate limits: requests per window${!operator && ", up to the plan's ceiling"}</legend>
-${number('tenantPoints', 'Whole tenant: requests', 1_000_000)}${number('tenantDurationS', 'Whole tenant: window in seconds', 86_400)}
-${number('accountPoints', 'Each account: requests', 1_000_000)}${number('accountDurationS', 'Each account: window in seconds', 86_400)}
+${number('tenantPoints', 'Whole tenant: requests', 1_000_000)}
+${number('tenantDurationS', 'Whole tenant: window in seconds', 86_400)}
+${number('accountPoints', 'Each account: requests', 1_000_000)}
+${number('accountDurationS', 'Each account: window in seconds', 86_400)}
 </fieldset>
 <div><button type="submit">Save settings</button></div>`,
 )}
 ${
   keys &&
   html`<section aria-labelledby="keys-h"><h2 id="keys-h">Admin keys</h2>
-<p>A tenant admin key manages this tenant only (its apps, persons, grants, service accounts and extensions), never its plan or status.</p>
-<table><caption>Live admin keys</caption><thead><tr><th scope="col">Key id</th><th scope="col">Created (UTC)</th><th scope="col">Action</th></tr></thead>
-<tbody>${keys.map((k) => html`<tr><th scope="row"><code>${k.keyId}</code></th><td>${k.createdAt}</td><td>${postForm(session, `${tenantPath(tenant.tenantId, 'admin-keys')}/${encodeURIComponent(k.keyId)}/revoke`, html`<button type="submit">Revoke<span class="vh"> ${k.keyId}</span></button>`, 'inline')}</td></tr>`)}</tbody></table>
+<p>A tenant admin key manages this tenant only (its apps, persons, grants, service accounts and extensions), never
+its plan or status.</p>
+<table><caption>Live admin keys</caption>
+<thead><tr><th scope="col">Key id</th><th scope="col">Created (UTC)</th><th scope="col">Action</th></tr></thead>
+<tbody>${keys.map(
+    (k) =>
+      html`<tr><th scope="row"><code>${k.keyId}</code></th><td>${k.createdAt}</td><td>${postForm(
+        session,
+        `${tenantPath(tenant.tenantId, 'admin-keys')}/${encodeURIComponent(k.keyId)}/revoke`,
+        html`<button type="submit">Revoke<span class="vh"> ${k.keyId}</span></button>`,
+        'inline',
+      )}</td></tr>`,
+  )}</tbody></table>
 ${keys.length === 0 && html`<p>No live admin keys.</p>`}
-${postForm(session, tenantPath(tenant.tenantId, 'admin-keys'), html`<button type="submit">Create an admin key</button>`)}
+${postForm(
+  session,
+  tenantPath(tenant.tenantId, 'admin-keys'),
+  html`<button type="submit">Create an admin key</button>`,
+)}
 </section>`
 }`,
   );
@@ -188,9 +227,12 @@ ${postForm(session, tenantPath(tenant.tenantId, 'admin-keys'), html`<button type
 export function adminKeyPage(frame: Frame & { tenant: TenantView }, issued: { keyId: string; key: string }): Html {
   return layout(
     frame,
-    html`<p>A new admin key for <strong>${frame.tenant.displayName}</strong> (id <code>${issued.keyId}</code>). It is shown only this once; give it to the tenant's admin now.</p>
-<p><output id="new-key" class="secret" aria-label="New admin key">${issued.key}</output> <button type="button" data-copy="new-key" hidden>Copy</button></p>
-<p>It works until it is revoked. <a href="${tenantPath(frame.tenant.tenantId, 'settings')}">Back to the settings</a></p>`,
+    html`<p>A new admin key for <strong>${frame.tenant.displayName}</strong> (id <code>${issued.keyId}</code>).
+It is shown only this once; give it to the tenant's admin now.</p>
+<p><output id="new-key" class="secret" aria-label="New admin key">${issued.key}</output>
+<button type="button" data-copy="new-key" hidden>Copy</button></p>
+<p>It works until it is revoked.
+<a href="${tenantPath(frame.tenant.tenantId, 'settings')}">Back to the settings</a></p>`,
   );
 }
 
@@ -218,7 +260,8 @@ export function appsPage(
     frame,
     html`
 <table><caption>Apps of this tenant and the capabilities it grants them</caption>
-<thead><tr><th scope="col">App</th><th scope="col">Client id</th><th scope="col">Kind</th><th scope="col">Type</th><th scope="col">Status</th><th scope="col">Granted capabilities</th></tr></thead>
+<thead><tr><th scope="col">App</th><th scope="col">Client id</th><th scope="col">Kind</th><th scope="col">Type</th>
+<th scope="col">Status</th><th scope="col">Granted capabilities</th></tr></thead>
 <tbody>${apps.map(
       ({
         client: c,
@@ -234,13 +277,23 @@ ${postForm(
   tenantPath(frame.tenant.tenantId, 'apps'),
   html`<label for="app-name">Name people see on the consent page</label>
 <input id="app-name" name="name" type="text" required maxlength="200" value="${v.name ?? ''}">
-<label for="app-slug">Slug: lower-case letters, digits and dashes (the client id is <code>tp_${frame.tenant.label}_</code>slug for a third-party app, <code>fp_</code> or <code>int_</code> for the others)</label>
-<input id="app-slug" name="slug" type="text" required maxlength="40" pattern="[a-z0-9]+(-[a-z0-9]+)*" value="${v.slug ?? ''}">
+<label for="app-slug">Slug: lower-case letters, digits and dashes (the client id is
+<code>tp_${frame.tenant.label}_</code>slug for a third-party app,
+<code>fp_</code> or <code>int_</code> for the others)</label>
+<input id="app-slug" name="slug" type="text" required maxlength="40" pattern="[a-z0-9]+(-[a-z0-9]+)*"
+value="${v.slug ?? ''}">
 <label for="app-kind">Kind</label>
-<select id="app-kind" name="kind">${KINDS.map(([value, label]) => html`<option value="${value}"${(v.kind ?? 'third_party') === value && html` selected`}>${label}</option>`)}</select>
+<select id="app-kind" name="kind">${KINDS.map(
+    ([value, label]) =>
+      html`<option value="${value}"${(v.kind ?? 'third_party') === value && html` selected`}>${label}</option>`,
+  )}</select>
 <fieldset><legend>Type</legend>
-<input type="radio" id="type-public" name="type" value="public"${type === 'public' && html` checked`}><label for="type-public">Public (a browser or mobile app: no secret, PKCE only)</label>
-<input type="radio" id="type-confidential" name="type" value="confidential"${type === 'confidential' && html` checked`}><label for="type-confidential">Confidential (a server: gets a client secret)</label>
+<input type="radio" id="type-public" name="type" value="public"${
+    type === 'public' && html` checked`
+  }><label for="type-public">Public (a browser or mobile app: no secret, PKCE only)</label>
+<input type="radio" id="type-confidential" name="type" value="confidential"${
+    type === 'confidential' && html` checked`
+  }><label for="type-confidential">Confidential (a server: gets a client secret)</label>
 </fieldset>
 <label for="app-redirects">Redirect URIs, one per line</label>
 <textarea id="app-redirects" name="redirectUris" rows="3" required>${v.redirectUris ?? ''}</textarea>
@@ -277,17 +330,21 @@ export function appPage(
   return layout(
     frame,
     html`
-<dl><dt>Client id</dt><dd><code>${c.clientId}</code></dd><dt>Kind and type</dt><dd>${c.kind}, ${c.type}</dd><dt>Status</dt><dd>${c.status}</dd></dl>
+<dl><dt>Client id</dt><dd><code>${c.clientId}</code></dd><dt>Kind and type</dt><dd>${c.kind}, ${c.type}</dd>
+<dt>Status</dt><dd>${c.status}</dd></dl>
 <section aria-labelledby="grant-h"><h2 id="grant-h">Granted capabilities</h2>
 ${postForm(
   session,
   `${base}/grant`,
   html`<fieldset><legend>Capabilities this tenant grants to ${c.name}</legend>
 ${catalogue.map(
-  (
-    cap,
-  ) => html`<div><input type="checkbox" id="cap-${cap.id}" name="capabilities" value="${cap.id}" aria-describedby="cap-${cap.id}-d"${granted.includes(cap.id) && html` checked`}><label for="cap-${cap.id}"><code>${cap.id}</code></label>
-<span id="cap-${cap.id}-d">${cap.description}${!cap.enabled && ' (closed on this deployment: refused until the operator opens it)'}</span></div>`,
+  (cap) => html`<div><input type="checkbox" id="cap-${cap.id}" name="capabilities" value="${cap.id}"
+aria-describedby="cap-${cap.id}-d"${
+    granted.includes(cap.id) && html` checked`
+  }><label for="cap-${cap.id}"><code>${cap.id}</code></label>
+<span id="cap-${cap.id}-d">${cap.description}${
+    !cap.enabled && ' (closed on this deployment: refused until the operator opens it)'
+  }</span></div>`,
 )}
 </fieldset><button type="submit">Save granted capabilities</button>`,
 )}
@@ -308,7 +365,13 @@ ${postForm(
 </section>
 <section aria-labelledby="status-h"><h2 id="status-h">Status</h2>
 <p>A disabled app's tokens are refused on their next request, and it gets no new ones.</p>
-${postForm(session, `${base}/status`, html`<input type="hidden" name="status" value="${next}"><button type="submit">${next === 'disabled' ? 'Disable app' : 'Enable app'}</button>`)}
+${postForm(
+  session,
+  `${base}/status`,
+  html`<input type="hidden" name="status" value="${next}"><button type="submit">${
+    next === 'disabled' ? 'Disable app' : 'Enable app'
+  }</button>`,
+)}
 </section>
 ${
   c.type === 'confidential' &&
@@ -317,7 +380,8 @@ ${
   secretPending
     ? html`<p>A next secret is pending: both it and the current secret work until you promote it (at most 7 days).</p>
 ${postForm(session, `${base}/secrets/promote`, html`<button type="submit">Promote the next secret</button>`)}`
-    : html`<p>Rotation: create a next secret (shown once), deploy it, then promote it; promotion ends the old secret at once.</p>
+    : html`<p>Rotation: create a next secret (shown once), deploy it, then promote it; promotion ends the old secret
+at once.</p>
 ${postForm(session, `${base}/secrets`, html`<button type="submit">Create a next secret</button>`)}`
 }
 </section>`
@@ -349,7 +413,9 @@ export function confirmPage(
 ${postForm(
   frame.session,
   action,
-  html`${Object.entries(fields).map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}">`)}<input type="hidden" name="confirmed" value="yes">
+  html`${Object.entries(fields).map(
+    ([name, value]) => html`<input type="hidden" name="${name}" value="${value}">`,
+  )}<input type="hidden" name="confirmed" value="yes">
 <button type="submit">Confirm</button> <a href="${c.back}">Cancel</a>`,
 )}`,
   );
@@ -359,12 +425,15 @@ ${postForm(
 export function secretPage(frame: Frame, c: ClientView, secret: string, first = false): Html {
   return layout(
     frame,
-    html`<p>The ${first ? 'client secret' : 'next secret'} of <strong>${c.name}</strong> (<code>${c.clientId}</code>). It is shown only this once; copy it now.</p>
-<p><output id="new-secret" class="secret" aria-label="New client secret">${secret}</output> <button type="button" data-copy="new-secret" hidden>Copy</button></p>
+    html`<p>The ${first ? 'client secret' : 'next secret'} of <strong>${c.name}</strong> (<code>${c.clientId}</code>).
+It is shown only this once; copy it now.</p>
+<p><output id="new-secret" class="secret" aria-label="New client secret">${secret}</output>
+<button type="button" data-copy="new-secret" hidden>Copy</button></p>
 <p>${
       first
         ? 'The app authenticates at the token endpoint with its client id and this secret.'
-        : 'Both this and the current secret work until you promote this one, for at most 7 days from now; after that only this one does.'
+        : 'Both this and the current secret work until you promote this one, for at most 7 days from now; ' +
+          'after that only this one does.'
     } <a href="${appPath(c.tenantId, c.clientId)}">Back to ${c.name}</a></p>`,
   );
 }
@@ -388,7 +457,8 @@ export function personsPage(
     html`<form method="get" action="${base}" role="search"><label for="q">Find by username or name</label>
 <input id="q" name="q" value="${q ?? ''}" maxlength="100"> <button type="submit">Find</button></form>
 <table><caption>Persons${q && html` whose username or name starts with “${q}”`}</caption>
-<thead><tr><th scope="col">Name</th><th scope="col">Username</th><th scope="col">Person id</th><th scope="col">Login</th><th scope="col">Relationship</th><th scope="col">Actions</th></tr></thead>
+<thead><tr><th scope="col">Name</th><th scope="col">Username</th><th scope="col">Person id</th>
+<th scope="col">Login</th><th scope="col">Relationship</th><th scope="col">Actions</th></tr></thead>
 <tbody>${page.items.map((p) => {
       const action =
         p.accountId &&
@@ -396,13 +466,21 @@ export function personsPage(
         postForm(
           session,
           tenantPath(tenant.tenantId, `persons/${encodeURIComponent(p.accountId)}/status`),
-          html`<input type="hidden" name="status" value="${p.accountStatus === 'active' ? 'disabled' : 'active'}"><button type="submit">${p.accountStatus === 'active' ? 'Disable login' : 'Enable login'}<span class="vh"> of ${p.displayName}</span></button>`,
+          html`<input type="hidden" name="status" value="${
+            p.accountStatus === 'active' ? 'disabled' : 'active'
+          }"><button type="submit">${
+            p.accountStatus === 'active' ? 'Disable login' : 'Enable login'
+          }<span class="vh"> of ${p.displayName}</span></button>`,
           'inline',
         );
       const name = p.accountId
-        ? html`<a href="${tenantPath(tenant.tenantId, `persons/${encodeURIComponent(p.accountId)}`)}">${p.displayName}</a>`
+        ? html`<a href="${tenantPath(
+            tenant.tenantId,
+            `persons/${encodeURIComponent(p.accountId)}`,
+          )}">${p.displayName}</a>`
         : p.displayName;
-      return html`<tr><th scope="row">${name}</th><td>${p.username ?? '—'}</td><td><code>${p.personId}</code></td><td>${p.accountStatus ?? 'none'}</td><td>${p.relationship}</td><td>${action || ''}</td></tr>`;
+      return html`<tr><th scope="row">${name}</th><td>${p.username ?? '—'}</td><td><code>${p.personId}</code></td>
+<td>${p.accountStatus ?? 'none'}</td><td>${p.relationship}</td><td>${action || ''}</td></tr>`;
     })}</tbody></table>
 ${page.items.length === 0 && html`<p>No persons${q && ' match'}.</p>`}
 ${next && html`<p><a href="${next}">Next page</a></p>`}
@@ -414,7 +492,8 @@ ${postForm(
   html`<label for="displayName">Display name</label>
 <input id="displayName" name="displayName" required maxlength="200" value="${entered.displayName ?? ''}">
 <label for="username">Username (unique in this tenant)</label>
-<input id="username" name="username" required minlength="3" maxlength="100" autocomplete="off" value="${entered.username ?? ''}">
+<input id="username" name="username" required minlength="3" maxlength="100" autocomplete="off"
+value="${entered.username ?? ''}">
 <label for="password">Password (at least 8 characters)</label>
 <input id="password" name="password" type="password" required minlength="8" maxlength="200" autocomplete="new-password">
 <div><button type="submit">Create person</button></div>`,
@@ -440,14 +519,29 @@ export function serviceAccountsPage(
     frame,
     html`<p>Advancing an epoch or disabling an account refuses its tokens from their next request on.</p>
 <table><caption>Service accounts</caption>
-<thead><tr><th scope="col">Name</th><th scope="col">Account id</th><th scope="col">App</th><th scope="col">Capabilities</th><th scope="col">Status</th><th scope="col">Epoch</th><th scope="col">Actions</th></tr></thead>
+<thead><tr><th scope="col">Name</th><th scope="col">Account id</th><th scope="col">App</th>
+<th scope="col">Capabilities</th><th scope="col">Status</th><th scope="col">Epoch</th>
+<th scope="col">Actions</th></tr></thead>
 <tbody>${accounts.map((a) => {
       const base = tenantPath(tenant.tenantId, `service-accounts/${encodeURIComponent(a.accountId)}`);
       const next = a.status === 'active' ? 'disabled' : 'active';
-      return html`<tr><th scope="row">${a.name}</th><td><code>${a.accountId}</code></td><td><code>${a.clientId}</code></td>
+      return html`<tr><th scope="row">${a.name}</th><td><code>${a.accountId}</code></td>
+<td><code>${a.clientId}</code></td>
 <td>${(a.capabilities ?? []).join(' ') || 'none'}</td><td>${a.status}</td><td>${a.epoch}</td>
-<td>${postForm(session, `${base}/epoch`, html`<button type="submit">Advance epoch<span class="vh"> of ${a.name}</span></button>`, 'inline')}
-${postForm(session, `${base}/status`, html`<input type="hidden" name="status" value="${next}"><button type="submit">${next === 'disabled' ? 'Disable' : 'Enable'}<span class="vh"> ${a.name}</span></button>`, 'inline')}</td></tr>`;
+<td>${postForm(
+        session,
+        `${base}/epoch`,
+        html`<button type="submit">Advance epoch<span class="vh"> of ${a.name}</span></button>`,
+        'inline',
+      )}
+${postForm(
+  session,
+  `${base}/status`,
+  html`<input type="hidden" name="status" value="${next}"><button type="submit">${
+    next === 'disabled' ? 'Disable' : 'Enable'
+  }<span class="vh"> ${a.name}</span></button>`,
+  'inline',
+)}</td></tr>`;
     })}</tbody></table>`,
   );
 }
@@ -464,8 +558,12 @@ export function extensionsPage(
     frame,
     html`
 <table><caption>Registered extensions</caption>
-<thead><tr><th scope="col">Name</th><th scope="col">Extension id</th><th scope="col">Owning app</th><th scope="col">Schema versions</th></tr></thead>
-<tbody>${extensions.map((e) => html`<tr><th scope="row">${e.name}</th><td><code>${e.extensionId}</code></td><td><code>${e.clientId}</code></td><td>${e.schemaVersions.join(', ')}</td></tr>`)}</tbody></table>
+<thead><tr><th scope="col">Name</th><th scope="col">Extension id</th><th scope="col">Owning app</th>
+<th scope="col">Schema versions</th></tr></thead>
+<tbody>${extensions.map(
+      (e) => html`<tr><th scope="row">${e.name}</th><td><code>${e.extensionId}</code></td>
+<td><code>${e.clientId}</code></td><td>${e.schemaVersions.join(', ')}</td></tr>`,
+    )}</tbody></table>
 <section aria-labelledby="register-h"><h2 id="register-h">Register an extension</h2>
 ${entered && html`<p class="problem" role="alert" id="ext-problem">${entered.problem}</p>`}
 ${postForm(
@@ -473,11 +571,18 @@ ${postForm(
   tenantPath(tenant.tenantId, 'extensions'),
   html`
 <label for="ext-app">Owning app</label>
-<select id="ext-app" name="clientId" required>${apps.map((a) => html`<option value="${a.clientId}"${v.clientId === a.clientId && html` selected`}>${a.name} (${a.clientId})</option>`)}</select>
+<select id="ext-app" name="clientId" required>${apps.map(
+    (a) =>
+      html`<option value="${a.clientId}"${
+        v.clientId === a.clientId && html` selected`
+      }>${a.name} (${a.clientId})</option>`,
+  )}</select>
 <label for="ext-name">Name</label>
 <input id="ext-name" name="name" type="text" required maxlength="200" value="${v.name ?? ''}">
 <label for="ext-schema">JSON Schema for version 1</label>
-<textarea id="ext-schema" name="schema" rows="10" cols="70" required${entered && html` aria-invalid="true" aria-describedby="ext-problem"`}>${v.schema ?? '{"type": "object"}'}</textarea>
+<textarea id="ext-schema" name="schema" rows="10" cols="70" required${
+    entered && html` aria-invalid="true" aria-describedby="ext-problem"`
+  }>${v.schema ?? '{"type": "object"}'}</textarea>
 <div><button type="submit">Register extension</button></div>`,
 )}
 </section>`,
@@ -492,7 +597,9 @@ const select = (
   chosen: string | undefined,
   any: string,
 ) => html`<div><label for="${id}">${label}</label>
-<select id="${id}" name="${name}"><option value="">${any}</option>${options.map((o) => html`<option value="${o}"${chosen === o && html` selected`}>${o}</option>`)}</select></div>`;
+<select id="${id}" name="${name}"><option value="">${any}</option>${options.map(
+  (o) => html`<option value="${o}"${chosen === o && html` selected`}>${o}</option>`,
+)}</select></div>`;
 
 export function decisionsPage(
   frame: Frame & { tenant: TenantView },
@@ -515,12 +622,19 @@ ${select('f-outcome', 'outcome', 'Outcome', ['allow', 'deny'], filters.outcome, 
 ${select('f-code', 'code', 'Deny code', choices.codes, filters.code, 'Any deny code')}
 ${select('f-capability', 'capability', 'Capability', choices.capabilities, filters.capability, 'Any capability')}
 <button type="submit">Search</button>${filtered && html` <a href="${base}">Clear filters</a>`}</form>
-<table><caption>${filters.requestId ? html`Decisions for request ${filters.requestId}` : filtered ? 'Decisions matching the filters, newest first' : 'Recent decisions, newest first'}</caption>
-<thead><tr><th scope="col">Time (UTC)</th><th scope="col">Request id</th><th scope="col">App</th><th scope="col">Subject</th><th scope="col">Capability</th><th scope="col">Outcome</th><th scope="col">Deny code</th><th scope="col">Check</th></tr></thead>
+<table><caption>${
+      filters.requestId
+        ? html`Decisions for request ${filters.requestId}`
+        : filtered
+          ? 'Decisions matching the filters, newest first'
+          : 'Recent decisions, newest first'
+    }</caption>
+<thead><tr><th scope="col">Time (UTC)</th><th scope="col">Request id</th><th scope="col">App</th>
+<th scope="col">Subject</th><th scope="col">Capability</th><th scope="col">Outcome</th><th scope="col">Deny code</th>
+<th scope="col">Check</th></tr></thead>
 <tbody>${page.items.map(
-      (
-        d,
-      ) => html`<tr><td>${d.createdAt}</td><th scope="row"><code>${d.requestId}</code></th><td><code>${d.clientId}</code></td><td><code>${d.subject}</code></td>
+      (d) => html`<tr><td>${d.createdAt}</td><th scope="row"><code>${d.requestId}</code></th>
+<td><code>${d.clientId}</code></td><td><code>${d.subject}</code></td>
 <td>${d.capability}</td><td>${d.allow ? 'allowed' : 'denied'}</td><td>${d.code ?? ''}</td><td>${d.checkName}</td></tr>`,
     )}</tbody></table>
 ${page.items.length === 0 && html`<p>No decisions found.</p>`}
@@ -531,10 +645,13 @@ ${older && html`<p><a href="${older}">Older decisions</a></p>`}`,
 export function usagePage(frame: Frame, total: number, days: DailyUsage[]): Html {
   return layout(
     frame,
-    html`<p>Metered API calls in total: <strong>${total}</strong>. A retried request with the same request id counts once.</p>
+    html`<p>Metered API calls in total: <strong>${total}</strong>. A retried request with the same request id counts
+once.</p>
 <table><caption>Metered calls per day (UTC) and app, last 30 days</caption>
 <thead><tr><th scope="col">Day</th><th scope="col">App</th><th scope="col">Calls</th></tr></thead>
-<tbody>${days.map((d) => html`<tr><th scope="row">${d.day}</th><td><code>${d.clientId}</code></td><td>${d.calls}</td></tr>`)}</tbody></table>
+<tbody>${days.map(
+      (d) => html`<tr><th scope="row">${d.day}</th><td><code>${d.clientId}</code></td><td>${d.calls}</td></tr>`,
+    )}</tbody></table>
 ${days.length === 0 && html`<p>No metered calls in the last 30 days.</p>`}`,
   );
 }
@@ -546,7 +663,9 @@ export function exportPage(frame: Frame & { tenant: TenantView }, extensions: Re
 consistent snapshot. Available whatever the plan or quota.</p>
 <form method="get" action="${tenantPath(frame.tenant.tenantId, 'export/download')}">
 <label for="export-extension">Extension</label>
-<select id="export-extension" name="extensionId"><option value="">All extensions</option>${extensions.map((e) => html`<option value="${e.extensionId}">${e.name} (${e.extensionId})</option>`)}</select>
+<select id="export-extension" name="extensionId"><option value="">All extensions</option>${extensions.map(
+      (e) => html`<option value="${e.extensionId}">${e.name} (${e.extensionId})</option>`,
+    )}</select>
 <div><button type="submit">Download records</button></div></form>`,
   );
 }
@@ -564,25 +683,36 @@ export function auditPage(
 ): Html {
   const base = tenantPath(frame.tenant.tenantId, 'audit');
   const query = (extra: Record<string, string>) =>
-    `?${new URLSearchParams({ ...(filters.action && { action: filters.action }), ...(filters.since && { since: filters.since }), ...extra })}`;
+    `?${new URLSearchParams({
+      ...(filters.action && { action: filters.action }),
+      ...(filters.since && { since: filters.since }),
+      ...extra,
+    })}`;
   return layout(
     frame,
     html`
 <form method="get" action="${base}" role="search">
 <label for="audit-action">Action</label>
-<input id="audit-action" name="action" type="search" value="${filters.action ?? ''}" placeholder="client.disable" maxlength="64">
+<input id="audit-action" name="action" type="search" value="${filters.action ?? ''}" placeholder="client.disable"
+maxlength="64">
 <label for="audit-since">Since (RFC 3339)</label>
-<input id="audit-since" name="since" type="search" value="${filters.since ?? ''}" placeholder="2026-03-06T00:00:00Z" maxlength="40">
+<input id="audit-since" name="since" type="search" value="${filters.since ?? ''}" placeholder="2026-03-06T00:00:00Z"
+maxlength="40">
 <button type="submit">Filter</button></form>
 <table><caption>Administrative changes, newest first</caption>
-<thead><tr><th scope="col">Time (UTC)</th><th scope="col">Action</th><th scope="col">Target</th><th scope="col">Changes</th><th scope="col">By</th><th scope="col">Request id</th><th scope="col">Address</th></tr></thead>
+<thead><tr><th scope="col">Time (UTC)</th><th scope="col">Action</th><th scope="col">Target</th>
+<th scope="col">Changes</th><th scope="col">By</th><th scope="col">Request id</th>
+<th scope="col">Address</th></tr></thead>
 <tbody>${page.items.map(
-      (
-        e,
-      ) => html`<tr><td>${e.at}</td><th scope="row">${e.action}</th><td>${e.target.type} <code>${e.target.id}</code></td><td>${changeText(e.changes)}</td>
-<td>${e.actor.kind === 'operator' ? 'operator' : html`admin key <code>${e.actor.keyId ?? ''}</code>`}</td><td><code>${e.requestId}</code></td><td>${e.ip}</td></tr>`,
+      (e) => html`<tr><td>${e.at}</td><th scope="row">${e.action}</th>
+<td>${e.target.type} <code>${e.target.id}</code></td><td>${changeText(e.changes)}</td>
+<td>${e.actor.kind === 'operator' ? 'operator' : html`admin key <code>${e.actor.keyId ?? ''}</code>`}</td>
+<td><code>${e.requestId}</code></td><td>${e.ip}</td></tr>`,
     )}</tbody></table>
-${page.items.length === 0 && html`<p>No changes recorded${filters.action || filters.since ? ' for these filters' : ''}.</p>`}
+${
+  page.items.length === 0 &&
+  html`<p>No changes recorded${filters.action || filters.since ? ' for these filters' : ''}.</p>`
+}
 ${page.nextCursor && html`<p><a href="${base}${query({ cursor: page.nextCursor })}">Older entries</a></p>`}`,
   );
 }
@@ -597,16 +727,26 @@ export function personPage(
   const live = consents.filter((c) => !c.revokedAt);
   return layout(
     frame,
-    html`<p>Login <code>${accountId}</code>. <a href="${tenantPath(tenant.tenantId, 'persons')}">Back to the persons</a></p>
+    html`<p>Login <code>${accountId}</code>.
+<a href="${tenantPath(tenant.tenantId, 'persons')}">Back to the persons</a></p>
 <table><caption>Apps this person let in (consents), newest first</caption>
-<thead><tr><th scope="col">App</th><th scope="col">Client id</th><th scope="col">Since (UTC)</th><th scope="col">State</th></tr></thead>
-<tbody>${consents.map((c) => html`<tr><th scope="row">${c.appName}</th><td><code>${c.clientId}</code></td><td>${c.since}</td><td>${c.revokedAt ? `ended ${c.revokedAt}` : 'active'}</td></tr>`)}</tbody></table>
+<thead><tr><th scope="col">App</th><th scope="col">Client id</th><th scope="col">Since (UTC)</th>
+<th scope="col">State</th></tr></thead>
+<tbody>${consents.map(
+      (c) => html`<tr><th scope="row">${c.appName}</th><td><code>${c.clientId}</code></td><td>${c.since}</td>
+<td>${c.revokedAt ? `ended ${c.revokedAt}` : 'active'}</td></tr>`,
+    )}</tbody></table>
 ${consents.length === 0 && html`<p>This person has not let any app in.</p>`}
 ${
   live.length > 0 &&
   html`<h2 id="end-h">End every session</h2>
-<p>Every app loses this person's tokens from its next request (403 subject_revoked) and needs a new consent; the person signs in again.</p>
-${postForm(session, tenantPath(tenant.tenantId, `persons/${encodeURIComponent(accountId)}/sessions/revoke`), html`<button type="submit">End every session</button>`)}`
+<p>Every app loses this person's tokens from its next request (403 subject_revoked) and needs a new consent; the
+person signs in again.</p>
+${postForm(
+  session,
+  tenantPath(tenant.tenantId, `persons/${encodeURIComponent(accountId)}/sessions/revoke`),
+  html`<button type="submit">End every session</button>`,
+)}`
 }`,
   );
 }

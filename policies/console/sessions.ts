@@ -11,7 +11,10 @@ export interface ConsoleSession {
   id: string;
   /** Sent back in a hidden field of every form; each POST must carry it. */
   csrf: string;
-  /** Whom the session signed in as (rows stored before sign-in stopped creating sessions may lack it: not signed in). */
+  /**
+   * Whom the session signed in as (rows stored before sign-in stopped creating sessions may lack it: not signed
+   * in).
+   */
   caller?: AdminCaller;
   /** One message for the page this request shows (taken from the session as the request read it). */
   notice?: string;
@@ -19,7 +22,10 @@ export interface ConsoleSession {
 
 export const IDLE_MS = 30 * 60 * 1000;
 export const MAX_AGE_MS = 8 * 60 * 60 * 1000;
-/** Bounds storage (only signed-in sessions are stored, so only admins can approach it): beyond it the oldest are dropped. */
+/**
+ * Bounds storage (only signed-in sessions are stored, so only admins can approach it): beyond it the oldest are
+ * dropped.
+ */
 const MAX_SESSIONS = 10_000;
 
 const token = () => randomBytes(32).toString('base64url');
@@ -70,7 +76,8 @@ export class SessionStore {
     if (id === undefined) return undefined;
     const now = this.now();
     const { rows } = await this.knex.raw<{ rows: Row[] }>(
-      `with live as (select id_hash, notice from console_sessions where id_hash = ? and idle_until > ? and ends_at > ? for update)
+      `with live as (select id_hash, notice from console_sessions
+                     where id_hash = ? and idle_until > ? and ends_at > ? for update)
        update console_sessions s set idle_until = ?, notice = case when ? then null else s.notice end
        from live where s.id_hash = live.id_hash
        returning s.csrf, s.caller, live.notice`,

@@ -62,7 +62,9 @@ export function tenantSettingsRoutes(tenant: Router, kit: ConsoleKit): void {
       body.status === 'suspended' &&
       current.status !== 'suspended' &&
       !(await confirmed(req, res, op, sent, {
-        consequence: `Suspend ${current.displayName}? Every token of its apps is refused from its next request (403 tenant_suspended) until it is active again.`,
+        consequence:
+          `Suspend ${current.displayName}? Every token of its apps is refused from its next request ` +
+          '(403 tenant_suspended) until it is active again.',
         back: tenantPath(current.tenantId, 'settings'),
       }))
     )

@@ -125,6 +125,11 @@ const CLIENT_DATA_ERRORS = new Set(['22021', '22P05']);
 /** A database error caused by text the caller sent that PostgreSQL cannot store (a NUL character, bad encoding). */
 export const isClientDataError = (err: unknown): boolean =>
   CLIENT_DATA_ERRORS.has((err as { code?: string } | undefined)?.code ?? '');
+/**
+ * A write that names a row another request deleted meanwhile (23503 foreign_key_violation: an app deleted while a
+ * grant, extension or record for it was being written): what it names does not exist.
+ */
+const isVanishedReference = (err: unknown): boolean => (err as { code?: string } | undefined)?.code === '23503';
 const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{8,128}$/;
 
 /**
@@ -207,6 +212,10 @@ export function errorHandler(log: Logger, unexpected: ApiErrorCode = 'authorizat
     // Input PostgreSQL cannot store as text (a NUL character, bad encoding): the caller's fault, never worth a retry.
     if (isClientDataError(err))
       return sendProblem(res, 'schema_invalid', { message: 'input contains characters that cannot be stored' });
+    if (isVanishedReference(err)) {
+      log.warn({ err, requestId: res.locals.requestId, path: req.path }, 'write named a row deleted meanwhile');
+      return sendProblem(res, 'not_found');
+    }
     log.error({ err, requestId: res.locals.requestId, path: req.path }, 'unhandled error');
     sendProblem(res, unexpected, { status: 503, message: 'temporarily unavailable' });
   };

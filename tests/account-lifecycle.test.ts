@@ -163,6 +163,11 @@ describe('deleting an app', () => {
         expect.objectContaining({ extensionId: emptyExtension }),
       );
       expect((await admin.call('DELETE', `/clients/${tenant.clientId}`)).status).toBe(404);
+      const familyRows = await system.db
+        .knex('oidc_payloads')
+        .whereRaw(`payload->>'clientId' = ?`, [personTenant.clientId])
+        .count({ n: '*' });
+      expect(Number(familyRows[0]!.n)).toBe(0); // the consent, its codes and refresh tokens
 
       // A new app under the same slug gets the same client id; the old app's tokens still do not work for it.
       const again = await admin.ok('POST', `/tenants/${personTenant.tenantId}/clients`, {
@@ -183,6 +188,33 @@ describe('deleting an app', () => {
       });
     },
   );
+
+  it('answers writes racing the deletion of the app they name with 404 or success, never a 5xx', async () => {
+    const tenant = await setupTenant(admin);
+    for (let round = 0; round < 10; round++) {
+      const { clientId } = await admin.ok('POST', `/tenants/${tenant.tenantId}/clients`, {
+        slug: `racing-${round}`,
+        name: 'Racing',
+        kind: 'third_party',
+        type: 'confidential',
+        redirectUris: ['https://racing.example/cb'],
+      });
+      const answers = await Promise.all([
+        admin.call('PUT', `/tenants/${tenant.tenantId}/grants/${clientId}`, { capabilities: SCOPE.split(' ') }),
+        admin.call('POST', `/tenants/${tenant.tenantId}/service-accounts`, { clientId, name: 'r', capabilities: [] }),
+        admin.call('POST', `/clients/${clientId}/extensions`, { name: 'r', schemas: { 1: { type: 'object' } } }),
+        admin.call('DELETE', `/clients/${clientId}`),
+      ]);
+      const [grant, account, extension, deleted] = answers.map((a) => a.status);
+      expect({ grant, account, extension, deleted }).toEqual({
+        grant: [200, 404].includes(grant!) ? grant : 'not 200 or 404',
+        account: [201, 404].includes(account!) ? account : 'not 201 or 404',
+        extension: [201, 404].includes(extension!) ? extension : 'not 201 or 404',
+        deleted: 204,
+      });
+      expect(await listExtensions(system.db.knex, tenant.tenantId)).toEqual([]);
+    }
+  });
 
   it(
     'refuses an app whose extensions hold records (409 already_exists) ' +

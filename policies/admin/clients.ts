@@ -187,8 +187,11 @@ export async function deleteClient(knex: Knex, clientId: string): Promise<Outcom
         'disable the app instead, or let it delete its records first',
     );
   const serviceAccounts = knex('accounts').where({ client_id: clientId }).select('id');
-  // Codes, refresh tokens and grants (consents) of the app; their sessions go below.
-  await knex('oidc_payloads').whereRaw(`payload->>'clientId' = ?`, [clientId]).delete();
+  // Every consent (oidc-provider Grant) of the app has a session row whose id is the grant id, and its codes and
+  // refresh tokens carry that grant_id: the family goes by the grant_id index. Their sessions go below.
+  await knex('oidc_payloads')
+    .whereIn('grant_id', knex('sessions').where({ client_id: clientId }).select('id'))
+    .delete();
   await knex('sessions').where({ client_id: clientId }).orWhereIn('account_id', serviceAccounts).delete();
   await knex('service_account_capabilities').whereIn('account_id', serviceAccounts).delete();
   await knex('accounts').where({ client_id: clientId }).delete();

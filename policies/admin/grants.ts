@@ -32,11 +32,11 @@ const capabilitiesOf = async (knex: Knex, tenantId: string, clientId: string) =>
 export async function putGrant(knex: Knex, tenantId: string, clientId: string, body: unknown): Promise<Outcome<Grant>> {
   const parsed = validate(PutGrant, body);
   if (!parsed.ok) return parsed;
-  if (!(await findClient(knex, tenantId, clientId))) return refused('not_found');
   const capabilities = [...new Set(parsed.value.capabilities)].sort();
-  await knex.transaction(async (trx) => {
-    // Concurrent replacements of one grant queue on the client row instead of racing delete-then-insert.
-    await trx('clients').where({ id: clientId }).forUpdate().first();
+  const replaced = await knex.transaction(async (trx) => {
+    // Concurrent replacements of one grant queue on the client row instead of racing delete-then-insert; a client
+    // deleted while this one waited is not found.
+    if (!(await trx('clients').where({ id: clientId, tenant_id: tenantId }).forUpdate().first('id'))) return false;
     const before = await capabilitiesOf(trx, tenantId, clientId);
     await trx('tenant_grants').where({ tenant_id: tenantId, client_id: clientId }).delete();
     if (capabilities.length)
@@ -50,8 +50,9 @@ export async function putGrant(knex: Knex, tenantId: string, clientId: string, b
       changes:
         before.join(' ') === capabilities.join(' ') ? undefined : { capabilities: { from: before, to: capabilities } },
     });
+    return true;
   });
-  return done({ tenantId, clientId, capabilities });
+  return replaced ? done({ tenantId, clientId, capabilities }) : refused('not_found');
 }
 
 async function getGrant(knex: Knex, tenantId: string, clientId: string): Promise<Outcome<Grant>> {

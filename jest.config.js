@@ -1,5 +1,10 @@
 // ESM-only dependencies (oidc-provider, jose, openid-client) need jest's native ESM mode:
 // @swc/jest strips types, `--experimental-vm-modules` (see package.json) runs the modules. See docs/decisions.md.
+import { ignoredSuites } from './tests/support/suite-scopes.js';
+
+/** Product code, the code coverage is measured on (`npm run coverage`): not the tests, the bench or the k6 scripts. */
+const PRODUCT = ['wire', 'common', 'issuer', 'policies', 'gateway', 'backend', 'infra'];
+
 export default {
   testEnvironment: 'node',
   extensionsToTreatAsEsm: ['.ts'],
@@ -8,11 +13,17 @@ export default {
     '^.+\\.ts$': ['@swc/jest', { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, sourceMaps: 'inline' }],
   },
   testMatch: ['<rootDir>/tests/**/*.test.ts'],
+  // TEST_SCOPE=stores: only the suites whose outcome can depend on the stores (tests/support/suite-scopes.js).
+  testPathIgnorePatterns: ['/node_modules/', ...ignoredSuites(process.env.TEST_SCOPE)],
   testTimeout: 60000,
   // Suites share one PostgreSQL server and one Redis; each suite builds its own database, so they may run in parallel.
-  maxWorkers: 2,
+  // TEST_WORKERS overrides the number for a measurement (docs/performance.md, "The test suite's time").
+  maxWorkers: Number(process.env.TEST_WORKERS ?? 2),
   // The embedded runs' suites start from one migrated database built once (tests/support/database-template.ts).
   globalSetup: '<rootDir>/tests/support/database-setup.js',
   globalTeardown: '<rootDir>/tests/support/database-teardown.js',
+  reporters: ['default', '<rootDir>/tests/support/slowest-suites-reporter.js'],
   coverageProvider: 'v8',
+  collectCoverageFrom: [...PRODUCT.map((folder) => `<rootDir>/${folder}/**/*.ts`), '!<rootDir>/infra/k6/**'],
+  coverageReporters: ['json-summary', 'text-summary'],
 };

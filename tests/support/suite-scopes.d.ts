@@ -1,0 +1,3 @@
+// Types of suite-scopes.js (plain JavaScript, since jest.config.js imports it outside jest's TypeScript transform).
+export declare const STORE_FREE_SUITES: string[];
+export declare const ignoredSuites: (scope: string | undefined) => string[];

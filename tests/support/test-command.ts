@@ -1,0 +1,67 @@
+// `npm test` and `npm run coverage`. The type check and the format check run beside jest rather than before it: jest's
+// first seconds build the migrated template database on one core, and its last suites often leave a core idle, so the
+// checks cost the run little wall time. Each part's time is printed; the run fails when any part fails.
+//   npm test [-- <jest arguments>]   type check, format check and every jest suite
+//   TEST_SCOPE=stores npm test       only the suites whose outcome can depend on the stores, no checks (CI's second
+//                                    pass, on PostgreSQL and Redis: the checks and the other suites cannot change there)
+//   npm run coverage                 every suite with V8 coverage, then line and branch coverage per folder
+import { spawn } from 'node:child_process';
+import { performance } from 'node:perf_hooks';
+import { printCoverage } from './coverage-report.js';
+
+const coverage = process.argv.includes('--coverage');
+const jestArgs = process.argv.slice(2);
+const storesOnly = process.env.TEST_SCOPE === 'stores';
+
+interface Finished {
+  ok: boolean;
+  output: string;
+}
+
+/** Runs one command; its output goes straight to ours when `shown`, otherwise it is kept for the report. */
+function run(command: string, args: string[], shown: boolean): Promise<Finished> {
+  return new Promise((done) => {
+    const child = spawn(command, args, { stdio: ['ignore', shown ? 'inherit' : 'pipe', shown ? 'inherit' : 'pipe'] });
+    let output = '';
+    child.stdout?.on('data', (chunk) => (output += chunk));
+    child.stderr?.on('data', (chunk) => (output += chunk));
+    child.on('error', (error) => done({ ok: false, output: `${command}: ${error.message}\n` }));
+    child.on('close', (code) => done({ ok: code === 0, output }));
+  });
+}
+
+/** Runs the commands of one part one after another, stopping at the first failure, and reports it with its time. */
+async function part(name: string, commands: [string, string[]][], shown = false): Promise<boolean> {
+  const began = performance.now();
+  let finished: Finished = { ok: true, output: '' };
+  for (const [command, args] of commands) {
+    finished = await run(command, args, shown);
+    if (!finished.ok) break;
+  }
+  const seconds = ((performance.now() - began) / 1000).toFixed(1);
+  if (!finished.ok) process.stdout.write(finished.output);
+  console.log(`test: ${name} ${finished.ok ? 'passed' : 'FAILED'} in ${seconds} s`);
+  return finished.ok;
+}
+
+const bin = (name: string) => `node_modules/.bin/${name}`;
+const checks =
+  storesOnly || coverage
+    ? []
+    : [
+        part('type check', [
+          [bin('tsc'), ['--noEmit']],
+          [bin('tsc'), ['-p', 'infra/k6']],
+        ]),
+        part('format check (prettier; `npm run format` rewrites)', [
+          [bin('prettier'), ['--check', '--log-level', 'warn', '**/*.ts']],
+        ]),
+      ];
+const jest = part(
+  storesOnly ? 'jest (TEST_SCOPE=stores)' : 'jest',
+  [[process.execPath, ['--experimental-vm-modules', 'node_modules/jest/bin/jest.js', ...jestArgs]]],
+  true,
+);
+const results = await Promise.all([...checks, jest]);
+if (coverage && (await jest)) printCoverage('coverage/coverage-summary.json');
+process.exit(results.every(Boolean) ? 0 : 1);

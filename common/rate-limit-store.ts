@@ -1,16 +1,30 @@
 // Redis for limits, and fixed-window limiters from rate-limiter-flexible, one per (name, window): Redis when
 // configured, with an in-process insurance limiter so a Redis outage neither stalls nor opens the gate; in-process only
-// without Redis. Used by the issuer's token endpoint limit and the gateway's flood guard (the gateway's two API layers
-// are one Lua script on the same client: gateway/plugins/rate-limit/limiter.ts).
+// without Redis. Used by the issuer's token endpoint limit, the sign-in throttles, the gateway's flood guard and its
+// tenant and account layers (gateway/plugins/rate-limit/limiter.ts).
 import { Cluster, Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { Logger } from './log.js';
 import type { Telemetry } from './telemetry.js';
 import type { RateLimitWindow } from '../wire/decision.js';
 
+/** A limiter's options beyond its window; a name always comes with the same ones. */
+export interface LimiterOptions {
+  /**
+   * The keys' prefix in the store: by default `rl:<name>:<points>:<durationS>`; '' when the caller's keys already
+   * name the limit and its window.
+   */
+  keyPrefix?: string;
+  /**
+   * rate-limiter-flexible's `inMemoryBlockOnConsumed` (Redis only): a key whose count in Redis reaches this many points
+   * is refused from this process's memory, with no Redis round trip, until its window ends.
+   */
+  inMemoryBlockOnConsumed?: number;
+}
+
 export interface LimiterStore {
-  /** The limiter for `name` with this window; the same instance (and keys) for the same arguments. */
-  limiter(name: string, window: RateLimitWindow): RateLimiterAbstract;
+  /** The limiter for `name` with this window; the same instance (and keys) for the same name and window. */
+  limiter(name: string, window: RateLimitWindow, options?: LimiterOptions): RateLimiterAbstract;
 }
 
 const READY_WAIT_MS = 1000;
@@ -64,26 +78,53 @@ function credentialsOf(url: string): { username?: string; password?: string } {
   };
 }
 
-/** Limiters on `redis` (from connectRedis), or in-process only when it is undefined. */
-export function limiterStore(redis: RedisClient | undefined): LimiterStore {
+/**
+ * The in-process limiter a Redis limiter answers from while Redis fails (its `insuranceLimiter`); `used` learns of
+ * each such answer (rate-limiter-flexible says nothing of them).
+ */
+class Insurance extends RateLimiterMemory {
+  constructor(
+    options: ConstructorParameters<typeof RateLimiterMemory>[0],
+    private readonly used: () => void,
+  ) {
+    super(options);
+  }
+  override consume(...args: Parameters<RateLimiterMemory['consume']>) {
+    this.used();
+    return super.consume(...args);
+  }
+  override penalty(...args: Parameters<RateLimiterMemory['penalty']>) {
+    this.used();
+    return super.penalty(...args);
+  }
+  override reward(...args: Parameters<RateLimiterMemory['reward']>) {
+    this.used();
+    return super.reward(...args);
+  }
+}
+
+/**
+ * Limiters on `redis` (from connectRedis), or in-process only when it is undefined. `insuranceUsed` is called each
+ * time a Redis limiter answers from its insurance limiter instead (a Redis error).
+ */
+export function limiterStore(redis: RedisClient | undefined, insuranceUsed: () => void = () => {}): LimiterStore {
   const limiters = new Map<string, RateLimiterAbstract>();
   return {
-    limiter(name, w) {
-      const keyPrefix = `rl:${name}:${w.points}:${w.durationS}`;
-      let l = limiters.get(keyPrefix);
+    limiter(name, w, options = {}) {
+      const id = `rl:${name}:${w.points}:${w.durationS}`;
+      let l = limiters.get(id);
       if (!l) {
-        const memory = new RateLimiterMemory({ keyPrefix, points: w.points, duration: w.durationS });
+        const window = { keyPrefix: options.keyPrefix ?? id, points: w.points, duration: w.durationS };
         l = redis
           ? new RateLimiterRedis({
+              ...window,
               storeClient: redis,
-              keyPrefix,
-              points: w.points,
-              duration: w.durationS,
               rejectIfRedisNotReady: true,
-              insuranceLimiter: memory,
+              inMemoryBlockOnConsumed: options.inMemoryBlockOnConsumed,
+              insuranceLimiter: new Insurance(window, insuranceUsed),
             })
-          : memory;
-        limiters.set(keyPrefix, l);
+          : new RateLimiterMemory(window);
+        limiters.set(id, l);
       }
       return l;
     },

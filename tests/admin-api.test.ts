@@ -8,6 +8,7 @@ import { listServiceAccounts } from '../policies/admin/accounts.js';
 import { listExtensions } from '../policies/admin/extensions.js';
 import { verifySecret } from '../common/secrets.js';
 import { DECISION_PATH } from '../wire/decision.js';
+import { authorizationRequest, discover } from './support/oauth.js';
 
 let system: System;
 let admin: AdminClient;
@@ -19,6 +20,7 @@ afterAll(async () => {
   await system?.close();
 });
 
+const escaped = (text: string) => text.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
 const label = () => `a${Date.now().toString(36)}${Math.floor(Math.random() * 1e6).toString(36)}`;
 
 describe('operator authentication', () => {
@@ -539,6 +541,93 @@ describe('persons, clients and grants', () => {
           (c: { clientId: string }) => c.clientId === client.clientId,
         ),
       ).toMatchObject({ name: 'Settings v2', redirectUris: ['https://settings.example/v2/cb'] });
+    },
+  );
+
+  it(
+    'refuses, on registration and on change, an http redirect URI whose host is not a loopback IP literal, ' +
+      'localhost, another scheme, a fragment, a user, a wildcard: 422 naming every refused URI in words',
+    async () => {
+      const accepted = ['https://app.example/cb', 'http://127.0.0.1:8400/cb', 'http://127.9.9.9/cb', 'http://[::1]/cb'];
+      const refusedUris: [string, string][] = [
+        ['http://app.example.com/cb', 'http is allowed only for 127.0.0.1 and [::1] (use https)'],
+        ['http://localhost:8400/cb', 'use 127.0.0.1 or [::1] instead of localhost'],
+        ['com.example.app:/cb', 'the com.example.app scheme is not accepted'],
+        ['https://app.example/cb#done', 'no fragment'],
+        ['https://me:pw@app.example/cb', 'no user name or password'],
+        ['https://*.app.example/cb', 'no wildcard'],
+        ['/cb', 'not an absolute URI'],
+      ];
+      const body = (redirectUris: string[]) => ({
+        slug: 'loopback',
+        name: 'Loopback',
+        kind: 'third_party',
+        type: 'public',
+        redirectUris,
+      });
+      const refused = await admin.checked(
+        'createClient',
+        'POST',
+        `/tenants/${tenantId}/clients`,
+        body([...accepted, ...refusedUris.map(([uri]) => uri)]),
+      );
+      expect([refused.status, refused.body.error]).toEqual([422, 'schema_invalid']);
+      for (const [uri, why] of refusedUris)
+        expect(refused.body.message).toMatch(new RegExp(`${escaped(uri)}: [^;]*${escaped(why)}`));
+      for (const uri of accepted) expect(refused.body.message).not.toContain(`${uri}:`);
+      expect(refused.body.message).not.toMatch(/redirectUris/);
+      expect(await system.db.knex('clients').where({ id: `tp_${tenantLabel}_loopback` })).toHaveLength(0);
+
+      const { body: client } = await admin.checked(
+        'createClient',
+        'POST',
+        `/tenants/${tenantId}/clients`,
+        body(accepted),
+      );
+      expect(client.redirectUris).toEqual(accepted);
+      const path = `/clients/${client.clientId}`;
+      const change = await admin.checked('updateClient', 'PATCH', path, {
+        redirectUris: ['http://app.example.com/cb', 'https://app.example/v2/cb', 'http://10.0.0.1/cb'],
+      });
+      expect([change.status, change.body.error]).toEqual([422, 'schema_invalid']);
+      expect(change.body.message).toBe(
+        'http://app.example.com/cb: http is allowed only for 127.0.0.1 and [::1] (use https); ' +
+          'http://10.0.0.1/cb: http is allowed only for 127.0.0.1 and [::1] (use https)',
+      );
+      expect((await admin.ok('GET', `/tenants/${tenantId}/clients`)).items).toContainEqual(
+        expect.objectContaining({ clientId: client.clientId, redirectUris: accepted }),
+      );
+    },
+  );
+
+  it(
+    'keeps an app registered before the rule working until its redirect URIs are changed: ' +
+      'the issuer still accepts its http redirect URI, and a change of its name alone is saved',
+    async () => {
+      const { body: client } = await admin.checked('createClient', 'POST', `/tenants/${tenantId}/clients`, {
+        slug: 'legacy',
+        name: 'Legacy',
+        kind: 'third_party',
+        type: 'public',
+        redirectUris: ['https://legacy.example/cb'],
+      });
+      const legacyUri = 'http://legacy.example/cb';
+      // As stored before the rule existed.
+      await system.db
+        .knex('clients')
+        .where({ id: client.clientId })
+        .update({ redirect_uris: JSON.stringify([legacyUri]) });
+      const app = { authUrl: system.authUrl, clientId: client.clientId, redirectUri: legacyUri };
+      const request = await authorizationRequest(await discover(app), legacyUri, 'svc.profile.self.read');
+      const answer = await fetch(request.url, { redirect: 'manual' });
+      // Sent back to the stored URI (with an error: the app holds no grant): the issuer took it as registered, where
+      // an unregistered redirect URI gets a 400 page and no redirect.
+      expect(answer.status).toBe(303);
+      expect(answer.headers.get('location')).toMatch(new RegExp(`^${escaped(legacyUri)}\\?(.*&)?error=`));
+
+      const renamed = await admin.checked('updateClient', 'PATCH', `/clients/${client.clientId}`, { name: 'Legacy 2' });
+      expect(renamed.status).toBe(200);
+      expect(renamed.body.redirectUris).toEqual([legacyUri]);
     },
   );
 });

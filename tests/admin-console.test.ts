@@ -287,7 +287,8 @@ describe('a tenant admin', () => {
   );
 
   it(
-    'registers a public app (keeping the form and naming the field when refused), grants it a capability, ' +
+    'registers a public app (keeping the form and naming every refused redirect URI in words), ' +
+      'grants it a capability, ' +
       'and changes its redirect URIs: a person signs in through the new one, the old one is refused',
     async () => {
       const slug = `console-app-${Date.now().toString(36)}`;
@@ -295,11 +296,17 @@ describe('a tenant admin', () => {
       await page.goto(pageUrl(own.tenantId, 'apps'));
       await page.getByLabel('Name people see on the consent page').fill('Console App');
       await page.getByLabel(/^Slug/).fill(slug);
-      await page.getByLabel('Redirect URIs, one per line').fill('not a uri');
+      const typed = 'not a uri\nhttps://console-app.example/cb\nhttp://console-app.example/cb';
+      await page.getByLabel('Redirect URIs, one per line').fill(typed);
       const refused = await press(page, 'Register app');
       expect(refused.status()).toBe(422);
-      await expect(page.getByRole('alert').innerText()).resolves.toMatch(/redirectUris\.0/);
+      const said = await page.getByRole('alert').innerText();
+      expect(said).toContain('not a uri: not an absolute URI');
+      expect(said).toContain('http://console-app.example/cb: http is allowed only for 127.0.0.1 and [::1] (use https)');
+      expect(said).not.toContain('https://console-app.example/cb');
+      expect(said).not.toMatch(/redirectUris/);
       await expect(page.getByLabel(/^Slug/).inputValue()).resolves.toBe(slug);
+      await expect(page.getByLabel('Redirect URIs, one per line').inputValue()).resolves.toBe(typed);
       await page.getByLabel('Redirect URIs, one per line').fill('https://console-app.example/cb\n');
       expect((await press(page, 'Register app')).status()).toBe(200);
       expect(page.url()).toBe(pageUrl(own.tenantId, `apps/${clientId}`));
@@ -326,6 +333,38 @@ describe('a tenant admin', () => {
       expect((await fetch(old.url, { redirect: 'manual' })).status).toBe(400);
     },
   );
+
+  it("marks an app's stored redirect URIs that would be refused today; saving its settings needs them replaced", async () => {
+    const app = await operator.ok('POST', `/tenants/${own.tenantId}/clients`, {
+      slug: `console-legacy-${Date.now().toString(36)}`,
+      name: 'Console Legacy',
+      kind: 'third_party',
+      type: 'public',
+      redirectUris: ['https://console-legacy.example/cb'],
+    });
+    const stored = ['http://console-legacy.example/cb', 'https://console-legacy.example/cb'];
+    // As registered before the rule existed.
+    await system.db
+      .knex('clients')
+      .where({ id: app.clientId })
+      .update({ redirect_uris: JSON.stringify(stored) });
+    await page.goto(pageUrl(own.tenantId, `apps/${app.clientId}`));
+    const mark = page.getByRole('note', { name: /would be refused today/ });
+    await expect(mark.innerText()).resolves.toContain(
+      'http://console-legacy.example/cb: http is allowed only for 127.0.0.1 and [::1] (use https)',
+    );
+    await expect(mark.getByRole('listitem').count()).resolves.toBe(1);
+    await shot(page, 'app-redirect-uri-to-replace');
+
+    const redirects = page.getByLabel('Redirect URIs, one per line (the next authorization request uses them)');
+    await page.getByLabel('Name people see on the consent page').fill('Console Legacy 2');
+    expect((await press(page, 'Save settings')).status()).toBe(422);
+    await expect(page.getByRole('alert').innerText()).resolves.toContain('http://console-legacy.example/cb: http');
+    await redirects.fill('https://console-legacy.example/cb\nhttp://127.0.0.1:8400/cb');
+    await press(page, 'Save settings');
+    await expect(page.getByRole('status').innerText()).resolves.toContain('Settings of Console Legacy 2 saved');
+    await expect(page.getByRole('note', { name: /would be refused today/ }).count()).resolves.toBe(0);
+  });
 
   it(
     'registers a confidential app and shows its secret once, ' +

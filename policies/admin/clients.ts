@@ -6,16 +6,16 @@ import { hashSecret, randomSecret } from '../../common/secrets.js';
 import { DISPLAY_NAME, LABEL, idPages, reply, unlessTaken, validate, parseForTenant, type Page } from './support.js';
 import { done, refused, type Outcome } from '../../wire/outcome.js';
 import { REDACTED, fieldChanges, recordChange } from './audit.js';
+import { REDIRECT_URIS } from './redirect-uris.js';
 
 const KIND_PREFIX = { third_party: 'tp', first_party: 'fp', internal: 'int' } as const;
-const REDIRECT_URI = z.url().refine((u) => !u.includes('#'), 'a redirect URI has no fragment');
 
 const CreateClient = z.strictObject({
   slug: LABEL,
   name: DISPLAY_NAME,
   kind: z.enum(['third_party', 'first_party', 'internal']),
   type: z.enum(['confidential', 'public']),
-  redirectUris: z.array(REDIRECT_URI).min(1).max(20),
+  redirectUris: REDIRECT_URIS,
   allowedOrigins: z.array(z.url()).max(20).optional(),
 });
 /** Any of the app's settings a tenant admin may change after registration (slug, kind and type name what it is). */

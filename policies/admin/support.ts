@@ -9,14 +9,16 @@ import type { Knex } from 'knex';
 import { isId } from '../../common/ids.js';
 import { done, refused, type Outcome } from '../../wire/outcome.js';
 
-/** Parses `value` with `schema`; a failure is schema_invalid naming the fields. */
+/** A refinement's issue whose message already says, in words, what it is about: shown without its field path. */
+export const issueInWords = (message: string) => ({ code: 'custom' as const, message, params: { inWords: true } });
+
+/** Parses `value` with `schema`; a failure is schema_invalid naming the fields (or in the issue's own words). */
 export function validate<T extends z.ZodType>(schema: T, value: unknown): Outcome<z.output<T>> {
   const result = schema.safeParse(value);
   if (result.success) return done(result.data);
-  return refused(
-    'schema_invalid',
-    result.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; '),
-  );
+  const said = (i: z.core.$ZodIssue) =>
+    i.code === 'custom' && i.params?.inWords ? i.message : `${i.path.join('.') || 'body'}: ${i.message}`;
+  return refused('schema_invalid', result.error.issues.map(said).join('; '));
 }
 
 /** Answers an outcome: its value as JSON with `status` (204: no body), or its Problem. */

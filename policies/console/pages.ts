@@ -5,6 +5,7 @@ import type { AuditEntryView } from '../admin/audit.js';
 import type { AuditPage } from '../admin/audit-trail.js';
 import type { AdminCaller } from '../admin/authority.js';
 import type { ClientView } from '../admin/clients.js';
+import { redirectUriProblem } from '../admin/redirect-uris.js';
 import type { ConsentView } from '../admin/accounts.js';
 import type { PersonListItem } from '../admin/persons.js';
 import type { TenantView } from '../admin/tenants.js';
@@ -304,6 +305,24 @@ value="${v.slug ?? ''}">
   );
 }
 
+/**
+ * The app's stored redirect URIs that the rule (admin/redirect-uris.ts) refuses today, each with why: registered
+ * before it, they keep working until the app's redirect URIs are next saved, which needs them replaced.
+ */
+function redirectUrisToReplace(uris: readonly string[]): Html | undefined {
+  const refused = uris.flatMap((uri) => {
+    const problem = redirectUriProblem(uri);
+    return problem ? [{ uri, problem }] : [];
+  });
+  if (!refused.length) return undefined;
+  return html`<div class="problem" role="note" aria-labelledby="redirects-refused-h">
+<p id="redirects-refused-h"><strong>${
+    refused.length === 1 ? 'This redirect URI would be refused today' : 'These redirect URIs would be refused today'
+  }</strong>: registered before the current rule, ${refused.length === 1 ? 'it keeps' : 'they keep'} working until
+the settings below are saved, and saving needs ${refused.length === 1 ? 'it' : 'them'} replaced.</p>
+<ul>${refused.map(({ uri, problem }) => html`<li><code>${uri}</code>: ${problem}</li>`)}</ul></div>`;
+}
+
 /** A catalogue entry as the grant form shows it. */
 export interface CapabilityInfo {
   id: string;
@@ -350,6 +369,7 @@ aria-describedby="cap-${cap.id}-d"${
 )}
 </section>
 <section aria-labelledby="settings-h"><h2 id="settings-h">Settings</h2>
+${redirectUrisToReplace(c.redirectUris)}
 ${entered && html`<p class="problem" role="alert">${entered.problem}</p>`}
 ${postForm(
   session,

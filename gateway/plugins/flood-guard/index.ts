@@ -8,7 +8,7 @@
 // the PDP (whose denial then blocks it there too): at most one extra decision per gateway process and window.
 import { sendProblem } from '../../../common/http.js';
 import { limiterStore, retryAfterSeconds } from '../../../common/rate-limit-store.js';
-import { localBlocks } from '../local-blocks.js';
+import { localBlocks } from './blocks.js';
 import { definePlugin, stateOf } from '../plugin.js';
 import { settings } from './schema.js';
 

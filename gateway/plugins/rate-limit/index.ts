@@ -1,22 +1,22 @@
 // Plugin `rate-limit`: the tenant and account layers (contract §8 rule 1), charged together after the allow.
 // The windows come from the tenant's policy (returned with the PDP's allow) unless the file sets them for a route;
 // a route with its own windows counts in its own buckets. The remainder of a read goes out with its answer (proxy.ts).
-// A window found full is also remembered in this process until it ends: the plugin's screen refuses the tenant's (or
-// the account's) next requests on that bucket ahead of the PDP, with no decision, no Redis round trip and no log row.
-// The block stands until the full window ends even if an operator raises the limit meanwhile (docs/decisions.md).
+// A layer refused in this process stays refused here until its window ends (limiter.ts): the plugin's screen refuses
+// the tenant's (or the account's) next requests on that bucket ahead of the PDP, with no decision, no Redis round trip
+// and no log row. It finds the windows of the tenant's policy as the PDP last gave them, so the block stands until the
+// full window ends even if an operator raises the limit meanwhile (docs/decisions.md).
 import { z } from 'zod';
 import { sendProblem } from '../../../common/http.js';
-import type { RateLimitWindow } from '../../../wire/decision.js';
-import { createRateLimiter } from './limiter.js';
-import { localBlocks } from '../local-blocks.js';
+import type { RateLimitPolicy, RateLimitWindow } from '../../../wire/decision.js';
+import { createRateLimiter, type Layer, type LayerName } from './limiter.js';
 import { retryAfterSeconds } from '../../../common/rate-limit-store.js';
 import type { Response } from 'express';
 import { definePlugin, stateOf, type RouteDefinition } from '../plugin.js';
 import { settings } from './schema.js';
 
 /**
- * Both layers' keys carry the tenant as a hash tag (`{tenantId}`), so on a Redis Cluster they share a slot and the one
- * script that charges both may run (an account belongs to one tenant).
+ * Both layers' keys carry the tenant as a hash tag (`{tenantId}`), so on a Redis Cluster a tenant's counts live on one
+ * node: a node's outage moves a tenant's two layers to the in-process insurance together, never one of them alone.
  */
 const windowKey = (tenantId: string, layer: string, bucket: string, w: RateLimitWindow) =>
   `rl:{${tenantId}}:${layer}:${bucket}:${w.points}:${w.durationS}`;
@@ -31,10 +31,23 @@ const bucketsOf = (route: RouteDefinition, s: z.output<typeof settings>) => ({
   account: s.account ? route.operationId : 'api',
 });
 
-/** The block keys of a route's two layers: windows come with the PDP's answer, so a block names the bucket only. */
-const blockKeys = (buckets: ReturnType<typeof bucketsOf>, tenantId: string, accountId: string | undefined) => ({
-  tenant: `${tenantId}:${buckets.tenant}`,
-  account: accountId && `${tenantId}:${accountId}:${buckets.account}`,
+interface Caller {
+  tenantId: string;
+  /** Absent from a token without an actor, which the PDP denies (actor_unknown): its screen checks the tenant only. */
+  accountId: string | undefined;
+}
+
+/** A route's two layers for a caller with these windows (a layer whose window or account is unknown has none). */
+const layersOf = (
+  buckets: ReturnType<typeof bucketsOf>,
+  { tenantId, accountId }: Caller,
+  windows: { tenant?: RateLimitWindow | undefined; account?: RateLimitWindow | undefined },
+): { tenant?: Layer | undefined; account?: Layer | undefined } => ({
+  tenant: windows.tenant && { key: tenantLayerKey(tenantId, buckets.tenant, windows.tenant), window: windows.tenant },
+  account:
+    windows.account && accountId !== undefined
+      ? { key: accountLayerKey(tenantId, accountId, buckets.account, windows.account), window: windows.account }
+      : undefined,
 });
 
 export const rateLimit = definePlugin({
@@ -45,19 +58,30 @@ export const rateLimit = definePlugin({
   perRoute: true,
   start(_global, env) {
     const limiter = createRateLimiter(env.redis, env.log, env.telemetry);
-    const full = localBlocks();
-    const refuse = (res: Response, layer: 'tenant' | 'account', retryAfterS: number) => {
+    /** Each tenant's policy windows as the PDP last answered them (one entry per tenant), for the screen. */
+    const policies = new Map<string, RateLimitPolicy>();
+    const refuse = (res: Response, layer: LayerName, retryAfterS: number) => {
       env.telemetry.rateLimited.inc({ layer });
       sendProblem(res, 'rate_limited', { headers: { 'retry-after': String(retryAfterS) } });
     };
+    const callerOf = (res: Response): Caller => {
+      const { claims } = stateOf(res);
+      return { tenantId: claims!.tenant_id, accountId: claims!.actor_account_id };
+    };
+    const blockedForMs = async (name: LayerName, layer: Layer | undefined) =>
+      layer ? limiter.blockedForMs(name, layer) : 0;
     return {
       screen: (route, s) => {
         const buckets = bucketsOf(route, s);
-        return (_req, res, next) => {
-          const { claims } = stateOf(res);
-          const keys = blockKeys(buckets, claims!.tenant_id, claims!.actor_account_id);
-          const tenantWait = full.waitMs(keys.tenant);
-          const accountWait = keys.account ? full.waitMs(keys.account) : 0;
+        return async (_req, res, next) => {
+          const caller = callerOf(res);
+          const policy = policies.get(caller.tenantId);
+          const layers = layersOf(buckets, caller, {
+            tenant: s.tenant ?? policy?.tenant,
+            account: s.account ?? policy?.account,
+          });
+          const tenantWait = await blockedForMs('tenant', layers.tenant);
+          const accountWait = await blockedForMs('account', layers.account);
           if (tenantWait > 0 || accountWait > 0)
             return refuse(
               res,
@@ -70,23 +94,16 @@ export const rateLimit = definePlugin({
       handler: (route, s) => {
         const buckets = bucketsOf(route, s);
         return async (req, res, next) => {
-          const { claims, allow } = stateOf(res);
-          const tenant = s.tenant ?? allow!.rateLimit.tenant;
-          const account = s.account ?? allow!.rateLimit.account;
-          const limit = await limiter.consume(
-            { key: tenantLayerKey(claims!.tenant_id, buckets.tenant, tenant), window: tenant },
-            {
-              key: accountLayerKey(claims!.tenant_id, claims!.actor_account_id!, buckets.account, account),
-              window: account,
-            }, // the PDP denies actor_unknown when absent
-          );
-          if (!limit.allowed) {
-            const keys = blockKeys(buckets, claims!.tenant_id, claims!.actor_account_id);
-            const fullFor = limit.fullForMs ?? { tenant: 0, account: 0 };
-            if (fullFor.tenant > 0) full.block(keys.tenant, fullFor.tenant);
-            if (fullFor.account > 0 && keys.account) full.block(keys.account, fullFor.account);
-            return refuse(res, limit.refusedBy!, limit.retryAfterS);
-          }
+          const caller = callerOf(res);
+          const policy = stateOf(res).allow!.rateLimit;
+          policies.set(caller.tenantId, policy);
+          // Both layers are known here: the windows came with the allow, and the PDP denies actor_unknown.
+          const layers = layersOf(buckets, caller, {
+            tenant: s.tenant ?? policy.tenant,
+            account: s.account ?? policy.account,
+          });
+          const limit = await limiter.consume(layers.tenant!, layers.account!);
+          if (!limit.allowed) return refuse(res, limit.refusedBy!, limit.retryAfterS);
           if (req.method === 'GET' || req.method === 'HEAD') stateOf(res).remaining = limit.remaining;
           next();
         };

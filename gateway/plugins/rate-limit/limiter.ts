@@ -1,23 +1,26 @@
-// Two rate-limit layers, tenant and account (contract §8 rule 1), as fixed windows charged together: one Lua script
-// checks both and charges both only when both have room, in one Redis round trip, so a request refused by one layer
-// never drains the other, and every gateway sharing the Redis enforces one combined limit.
-// Redis down or absent: the same rule in process (each gateway limits on its own), with no wait on Redis.
+// Two rate-limit layers, tenant and account (contract §8 rule 1), each a fixed window of rate-limiter-flexible: one
+// limiter per layer and window from the limiter store (common/rate-limit-store.ts), RateLimiterRedis when Redis is
+// configured (one count for every gateway sharing it, answered by its in-process insuranceLimiter while Redis fails),
+// RateLimiterMemory without Redis. The layers are charged in turn, tenant first, and a refusal gives back (`reward`)
+// what the request charged, so a request refused by one layer drains neither (docs/decisions.md says why not
+// RateLimiterUnion).
+// A layer Redis refused stays refused in this process until its window ends (`inMemoryBlockOnConsumed` one point past
+// the limit: the first refusal), with no Redis round trip; in process only, the window's own count past the limit is
+// that block. The plugin's screen reads it ahead of the PDP (`blockedForMs`).
+import { RateLimiterRes, type RateLimiterAbstract, type RateLimiterRedis } from 'rate-limiter-flexible';
 import type { RateLimitWindow } from '../../../wire/decision.js';
 import type { Logger } from '../../../common/log.js';
 import type { Telemetry } from '../../../common/telemetry.js';
-import { retryAfterSeconds, type RedisClient } from '../../../common/rate-limit-store.js';
+import { limiterStore, retryAfterSeconds, type RedisClient } from '../../../common/rate-limit-store.js';
 
 export interface LimitResult {
   allowed: boolean;
   /** The stricter of the two layers, after this request. */
   remaining: number;
   retryAfterS: number;
-  /** The layer that refused (tenant when both did); only when not allowed. */
+  /** The layer that refused; only when not allowed. */
   refusedBy?: 'tenant' | 'account';
-  /**
-   * For each full layer, milliseconds until its window ends; only when not allowed by the authoritative count (Redis
-   * when configured, in process without it), never by the in-process stand-in of a Redis outage.
-   */
+  /** Milliseconds until the refusing layer's window ends (0 for the other layer); only when not allowed. */
   fullForMs?: { tenant: number; account: number };
 }
 
@@ -25,77 +28,24 @@ export interface Layer {
   key: string;
   window: RateLimitWindow;
 }
+export type LayerName = 'tenant' | 'account';
 
 export interface RateLimiter {
   consume(tenant: Layer, account: Layer): Promise<LimitResult>;
+  /** Milliseconds this process refuses `layer` for without charging anything (it refused in this window); 0: none. */
+  blockedForMs(name: LayerName, layer: Layer): Promise<number>;
 }
 
-// Returns {allowed 0|1, remaining, ms until the refusing layer's window ends, refusing layer: 1 tenant, 2 account,
-// ms until the tenant window ends if full (else 0), the same for the account window}.
-const CHARGE_BOTH = `
-local function state(key, ms)
-  local used = tonumber(redis.call('GET', key) or '0')
-  local ttl = redis.call('PTTL', key)
-  if ttl < 0 then ttl = ms end
-  return used, ttl
-end
-local tp, tms, ap, ams = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
-local tu, tt = state(KEYS[1], tms)
-local au, at = state(KEYS[2], ams)
-if tu >= tp or au >= ap then
-  local wait = 0
-  if tu >= tp then wait = tt end
-  if au >= ap and at > wait then wait = at end
-  local refused, tfull, afull = 2, 0, 0
-  if tu >= tp then refused, tfull = 1, tt end
-  if au >= ap then afull = at end
-  return {0, math.max(0, math.min(tp - tu, ap - au)), wait, refused, tfull, afull}
-end
-for i, ms in ipairs({tms, ams}) do
-  if redis.call('INCR', KEYS[i]) == 1 then redis.call('PEXPIRE', KEYS[i], ms) end
-end
-return {1, math.min(tp - tu, ap - au) - 1, 0}
-`;
+/** The check of rate-limiter-flexible's in-memory block: public on its store limiters, absent from its types. */
+type Blocking = RateLimiterRedis & { getInMemoryBlockMsBeforeExpire(rlKey: string): number };
 
-type Charged = [
-  allowed: number,
-  remaining: number,
-  waitMs: number,
-  refused?: number,
-  tenantFullMs?: number,
-  accountFullMs?: number,
-];
-type ChargeBoth = (
-  tenantKey: string,
-  accountKey: string,
-  tp: number,
-  tms: number,
-  ap: number,
-  ams: number,
-) => Promise<Charged>;
-
-/** The script's rule over an in-process map; synchronous, hence atomic within this process. */
-function inProcessCharge() {
-  const windows = new Map<string, { used: number; resetAt: number }>();
-  const state = (key: string, ms: number, now: number) => {
-    let w = windows.get(key);
-    if (!w || w.resetAt <= now) windows.set(key, (w = { used: 0, resetAt: now + ms }));
-    return w;
-  };
-  return (tenant: Layer, account: Layer): Charged => {
-    const now = Date.now();
-    const t = state(tenant.key, tenant.window.durationS * 1000, now);
-    const a = state(account.key, account.window.durationS * 1000, now);
-    const tFull = t.used >= tenant.window.points;
-    const aFull = a.used >= account.window.points;
-    const room = Math.min(tenant.window.points - t.used, account.window.points - a.used);
-    const tWait = tFull ? t.resetAt - now : 0;
-    const aWait = aFull ? a.resetAt - now : 0;
-    if (tFull || aFull) return [0, Math.max(0, room), Math.max(tWait, aWait), tFull ? 1 : 2, tWait, aWait];
-    t.used++;
-    a.used++;
-    return [1, room - 1, 0];
-  };
+interface Charge {
+  name: LayerName;
+  layer: Layer;
+  limiter: RateLimiterAbstract;
+  /** The library's answer: a resolved consume, or the refusal it rejected with. */
+  res: RateLimiterRes;
+  allowed: boolean;
 }
 
 export function createRateLimiter(
@@ -103,36 +53,62 @@ export function createRateLimiter(
   log: Logger,
   telemetry?: Pick<Telemetry, 'redisErrors'>,
 ): RateLimiter {
-  const local = inProcessCharge();
-  redis?.defineCommand('chargeBothLayers', { numberOfKeys: 2, lua: CHARGE_BOTH });
-  const chargeBoth = redis && (redis as unknown as { chargeBothLayers: ChargeBoth }).chargeBothLayers.bind(redis);
+  const store = limiterStore(redis, () => {
+    telemetry?.redisErrors.inc();
+    log.warn('redis unavailable; rate limiting in-process');
+  });
+  // Keys as the plugin makes them (they name the layer and window), so one Redis key per layer, bucket and window.
+  const limiterOf = (name: LayerName, w: RateLimitWindow) =>
+    store.limiter(`gateway-${name}`, w, { keyPrefix: '', inMemoryBlockOnConsumed: w.points + 1 });
+
+  const charge = async (name: LayerName, layer: Layer): Promise<Charge> => {
+    const limiter = limiterOf(name, layer.window);
+    try {
+      return { name, layer, limiter, res: await limiter.consume(layer.key), allowed: true };
+    } catch (refusal) {
+      if (!(refusal instanceof RateLimiterRes)) throw refusal; // a Redis error is answered by the insurance limiter
+      return { name, layer, limiter, res: refusal, allowed: false };
+    }
+  };
+
+  const refusal = (name: LayerName, ms: number): LimitResult => ({
+    allowed: false,
+    remaining: 0,
+    retryAfterS: retryAfterSeconds(ms),
+    refusedBy: name,
+    fullForMs: { tenant: name === 'tenant' ? ms : 0, account: name === 'account' ? ms : 0 },
+  });
+
+  /**
+   * Gives back the points the layers charged before `refused` said no. In Redis the refusing layer's own point goes
+   * back too (a block answers with no count: 0), so a shared count is what was admitted and the block remembers the
+   * refusal; in process the refused point stays, as the block.
+   */
+  const refuse = async (refused: Charge, before: Charge[]): Promise<LimitResult> => {
+    const counted = redis !== undefined && refused.res.consumedPoints > 0;
+    await Promise.all([...before, ...(counted ? [refused] : [])].map((c) => c.limiter.reward(c.layer.key)));
+    return refusal(refused.name, refused.res.msBeforeNext);
+  };
+
+  const blockedForMs = async (name: LayerName, layer: Layer) => {
+    const limiter = limiterOf(name, layer.window);
+    if (redis) return (limiter as Blocking).getInMemoryBlockMsBeforeExpire(limiter.getKey(layer.key));
+    const res = await limiter.get(layer.key);
+    return res && res.consumedPoints > layer.window.points ? res.msBeforeNext : 0;
+  };
 
   return {
     async consume(tenant, account) {
-      let standIn = false;
-      const [allowed, remaining, waitMs, refused, tenantFullMs, accountFullMs] = chargeBoth
-        ? await chargeBoth(
-            tenant.key,
-            account.key,
-            tenant.window.points,
-            tenant.window.durationS * 1000,
-            account.window.points,
-            account.window.durationS * 1000,
-          ).catch((err: Error) => {
-            telemetry?.redisErrors.inc();
-            log.warn({ err: err.message }, 'redis unavailable; rate limiting in-process');
-            standIn = true;
-            return local(tenant, account);
-          })
-        : local(tenant, account);
-      if (allowed === 1) return { allowed: true, remaining, retryAfterS: 0 };
-      return {
-        allowed: false,
-        remaining,
-        retryAfterS: retryAfterSeconds(waitMs),
-        refusedBy: refused === 1 ? 'tenant' : 'account',
-        ...(!standIn && { fullForMs: { tenant: tenantFullMs ?? 0, account: accountFullMs ?? 0 } }),
-      };
+      // A blocked account is refused before its tenant is charged: the tenant's point, taken and given back, would
+      // meanwhile make its window look fuller to every other account's requests.
+      const accountBlockedMs = await blockedForMs('account', account);
+      if (accountBlockedMs > 0) return refusal('account', accountBlockedMs);
+      const t = await charge('tenant', tenant);
+      if (!t.allowed) return refuse(t, []);
+      const a = await charge('account', account);
+      if (!a.allowed) return refuse(a, [t]);
+      return { allowed: true, remaining: Math.min(t.res.remainingPoints, a.res.remainingPoints), retryAfterS: 0 };
     },
+    blockedForMs,
   };
 }

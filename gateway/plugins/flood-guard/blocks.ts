@@ -1,5 +1,7 @@
-// Keys this gateway process refuses from memory until a time: the flood guard's denied subjects and the rate limit's
-// full windows. A refusal from a block costs no Redis round trip, no PDP call and no decision-log row.
+// Keys this gateway process refuses from memory until a time: the flood guard's denied subjects. A refusal from a block
+// costs no Redis round trip, no PDP call and no decision-log row. (The rate-limit layers use rate-limiter-flexible's
+// in-memory blocks: they consume, while the flood guard counts only what the PDP denied, after the answer, with
+// `penalty`, which the library never blocks on, and must block during a Redis outage too, from its insurance's count.)
 
 /** Keys blocked at once, at most; the oldest block is dropped first, so a flood of keys cannot grow memory. */
 const MAX_BLOCKED = 100_000;

@@ -44,6 +44,8 @@ export interface PoliciesDeps {
   trustProxy?: boolean | number | string;
   /** Wrong admin credentials per address (admin API bearers and console sign-ins share it). */
   adminThrottle: CredentialThrottle;
+  /** The issuer's public URL (AUTH_URL): the console shows its token endpoint. */
+  authUrl: string;
 }
 
 export function createPoliciesApp({
@@ -55,6 +57,7 @@ export function createPoliciesApp({
   telemetry,
   trustProxy = false,
   adminThrottle,
+  authUrl,
 }: PoliciesDeps): express.Express {
   const isInternalSecret = secretChecker(internalSecret);
   const app = express();
@@ -105,7 +108,7 @@ export function createPoliciesApp({
     auditTrailRouter(knex),
   );
   app.use('/admin/v1', admin);
-  app.use(CONSOLE_PATH, consoleRouter({ knex, adminToken, log, countChange, throttle: adminThrottle }));
+  app.use(CONSOLE_PATH, consoleRouter({ knex, adminToken, log, countChange, throttle: adminThrottle, authUrl }));
 
   app.use(notFound);
   app.use(errorHandler(log));

@@ -2,7 +2,7 @@
 import type { Router } from 'express';
 import * as pages from './pages.js';
 import { locals, one, type ConsoleKit } from './kit.js';
-import { DENY_CODES } from '../../wire/codes.js';
+import { DENIAL_CHOICES, denialFix, denialSentence } from './denials.js';
 import { CAPABILITIES } from '../../wire/decision.js';
 import { listClients } from '../admin/clients.js';
 import { listExtensions } from '../admin/extensions.js';
@@ -33,8 +33,20 @@ export function recordRoutes(tenant: Router, kit: ConsoleKit): void {
       listClients(db, current.tenantId),
     ]);
     if (!outcome.ok) return refusedPage(res, outcome);
-    const choices = { apps: apps.map((a) => a.clientId), codes: DENY_CODES, capabilities: CAPABILITIES };
-    send(res, pages.decisionsPage({ ...frameOf(res, 'Decisions'), tenant: current }, outcome.value, filters, choices));
+    const choices = { apps: apps.map((a) => a.clientId), denials: DENIAL_CHOICES, capabilities: CAPABILITIES };
+    const items = outcome.value.items.map((d) => ({
+      ...d,
+      why: d.code ? { sentence: denialSentence(d.code), fix: denialFix(current.tenantId, d) } : undefined,
+    }));
+    send(
+      res,
+      pages.decisionsPage(
+        { ...frameOf(res, 'Decisions'), tenant: current },
+        { ...outcome.value, items },
+        filters,
+        choices,
+      ),
+    );
   });
 
   tenant.get('/usage', async (_req, res) => {

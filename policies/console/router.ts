@@ -30,6 +30,8 @@ import * as pages from './pages.js';
 
 const { CONSOLE_PATH, tenantPath } = pages;
 const COOKIE = 'console_session';
+/** The issuer's token endpoint under AUTH_URL (platform-interfaces.md). */
+const TOKEN_PATH = '/oauth2/token';
 
 const SECURITY_HEADERS = pageSecurityHeaders(STYLE, SCRIPT)();
 
@@ -41,9 +43,11 @@ export interface ConsoleDeps {
   countChange?: (action: string) => void;
   /** Wrong keys per address, shared with the admin API's bearers. */
   throttle: CredentialThrottle;
+  /** The issuer's public URL (AUTH_URL). */
+  authUrl: string;
 }
 
-export function consoleRouter({ knex, adminToken, log, countChange, throttle }: ConsoleDeps): Router {
+export function consoleRouter({ knex, adminToken, log, countChange, throttle, authUrl }: ConsoleDeps): Router {
   const r = Router();
   // The session store joins an audited change's transaction too (it leaves the change's notice), so a page never
   // waits for a second connection that the embedded database, with one, cannot give while the change runs.
@@ -51,7 +55,7 @@ export function consoleRouter({ knex, adminToken, log, countChange, throttle }: 
   const identifyAdmin = adminIdentifier(knex, adminToken);
 
   const db = scopedKnex(knex);
-  const kit = consoleKit(db, sessions, log);
+  const kit = consoleKit(db, sessions, log, { tokenEndpoint: `${authUrl.replace(/\/$/, '')}${TOKEN_PATH}` });
   const { send, problem, notFound, goTo, enteredFrom } = kit;
   const setCookie = (req: Request, res: Response, session: ConsoleSession) =>
     res.cookie(COOKIE, session.id, { httpOnly: true, sameSite: 'strict', secure: overHttps(req), path: CONSOLE_PATH });

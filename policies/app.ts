@@ -27,6 +27,7 @@ import { capabilitiesRouter } from './admin/capabilities.js';
 import { clientSecretsRouter } from './admin/client-secrets.js';
 import { observabilityRouter } from './admin/observability.js';
 import { exportRouter } from './admin/export.js';
+import { tenantExportRouter } from './admin/tenant-export.js';
 import { CONSOLE_PATH } from './console/pages.js';
 import { consoleRouter } from './console/router.js';
 import type { CredentialThrottle } from '../common/credential-throttle.js';
@@ -105,6 +106,7 @@ export function createPoliciesApp({
     observabilityRouter(db),
     extensionsRouter(db),
     exportRouter(knex, log),
+    tenantExportRouter(knex, log),
     auditTrailRouter(knex),
   );
   app.use('/admin/v1', admin);

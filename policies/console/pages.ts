@@ -2,7 +2,7 @@
 // Every value from the database passes through `html`, which escapes it. No external assets; one small script (the
 // Copy button of a shown-once secret, html.ts) that every page works without.
 import type { AuditEntryView } from '../admin/audit.js';
-import type { AuditPage } from '../admin/audit-trail.js';
+import type { AuditPage, AuditVerification } from '../admin/audit-trail.js';
 import type { AdminCaller } from '../admin/authority.js';
 import type { ClientView } from '../admin/clients.js';
 import type { CatalogueEntryView } from '../admin/capabilities.js';
@@ -794,17 +794,38 @@ ${days.length === 0 && html`<p>No metered calls in the last 30 days.</p>`}`,
   );
 }
 
-export function exportPage(frame: Frame & { tenant: TenantView }, extensions: RegisteredExtension[]): Html {
+/** The export page: how many records there are before any download, the records file, and the whole tenant. */
+export function exportPage(
+  frame: Frame & { tenant: TenantView },
+  extensions: RegisteredExtension[],
+  records: number,
+): Html {
+  const base = tenantPath(frame.tenant.tenantId, 'export');
   return layout(
     frame,
-    html`<p>Every extension record the tenant's apps stored, one JSON object a line (NDJSON), from one
-consistent snapshot. Available whatever the plan or quota.</p>
-<form method="get" action="${tenantPath(frame.tenant.tenantId, 'export/download')}">
+    html`<section aria-labelledby="records-h"><h2 id="records-h">Records</h2>
+<p id="record-count">${
+      records === 0
+        ? "This tenant's apps have stored no records about persons, so there is no records file to download."
+        : html`This tenant's apps have stored <strong>${records === 1 ? '1 record' : `${records} records`}</strong>
+about persons. The file holds one JSON object a line (NDJSON), from one consistent snapshot, whatever the plan or
+quota.`
+    }</p>
+${
+  records > 0 &&
+  html`<form method="get" action="${base}/download">
 <label for="export-extension">Extension</label>
 <select id="export-extension" name="extensionId"><option value="">All extensions</option>${extensions.map(
-      (e) => html`<option value="${e.extensionId}">${e.name} (${e.extensionId})</option>`,
-    )}</select>
-<div><button type="submit">Download records</button></div></form>`,
+    (e) => html`<option value="${e.extensionId}">${e.name} (${e.extensionId})</option>`,
+  )}</select>
+<div><button type="submit">Download records</button></div></form>`
+}</section>
+<section aria-labelledby="tenant-h"><h2 id="tenant-h">The whole tenant</h2>
+<p>One NDJSON file from one snapshot, every line with a <code>type</code>: the tenant, its persons (with the
+relationship), apps (without secrets), grants, service accounts, extensions (with their schema versions), records and
+audit entries. No password, secret or key is in it.</p>
+<form method="get" action="${base}/tenant"><button type="submit">Download the whole tenant</button></form>
+</section>`,
   );
 }
 
@@ -818,6 +839,9 @@ export function auditPage(
   frame: Frame & { tenant: TenantView },
   page: AuditPage,
   filters: { action?: string | undefined; since?: string | undefined },
+  /** What Verify checks: the whole chain (the operator) or this tenant's entries (a tenant admin). */
+  scope: 'chain' | 'tenant',
+  verified?: AuditVerification,
 ): Html {
   const base = tenantPath(frame.tenant.tenantId, 'audit');
   const query = (extra: Record<string, string>) =>
@@ -826,9 +850,26 @@ export function auditPage(
       ...(filters.since && { since: filters.since }),
       ...extra,
     })}`;
+  const checked = (n: number) => (n === 1 ? '1 entry checked' : `${n} entries checked`);
+  const what = scope === 'chain' ? 'The whole audit trail' : "This tenant's audit entries";
   return layout(
     frame,
     html`
+<section aria-labelledby="verify-h"><h2 id="verify-h">Verify</h2>
+<p>Every entry is chained to the one before it by a SHA-256 hash: an entry changed after it was written, or one
+removed, breaks the chain there. ${
+      scope === 'chain'
+        ? 'Verify checks the whole chain, every tenant.'
+        : "Verify checks this tenant's entries, each against the entry stored before it."
+    }</p>
+${
+  verified &&
+  (verified.ok
+    ? html`<p class="notice" role="status" id="verification">${what} is intact (${checked(verified.entries)}).</p>`
+    : html`<p class="problem" role="alert" id="verification">${what} fails at entry <code>${verified.brokenAt}</code>:
+it was changed after it was written, or the entry before it was removed (${checked(verified.entries)}).</p>`)
+}
+<form method="get" action="${base}/verify"><button type="submit">Verify</button></form></section>
 <form method="get" action="${base}" role="search">
 <label for="audit-action">Action</label>
 <input id="audit-action" name="action" type="search" value="${filters.action ?? ''}" placeholder="client.disable"

@@ -293,7 +293,8 @@ export async function main(argv: string[], env: Record<string, string | undefine
   if (argv[0] === 'keys') return runKeys(argv.slice(1), env, io);
   if (argv[0] === 'seed-load') return runSeedLoad(argv.slice(1), env, io);
   const commands = loadCommands();
-  const [name, ...rest] = argv[0] && Object.hasOwn(TENANT_ALIASES, argv[0]) ? tenantAlias(argv[0], argv.slice(1)) : argv;
+  const [name, ...rest] =
+    argv[0] && Object.hasOwn(TENANT_ALIASES, argv[0]) ? tenantAlias(argv[0], argv.slice(1)) : argv;
   if (!name || name === '--help' || name === 'help') {
     io.out(overview(commands));
     return name ? 0 : 2;

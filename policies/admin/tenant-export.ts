@@ -66,7 +66,10 @@ function tenantSources(tenantId: string): LineSource[] {
     {
       rows: (db) => db('tenant_grants as g').where('g.tenant_id', tenantId).groupBy('g.client_id'),
       keys: ['g.client_id'],
-      line: object('grant', `'clientId', g.client_id, 'capabilities', json_agg(g.capability_id order by g.capability_id)`),
+      line: object(
+        'grant',
+        `'clientId', g.client_id, 'capabilities', json_agg(g.capability_id order by g.capability_id)`,
+      ),
     },
     {
       rows: (db) => db('accounts as a').where({ 'a.tenant_id': tenantId, 'a.kind': 'service' }),

@@ -72,4 +72,7 @@ export function denialFix(
 }
 
 /** Each deny code as a filter choice, in the table's words. */
-export const DENIAL_CHOICES: readonly Choice[] = DENY_CODES.map((code) => ({ value: code, words: DENIALS[code].sentence }));
+export const DENIAL_CHOICES: readonly Choice[] = DENY_CODES.map((code) => ({
+  value: code,
+  words: DENIALS[code].sentence,
+}));

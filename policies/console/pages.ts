@@ -81,11 +81,12 @@ ${content}</main>${SCRIPT_ELEMENT}</body></html>`;
 }
 
 /** The sign-in form, with the token of its double-submit cookie (sign-in-csrf.ts): no session exists yet. */
-export function signInPage(form: Pick<ConsoleSession, 'csrf'>, problem?: string): Html {
+export function signInPage(form: Pick<ConsoleSession, 'csrf'>, problem?: string, why?: string): Html {
   return layout(
     { title: 'Sign in', session: undefined },
     html`
 ${problem && html`<p class="problem" role="alert">${problem}</p>`}
+${why && html`<p class="notice" role="status">${why}</p>`}
 <p>Sign in with your tenant admin key, or with the operator token.</p>
 ${postForm(
   form,
@@ -115,7 +116,9 @@ export function problemPage(frame: Frame, message: string, requestId: string, ba
     frame,
     html`<p class="problem" role="alert">${message}</p><p>Reference: <code>${requestId}</code></p>
 <p>${
-      back ? html`<a href="${back.href}">Back to ${back.label}</a>` : html`<a href="${CONSOLE_PATH}/">Back to the console</a>`
+      back
+        ? html`<a href="${back.href}">Back to ${back.label}</a>`
+        : html`<a href="${CONSOLE_PATH}/">Back to the console</a>`
     }</p>`,
   );
 }
@@ -617,8 +620,11 @@ ${postForm(
 ${chosen.granted.map(
   (cap) => html`<div><input type="checkbox" id="sa-cap-${cap}" name="capabilities" value="${cap}" checked>
 <label for="sa-cap-${cap}"><code>${cap}</code></label></div>`,
-)}${chosen.granted.length === 0 && html`<p>The tenant grants ${chosen.app.name} no capabilities yet: grant them on
-<a href="${appPath(tenant.tenantId, chosen.app.clientId)}">its page</a> first.</p>`}
+)}${
+          chosen.granted.length === 0 &&
+          html`<p>The tenant grants ${chosen.app.name} no capabilities yet: grant them on
+<a href="${appPath(tenant.tenantId, chosen.app.clientId)}">its page</a> first.</p>`
+        }
 </fieldset>
 <div><button type="submit">Create service account</button></div>`,
       )

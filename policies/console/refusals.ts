@@ -66,7 +66,8 @@ const sentence = (text: string) => {
 /** One clause of an API message: `path: phrase`, `path phrase` or plain text (a path it does not know, kept). */
 function clause(text: string): string {
   const m = /^([\w.]*)(?:: | )(.*)$/s.exec(text);
-  if (m?.[1] === '') return sentence(m[2]!.replace(/^Unrecognized key: (.*)$/, 'The form has a field $1 it should not'));
+  if (m?.[1] === '')
+    return sentence(m[2]!.replace(/^Unrecognized key: (.*)$/, 'The form has a field $1 it should not'));
   const field = m && fieldOf(m[1]!);
   if (field) return sentence(`${field} ${words(m![2]!)}`);
   return m && /[.\d]/.test(m[1]!) ? `${text.replace(/\.$/, '')}.` : sentence(text);

@@ -149,13 +149,16 @@ export function consoleKit(db: Knex, sessions: SessionStore, log: Logger, site: 
     if (outcome?.ok) await goTo(res, c.after ?? c.back.href, c.said(outcome.value));
   }
 
-  /** A status form (app, login, service account): disabling asks first with `consequence`, enabling goes ahead. */
+  /**
+   * A status form (app, login, service account): disabling asks first with `consequence`, enabling goes ahead;
+   * `fields` are carried through the question (a list's search, say).
+   */
   const changeStatus = <T>(
     req: Request,
     res: Response,
     path: string,
     change: (body: { status: unknown }) => Promise<Outcome<T>>,
-    c: pages.Confirmation & { said: (value: T) => string; fields?: Record<string, string>; after?: string },
+    c: pages.Confirmation & { said: (value: T) => string; fields?: Record<string, string> },
   ) => {
     const body = { status: req.body.status };
     const op = { method: 'PATCH', path, body } as const;

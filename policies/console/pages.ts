@@ -857,7 +857,8 @@ export function auditPage(
       ...extra,
     })}`;
   const checked = (n: number) => (n === 1 ? '1 entry checked' : `${n} entries checked`);
-  const what = scope === 'chain' ? 'The whole audit trail' : "This tenant's audit entries";
+  const [what, is, fails] =
+    scope === 'chain' ? ['The whole audit trail', 'is', 'fails'] : ["This tenant's audit entries", 'are', 'fail'];
   return layout(
     frame,
     html`
@@ -871,8 +872,8 @@ removed, breaks the chain there. ${
 ${
   verified &&
   (verified.ok
-    ? html`<p class="notice" role="status" id="verification">${what} is intact (${checked(verified.entries)}).</p>`
-    : html`<p class="problem" role="alert" id="verification">${what} fails at entry <code>${verified.brokenAt}</code>:
+    ? html`<p class="notice" role="status" id="verification">${what} ${is} intact (${checked(verified.entries)}).</p>`
+    : html`<p class="problem" role="alert" id="verification">${what} ${fails} at entry <code>${verified.brokenAt}</code>:
 it was changed after it was written, or the entry before it was removed (${checked(verified.entries)}).</p>`)
 }
 <form method="get" action="${base}/verify"><button type="submit">Verify</button></form></section>

@@ -1,8 +1,9 @@
-// The console's read-only records of a tenant: decisions (filtered, paged), usage, the audit trail and the export.
+// The console's read-only records of a tenant: decisions (filtered, paged, denials in words), usage, the audit trail
+// (and its verification) and the exports.
 import type { Request, Response, Router } from 'express';
 import * as pages from './pages.js';
 import { tenantPath } from './pages.js';
-import { locals, one, type ConsoleKit } from './kit.js';
+import { apiPath, locals, one, type ConsoleKit } from './kit.js';
 import { DENIAL_CHOICES, denialFix, denialSentence } from './denials.js';
 import { CAPABILITIES } from '../../wire/decision.js';
 import { listClients } from '../admin/clients.js';
@@ -11,7 +12,6 @@ import { recentDecisions, usage, usagePerDay, type DecisionFilters } from '../ad
 import { auditPage, verifyChain, type AuditVerification } from '../admin/audit-trail.js';
 import { recordCount, streamExport } from '../admin/export.js';
 import { streamTenantExport } from '../admin/tenant-export.js';
-import { apiPath } from './kit.js';
 
 /** Decisions on one page of the console. */
 const DECISIONS_SHOWN = 100;

@@ -12,7 +12,13 @@ import type { System } from '../infra/system.js';
 import { main as adminCli } from '../infra/admin-cli.js';
 import { launchBrowser } from './support/browser.js';
 import { startTestSystem } from './support/system.js';
-import { adminClient, setupMachineClient, setupTenant, type AdminClient } from './support/admin.js';
+import {
+  adminClient,
+  setupMachineClient,
+  setupTenant,
+  type AdminClient,
+  type MachineClientSetup,
+} from './support/admin.js';
 import { callApi } from './support/api.js';
 import { assertResponseMatches } from './support/openapi.js';
 import { personApi, registerExtension } from './support/extensions.js';
@@ -52,6 +58,24 @@ const row = (page: Page, text: string) => page.getByRole('row').filter({ hasText
 const main = (page: Page) => page.getByRole('main').innerText();
 const getMe = (token: string) => callApi(system.baseUrl, 'getMe', '/me', token);
 const getTenant = (token: string) => callApi(system.baseUrl, 'getTenant', '/tenant', token);
+
+/** A client_credentials token of the machine client `app`. */
+const workloadToken = (app: MachineClientSetup, scope = ALL.join(' ')) =>
+  clientCredentialsToken(system.authUrl, { clientId: app.clientId, clientSecret: app.clientSecret }, scope);
+
+/** Stores a record about the app's person through the gateway, as the app does; returns the app's token. */
+async function storeRecord(app: MachineClientSetup, extensionId: string, note: string): Promise<string> {
+  const token = await workloadToken(app);
+  const stored = await personApi(system.baseUrl).put(
+    token,
+    app.personId,
+    extensionId,
+    { schemaVersion: 1, data: { note } },
+    { 'if-none-match': '*' },
+  );
+  expect(stored.status).toBe(201);
+  return token;
+}
 
 /** Clicks the button (or link) named `name` and waits for the page it leads to. */
 async function press(page: Page, name: string, role: 'button' | 'link' = 'button'): Promise<PageResponse> {
@@ -207,50 +231,41 @@ describe('a person, named as the admin knows them', () => {
 });
 
 describe('an app that owns records', () => {
-  it('shows its record count up front and offers Disable instead of Delete; a refusal links back to the app', async () => {
-    const own = await setupMachineClient(operator, { grant: ALL });
-    const extensionId = await registerExtension(operator, own.clientId);
-    const { context, page } = await signedIn(await tenantKey(own.tenantId));
-    try {
-      // Seen with no records: Delete is offered. A record is stored meanwhile; Confirm is then refused, in words,
-      // with the way back to the app.
-      await page.goto(pageUrl(own.tenantId, `apps/${own.clientId}`));
-      expect(await page.locator('dl').innerText()).toMatch(/Stored records about persons\s+0/);
-      await press(page, 'Delete app');
-      const token = await clientCredentialsToken(
-        system.authUrl,
-        { clientId: own.clientId, clientSecret: own.clientSecret },
-        ALL.join(' '),
-      );
-      const stored = await personApi(system.baseUrl).put(
-        token,
-        own.personId,
-        extensionId,
-        { schemaVersion: 1, data: { note: 'kept' } },
-        { 'if-none-match': '*' },
-      );
-      expect(stored.status).toBe(201);
-      const refused = await press(page, 'Confirm');
-      expect(refused.status()).toBe(409);
-      expect(await page.getByRole('alert').innerText()).toMatch(/^The app owns 1 stored records/);
-      await press(page, `Back to the app ${own.clientId}`, 'link');
-      expect(page.url()).toBe(pageUrl(own.tenantId, `apps/${own.clientId}`));
+  it(
+    'shows its record count up front and offers Disable instead of Delete; ' + 'a refusal links back to the app',
+    async () => {
+      const own = await setupMachineClient(operator, { grant: ALL });
+      const extensionId = await registerExtension(operator, own.clientId);
+      const { context, page } = await signedIn(await tenantKey(own.tenantId));
+      try {
+        // Seen with no records: Delete is offered. A record is stored meanwhile; Confirm is then refused, in words,
+        // with the way back to the app.
+        await page.goto(pageUrl(own.tenantId, `apps/${own.clientId}`));
+        expect(await page.locator('dl').innerText()).toMatch(/Stored records about persons\s+0/);
+        await press(page, 'Delete app');
+        const token = await storeRecord(own, extensionId, 'kept');
+        const refused = await press(page, 'Confirm');
+        expect(refused.status()).toBe(409);
+        expect(await page.getByRole('alert').innerText()).toMatch(/^The app owns 1 stored records/);
+        await press(page, `Back to the app ${own.clientId}`, 'link');
+        expect(page.url()).toBe(pageUrl(own.tenantId, `apps/${own.clientId}`));
 
-      // Now the page says so before anything, and offers Disable only.
-      expect(await page.locator('dl').innerText()).toMatch(/Stored records about persons\s+1/);
-      expect(await page.locator('#kept-records').innerText()).toMatch(
-        /owns 1 stored record about\s+persons.*Disable it/s,
-      );
-      await expect(page.getByRole('button', { name: 'Delete app' }).count()).resolves.toBe(0);
-      await shot(page, 'jobs-app-with-records');
-      await press(page, 'Disable app');
-      await press(page, 'Confirm');
-      await expect(page.getByRole('status').innerText()).resolves.toContain('is now disabled');
-      expect((await getMe(token)).body.error).toBe('client_disabled');
-    } finally {
-      await context.close();
-    }
-  });
+        // Now the page says so before anything, and offers Disable only.
+        expect(await page.locator('dl').innerText()).toMatch(/Stored records about persons\s+1/);
+        expect(await page.locator('#kept-records').innerText()).toMatch(
+          /owns 1 stored record about\s+persons.*Disable it/s,
+        );
+        await expect(page.getByRole('button', { name: 'Delete app' }).count()).resolves.toBe(0);
+        await shot(page, 'jobs-app-with-records');
+        await press(page, 'Disable app');
+        await press(page, 'Confirm');
+        await expect(page.getByRole('status').innerText()).resolves.toContain('is now disabled');
+        expect((await getMe(token)).body.error).toBe('client_disabled');
+      } finally {
+        await context.close();
+      }
+    },
+  );
 });
 
 describe('limits and plans', () => {
@@ -312,11 +327,7 @@ describe('denials', () => {
     await operator.ok('PUT', `/tenants/${own.tenantId}/grants/${own.clientId}`, {
       capabilities: ALL.filter((c) => c !== 'svc.tenant.info.read'),
     });
-    const token = await clientCredentialsToken(
-      system.authUrl,
-      { clientId: own.clientId, clientSecret: own.clientSecret },
-      'svc.profile.self.read',
-    );
+    const token = await workloadToken(own, 'svc.profile.self.read');
     // A token from before the withdrawal would say so too; this one was never granted the capability.
     const denied = await callApi(system.baseUrl, 'getTenant', '/tenant', token);
     expect(denied.status).toBe(403);
@@ -339,11 +350,7 @@ describe('denials', () => {
       expect(page.url()).toBe(`${pageUrl(own.tenantId, `apps/${own.clientId}`)}#grant-h`);
       await page.getByLabel('svc.tenant.info.read').check();
       await press(page, 'Save granted capabilities');
-      const again = await clientCredentialsToken(
-        system.authUrl,
-        { clientId: own.clientId, clientSecret: own.clientSecret },
-        'svc.tenant.info.read',
-      );
+      const again = await workloadToken(own, 'svc.tenant.info.read');
       expect((await getTenant(again)).status).toBe(200);
     } finally {
       await context.close();
@@ -411,19 +418,7 @@ describe('export', () => {
       const empty = await setupTenant(operator);
       const full = await setupMachineClient(operator, { grant: ALL });
       const extensionId = await registerExtension(operator, full.clientId);
-      const token = await clientCredentialsToken(
-        system.authUrl,
-        { clientId: full.clientId, clientSecret: full.clientSecret },
-        ALL.join(' '),
-      );
-      const put = await personApi(system.baseUrl).put(
-        token,
-        full.personId,
-        extensionId,
-        { schemaVersion: 1, data: { note: 'exported' } },
-        { 'if-none-match': '*' },
-      );
-      expect(put.status).toBe(201);
+      await storeRecord(full, extensionId, 'exported');
 
       const emptyConsole = await signedIn(await tenantKey(empty.tenantId));
       try {

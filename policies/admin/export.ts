@@ -1,7 +1,8 @@
 // A tenant's extension records as NDJSON (platform-interfaces.md "Export"): the data an app stored is never held
-// hostage, whatever the plan or quota. The streaming below also carries the whole-tenant export (tenant-export.ts). One REPEATABLE READ, read-only transaction gives every page the same snapshot;
+// hostage, whatever the plan or quota. One REPEATABLE READ, read-only transaction gives every page the same snapshot;
 // keyset pages of PAGE_SIZE rows keep memory constant, and each page waits for the reader to take the last one
-// (backpressure), so a slow reader holds one page, not the table.
+// (backpressure), so a slow reader holds one page, not the table. The same streaming carries the whole-tenant export
+// (tenant-export.ts), one source of lines after another.
 import { once, type EventEmitter } from 'node:events';
 import { createGzip } from 'node:zlib';
 import type { Writable } from 'node:stream';

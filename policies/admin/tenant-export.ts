@@ -98,8 +98,9 @@ function tenantSources(tenantId: string): LineSource[] {
       keys: ['x.id'],
       line: object(
         'audit_entry',
-        `'id', x.id::text, 'at', ${iso('x.at')}, 'tenantId', x.tenant_id, 'actor', case when x.actor_kind = 'operator'
-          then json_build_object('kind', x.actor_kind) else json_build_object('kind', x.actor_kind, 'keyId', x.actor_key_id) end,
+        `'id', x.id::text, 'at', ${iso('x.at')}, 'tenantId', x.tenant_id,
+        'actor', case when x.actor_kind = 'operator' then json_build_object('kind', x.actor_kind)
+          else json_build_object('kind', x.actor_kind, 'keyId', x.actor_key_id) end,
         'action', x.action, 'target', json_build_object('type', x.target_type, 'id', x.target_id),
         'changes', x.changes, 'requestId', x.request_id, 'ip', x.ip, 'hash', x.hash`,
       ),

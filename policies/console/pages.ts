@@ -873,7 +873,8 @@ ${
   verified &&
   (verified.ok
     ? html`<p class="notice" role="status" id="verification">${what} ${is} intact (${checked(verified.entries)}).</p>`
-    : html`<p class="problem" role="alert" id="verification">${what} ${fails} at entry <code>${verified.brokenAt}</code>:
+    : html`<p class="problem" role="alert" id="verification">${what} ${fails} at entry
+<code>${verified.brokenAt}</code>:
 it was changed after it was written, or the entry before it was removed (${checked(verified.entries)}).</p>`)
 }
 <form method="get" action="${base}/verify"><button type="submit">Verify</button></form></section>

@@ -288,13 +288,28 @@ function tenantAlias(name: string, args: string[]): string[] {
   return [one, tenant ?? '', ...rest];
 }
 
+/**
+ * True when the arguments name no tenant and the token is a tenant admin key (`key_...`): the API would refuse the
+ * every-tenant command to it.
+ */
+function withTenantKeyAlone(args: string[], env: Record<string, string | undefined>): boolean {
+  if (args.some((a) => a === '--tenant' || a.startsWith('--tenant='))) return false;
+  const flag = args.findIndex((a) => a === '--token' || a.startsWith('--token='));
+  const token = flag < 0 ? env.ADMIN_TOKEN : args[flag]!.includes('=') ? args[flag]!.split('=')[1] : args[flag + 1];
+  return token?.startsWith('key_') === true;
+}
+
 /** Runs one command line; returns the exit code. */
 export async function main(argv: string[], env: Record<string, string | undefined>, io: Io): Promise<number> {
   if (argv[0] === 'keys') return runKeys(argv.slice(1), env, io);
   if (argv[0] === 'seed-load') return runSeedLoad(argv.slice(1), env, io);
   const commands = loadCommands();
-  const [name, ...rest] =
-    argv[0] && Object.hasOwn(TENANT_ALIASES, argv[0]) ? tenantAlias(argv[0], argv.slice(1)) : argv;
+  const aliased = argv[0] && Object.hasOwn(TENANT_ALIASES, argv[0]) ? argv[0] : undefined;
+  if (aliased && withTenantKeyAlone(argv.slice(1), env)) {
+    io.err(`a tenant admin key reads its own tenant only: ${aliased} --tenant <tenantId>`);
+    return 2;
+  }
+  const [name, ...rest] = aliased ? tenantAlias(aliased, argv.slice(1)) : argv;
   if (!name || name === '--help' || name === 'help') {
     io.out(overview(commands));
     return name ? 0 : 2;

@@ -377,11 +377,25 @@ export function appPage(
       next === 'disabled' ? 'Disable app' : 'Enable app'
     }</button>`,
   );
+  // An app that owns records can only be disabled: said up front, before any button, so nothing is offered that
+  // would be refused.
+  const kept =
+    records > 0 &&
+    html`<section aria-labelledby="delete-h"><h2 id="delete-h">Disable instead of delete</h2>
+<p id="kept-records">${c.name} owns ${records === 1 ? '1 stored record' : `${records} stored records`} about
+persons, which the platform never deletes, so it cannot be deleted. ${
+      c.status === 'active'
+        ? 'Disable it instead: its tokens are refused on their next request, and it gets no new ones.'
+        : 'It is disabled: its tokens are refused, and its records stay exportable.'
+    }</p>
+${statusForm}
+</section>`;
   return layout(
     frame,
     html`
 <dl><dt>Client id</dt><dd><code>${c.clientId}</code></dd><dt>Kind and type</dt><dd>${c.kind}, ${c.type}</dd>
 <dt>Status</dt><dd>${c.status}</dd><dt>Stored records about persons</dt><dd>${records}</dd></dl>
+${kept}
 <section aria-labelledby="grant-h"><h2 id="grant-h">Granted capabilities</h2>
 ${postForm(
   session,
@@ -434,19 +448,10 @@ ${postForm(session, `${base}/secrets`, html`<button type="submit">Create a next 
 </section>`
 }
 ${
-  records === 0
-    ? html`<section aria-labelledby="delete-h"><h2 id="delete-h">Delete</h2>
+  records === 0 &&
+  html`<section aria-labelledby="delete-h"><h2 id="delete-h">Delete</h2>
 <p>Deleting removes the app with its secrets, grant, consents and service account.</p>
 ${postForm(session, `${base}/delete`, html`<button type="submit">Delete app</button>`)}
-</section>`
-    : html`<section aria-labelledby="delete-h"><h2 id="delete-h">Disable instead of delete</h2>
-<p id="kept-records">${c.name} owns ${records === 1 ? '1 stored record' : `${records} stored records`} about
-persons, which the platform never deletes, so it cannot be deleted. ${
-        c.status === 'active'
-          ? 'Disable it instead: its tokens are refused on their next request, and it gets no new ones.'
-          : 'It is disabled: its tokens are refused, and its records stay exportable.'
-      }</p>
-${statusForm}
 </section>`
 }`,
   );
@@ -667,7 +672,7 @@ export function newServiceAccountPage(
 <h2>Next: request a token</h2>
 <p>The app's server asks the token endpoint for a token with its client id and client secret (client_credentials);
 the token's subject is this account. For example:</p>
-<pre id="token-request">${curl}</pre>
+<pre id="token-request">${curl}</pre><button type="button" data-copy="token-request" hidden>Copy</button>
 <p>Then call the API with <code>Authorization: Bearer &lt;access_token&gt;</code>.
 <a href="${tenantPath(frame.tenant.tenantId, 'service-accounts')}">Back to the service accounts</a></p>`,
   );

@@ -267,17 +267,36 @@ function renderTable(body: unknown): string {
     .join('\n');
 }
 
+/** Commands platform-interfaces.md names that act on one tenant with `--tenant`, and on every tenant without it. */
+const TENANT_ALIASES: Record<string, [everyTenant: string, oneTenant: string]> = {
+  audit: ['list-audit', 'list-tenant-audit'],
+  'verify-audit': ['verify-audit', 'verify-tenant-audit'],
+};
+
 /**
  * `audit [--tenant <tenantId>] [flags]`: the audit trail as platform-interfaces.md names the command, for a tenant
- * (list-tenant-audit) or, without --tenant, across tenants (list-audit, operator).
+ * (list-tenant-audit) or, without --tenant, across tenants (list-audit, operator); `verify-audit [--tenant <id>]`
+ * the same way (a tenant admin key checks its tenant's entries).
  */
-function auditAlias(args: string[]): string[] {
+function tenantAlias(name: string, args: string[]): string[] {
+  const [every, one] = TENANT_ALIASES[name]!;
   const at = args.findIndex((a) => a === '--tenant' || a.startsWith('--tenant='));
-  if (at < 0) return ['list-audit', ...args];
+  if (at < 0) return [every, ...args];
   const [flag] = args.slice(at, at + 1);
   const tenant = flag!.includes('=') ? flag!.slice('--tenant='.length) : args[at + 1];
   const rest = args.filter((_, i) => i !== at && (flag!.includes('=') || i !== at + 1));
-  return ['list-tenant-audit', tenant ?? '', ...rest];
+  return [one, tenant ?? '', ...rest];
+}
+
+/**
+ * True when the arguments name no tenant and the token is a tenant admin key (`key_...`): the API would refuse the
+ * every-tenant command to it.
+ */
+function withTenantKeyAlone(args: string[], env: Record<string, string | undefined>): boolean {
+  if (args.some((a) => a === '--tenant' || a.startsWith('--tenant='))) return false;
+  const flag = args.findIndex((a) => a === '--token' || a.startsWith('--token='));
+  const token = flag < 0 ? env.ADMIN_TOKEN : args[flag]!.includes('=') ? args[flag]!.split('=')[1] : args[flag + 1];
+  return token?.startsWith('key_') === true;
 }
 
 /** Runs one command line; returns the exit code. */
@@ -285,7 +304,12 @@ export async function main(argv: string[], env: Record<string, string | undefine
   if (argv[0] === 'keys') return runKeys(argv.slice(1), env, io);
   if (argv[0] === 'seed-load') return runSeedLoad(argv.slice(1), env, io);
   const commands = loadCommands();
-  const [name, ...rest] = argv[0] === 'audit' ? auditAlias(argv.slice(1)) : argv;
+  const aliased = argv[0] && Object.hasOwn(TENANT_ALIASES, argv[0]) ? argv[0] : undefined;
+  if (aliased && withTenantKeyAlone(argv.slice(1), env)) {
+    io.err(`a tenant admin key reads its own tenant only: ${aliased} --tenant <tenantId>`);
+    return 2;
+  }
+  const [name, ...rest] = aliased ? tenantAlias(aliased, argv.slice(1)) : argv;
   if (!name || name === '--help' || name === 'help') {
     io.out(overview(commands));
     return name ? 0 : 2;
@@ -295,7 +319,8 @@ export async function main(argv: string[], env: Record<string, string | undefine
     io.err(`unknown command ${JSON.stringify(name)}; npm run admin -- --help lists them`);
     return 2;
   }
-  if (command.name === 'export') return runExport(rest, env, { stdout: io.stdout ?? process.stdout, err: io.err });
+  if (command.name === 'export' || command.name === 'export-tenant')
+    return runExport(rest, env, { stdout: io.stdout ?? process.stdout, err: io.err }, command.name === 'export-tenant');
   return exitCodeOf(
     async () => {
       const request = buildRequest(command, rest);

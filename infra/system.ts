@@ -51,7 +51,14 @@ export async function startSystem(config: Config = loadConfig(), opts: SystemOpt
 
   const shared = { knex: db.knex, telemetry };
   const issuer = await startIssuer({ ...shared, config, log: log('issuer'), ephemeralPort: opts.ephemeralPorts });
-  const policies = await startPolicies({ ...shared, config: ports, log: log('policies'), adminToken, internalSecret });
+  // The issuer's URL as it answers (its own port, when ephemeral): the console shows its token endpoint.
+  const policies = await startPolicies({
+    ...shared,
+    config: { ...ports, AUTH_URL: issuer.url },
+    log: log('policies'),
+    adminToken,
+    internalSecret,
+  });
   const backend = await startBackend({ ...shared, config: ports, log: log('backend'), internalSecret });
   const gateway = await startGateway({
     ...shared,

@@ -18,6 +18,7 @@ button:focus,input:focus{outline:3px solid #f0b400;outline-offset:1px}
 .error{color:#a01c1c;font-weight:600}
 ul{padding-left:1.2rem}
 code{font-size:.9em;background:#eef0f4;padding:0 .25em;border-radius:3px}
+.capability-id{display:block;font-size:.75rem;color:#5a6275}
 .actions{display:flex;gap:.75rem}
 `;
 const securityHeaders = pageSecurityHeaders(STYLE);
@@ -78,6 +79,13 @@ export function loginPage(v: LoginView): string {
 ${loginForm(`/interaction/${encodeURIComponent(v.uid)}/login`, v)}`;
 }
 
+/**
+ * A capability as a person reads it: its description first, in plain words; its id after, in small type, for whoever
+ * needs to match it to the app's documentation.
+ */
+const capabilityItem = (c: { id: string; description: string }) =>
+  `<li>${escapeHtml(c.description)} <small class="capability-id"><code>${escapeHtml(c.id)}</code></small></li>`;
+
 export interface ConsentView {
   uid: string;
   appName: string;
@@ -90,9 +98,7 @@ export interface ConsentView {
  * choice.
  */
 export function consentPage(v: ConsentView): string {
-  const items = v.capabilities
-    .map((c) => `<li><code>${escapeHtml(c.id)}</code>: ${escapeHtml(c.description)}</li>`)
-    .join('\n');
+  const items = v.capabilities.map(capabilityItem).join('\n');
   return `<h1>Allow access?</h1>
 <p><strong>${escapeHtml(v.appName)}</strong> asks to access your data at <strong>${escapeHtml(v.tenantName)}</strong>,
 as you, with these permissions:</p>
@@ -136,9 +142,7 @@ export function connectedAppsPage(v: { apps: ConnectedApp[]; csrf: string; notic
 <p>At <strong>${escapeHtml(a.tenant)}</strong>. Allowed ${when(a.allowedAt)}; ${
         a.lastTokenAt ? `last token issued ${when(a.lastTokenAt)}` : 'no token issued yet'
       }.</p>
-<ul>${a.capabilities
-        .map((c) => `<li><code>${escapeHtml(c.id)}</code>: ${escapeHtml(c.description)}</li>`)
-        .join('')}</ul>
+<ul>${a.capabilities.map(capabilityItem).join('')}</ul>
 <form method="post" action="/account/apps/revoke">${csrf}<input type="hidden" name="clientId"
 value="${escapeHtml(a.clientId)}">
 <button type="submit" aria-describedby="app-${i}">Revoke access</button></form>

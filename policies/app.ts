@@ -27,6 +27,7 @@ import { capabilitiesRouter } from './admin/capabilities.js';
 import { clientSecretsRouter } from './admin/client-secrets.js';
 import { observabilityRouter } from './admin/observability.js';
 import { exportRouter } from './admin/export.js';
+import { tenantExportRouter } from './admin/tenant-export.js';
 import { CONSOLE_PATH } from './console/pages.js';
 import { consoleRouter } from './console/router.js';
 import type { CredentialThrottle } from '../common/credential-throttle.js';
@@ -44,6 +45,8 @@ export interface PoliciesDeps {
   trustProxy?: boolean | number | string;
   /** Wrong admin credentials per address (admin API bearers and console sign-ins share it). */
   adminThrottle: CredentialThrottle;
+  /** The issuer's public URL (AUTH_URL): the console shows its token endpoint. */
+  authUrl: string;
 }
 
 export function createPoliciesApp({
@@ -55,6 +58,7 @@ export function createPoliciesApp({
   telemetry,
   trustProxy = false,
   adminThrottle,
+  authUrl,
 }: PoliciesDeps): express.Express {
   const isInternalSecret = secretChecker(internalSecret);
   const app = express();
@@ -102,10 +106,11 @@ export function createPoliciesApp({
     observabilityRouter(db),
     extensionsRouter(db),
     exportRouter(knex, log),
+    tenantExportRouter(knex, log),
     auditTrailRouter(knex),
   );
   app.use('/admin/v1', admin);
-  app.use(CONSOLE_PATH, consoleRouter({ knex, adminToken, log, countChange, throttle: adminThrottle }));
+  app.use(CONSOLE_PATH, consoleRouter({ knex, adminToken, log, countChange, throttle: adminThrottle, authUrl }));
 
   app.use(notFound);
   app.use(errorHandler(log));

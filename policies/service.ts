@@ -41,6 +41,7 @@ export async function startPolicies({
       telemetry,
       trustProxy: config.TRUST_PROXY,
       adminThrottle,
+      authUrl: config.AUTH_URL,
     }),
   );
   return {

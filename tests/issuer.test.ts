@@ -301,8 +301,9 @@ describe('authorization code flow', () => {
     expect(consent.text).toContain(seed.appName);
     expect(consent.text).toContain(seed.tenantName);
     expect([...consent.capabilities].sort()).toEqual([
-      expect.stringMatching(/^svc\.profile\.self\.read: Read the identity behind this token/),
-      expect.stringMatching(/^svc\.tenant\.info\.read: \S/),
+      // The description leads, in plain words; the id follows in small type.
+      expect.stringMatching(/^Read the identity behind this token\s+svc\.profile\.self\.read$/),
+      expect.stringMatching(/^Read the tenant's public identity\s+svc\.tenant\.info\.read$/),
     ]);
     expect(consent.buttons).toEqual(['Allow', 'Deny']);
   });

@@ -149,9 +149,11 @@ const ADMIN_OPERATIONS: Record<string, [string, string]> = {
   listDecisions: ['get', '/tenants/{tenantId}/decisions'],
   getUsage: ['get', '/tenants/{tenantId}/usage'],
   exportRecords: ['get', '/tenants/{tenantId}/export'],
+  exportTenant: ['get', '/tenants/{tenantId}/export/tenant'],
   listTenantAudit: ['get', '/tenants/{tenantId}/audit'],
   listAudit: ['get', '/audit'],
   verifyAudit: ['get', '/audit/verify'],
+  verifyTenantAudit: ['get', '/tenants/{tenantId}/audit/verify'],
 };
 const DOCS: DocName[] = ['public', 'token', 'admin'];
 

@@ -191,9 +191,11 @@ const CASES: Case[] = [
   { operationId: 'listDecisions', method: 'GET', path: (t) => `/tenants/${t.tenantId}/decisions?limit=5` },
   { operationId: 'getUsage', method: 'GET', path: (t) => `/tenants/${t.tenantId}/usage` },
   { operationId: 'exportRecords', method: 'GET', path: (t) => `/tenants/${t.tenantId}/export` },
+  { operationId: 'exportTenant', method: 'GET', path: (t) => `/tenants/${t.tenantId}/export/tenant` },
   { operationId: 'listTenantAudit', method: 'GET', path: (t) => `/tenants/${t.tenantId}/audit` },
   { operationId: 'listAudit', method: 'GET', path: () => '/audit' },
   { operationId: 'verifyAudit', method: 'GET', path: () => '/audit/verify' },
+  { operationId: 'verifyTenantAudit', method: 'GET', path: (t) => `/tenants/${t.tenantId}/audit/verify` },
 ];
 /** Operations a tenant admin key may never perform, even on its own tenant. */
 const OPERATOR_ONLY = new Set([

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { Knex } from 'knex';
 import { isId } from '../../common/ids.js';
 import { chainHash, entryView, GENESIS, type AuditEntryView, type AuditRow } from './audit.js';
-import { reply, validate } from './support.js';
+import { reply, tenantExists, validate } from './support.js';
 import { done, refused, type Outcome } from '../../wire/outcome.js';
 
 /** The cursor is the last entry's id, opaque to clients. */
@@ -53,22 +53,33 @@ export async function auditPage(knex: Knex, tenantId: string | null, query: unkn
 
 const VERIFY_PAGE = 1000;
 
-/** Walks the whole chain in id order; the first entry whose hash does not follow from its predecessor is reported. */
-async function verifyChain(
-  knex: Knex,
-): Promise<{ ok: true; entries: number } | { ok: false; entries: number; brokenAt: string }> {
-  let previous = GENESIS;
+export type AuditVerification = { ok: true; entries: number } | { ok: false; entries: number; brokenAt: string };
+
+/**
+ * Walks the chain in id order, or only `tenantId`'s entries; the first entry whose hash does not follow from its
+ * predecessor's (the entry stored just before it, whichever tenant's) and its own content is reported. Each entry is
+ * checked against the predecessor as stored, so an edited entry, and one whose predecessor was removed, both fail.
+ */
+export async function verifyChain(knex: Knex, tenantId: string | null): Promise<Outcome<AuditVerification>> {
+  if (tenantId !== null && !(await tenantExists(knex, tenantId))) return refused('not_found');
   let after = '0';
   let entries = 0;
   for (;;) {
-    const rows: AuditRow[] = await knex('admin_audit').where('id', '>', after).orderBy('id').limit(VERIFY_PAGE);
-    for (const row of rows) {
+    const rows: (AuditRow & { previous_hash: string | null })[] = await knex('admin_audit as a')
+      .where('a.id', '>', after)
+      .modify((q) => void (tenantId !== null && q.where('a.tenant_id', tenantId)))
+      .orderBy('a.id')
+      .limit(VERIFY_PAGE)
+      .select(
+        'a.*',
+        knex.raw('(select p.hash from admin_audit p where p.id < a.id order by p.id desc limit 1) as previous_hash'),
+      );
+    for (const { previous_hash, hash, ...content } of rows) {
       entries++;
-      const { hash, ...content } = row;
-      if (chainHash(previous, content) !== hash) return { ok: false, entries, brokenAt: String(row.id) };
-      previous = hash;
+      if (chainHash(previous_hash ?? GENESIS, content) !== hash)
+        return done({ ok: false, entries, brokenAt: String(content.id) });
     }
-    if (rows.length < VERIFY_PAGE) return { ok: true, entries };
+    if (rows.length < VERIFY_PAGE) return done({ ok: true, entries });
     after = String(rows.at(-1)!.id);
   }
 }
@@ -78,7 +89,10 @@ export function auditTrailRouter(knex: Knex): Router {
   r.get('/tenants/:tenantId/audit', async (req, res) =>
     reply(res, await auditPage(knex, String(req.params.tenantId), req.query)),
   );
+  r.get('/tenants/:tenantId/audit/verify', async (req, res) =>
+    reply(res, await verifyChain(knex, String(req.params.tenantId))),
+  );
   r.get('/audit', async (req, res) => reply(res, await auditPage(knex, null, req.query)));
-  r.get('/audit/verify', async (_req, res) => res.json(await verifyChain(knex)));
+  r.get('/audit/verify', async (_req, res) => reply(res, await verifyChain(knex, null)));
   return r;
 }

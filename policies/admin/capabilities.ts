@@ -7,21 +7,50 @@ import type { Knex } from 'knex';
 import { reply, validate } from './support.js';
 import { done, refused, type Outcome } from '../../wire/outcome.js';
 import { recordChange } from './audit.js';
-import { CAPABILITIES } from '../../wire/decision.js';
+import { CAPABILITIES, RETAINED_DATA_CAPABILITIES, type Capability } from '../../wire/decision.js';
 
 const UpdateCapability = z.strictObject({ enabled: z.boolean() });
 
-/** The catalogue with each capability's description, in the contract's order (the console's grant form). */
-export async function capabilityCatalogue(
-  knex: Knex,
-): Promise<{ id: string; description: string; enabled: boolean }[]> {
-  const rows: { id: string; description: string; enabled: boolean }[] = await knex('capabilities').select(
-    'id',
-    'description',
-    'enabled',
-  );
+export interface CatalogueEntryView {
+  id: string;
+  description: string;
+  enabled: boolean;
+  /** The lowest plan that includes it. */
+  minPlan: string;
+  /**
+   * What `plan` lacks for it, as the PDP decides (policies/evaluate.ts): `excluded` is refused outright
+   * (plan_capability_excluded), `writes` keeps reading and deleting stored records and refuses new ones.
+   */
+  belowPlan: 'excluded' | 'writes' | null;
+}
+
+/**
+ * The catalogue with each capability's description and minimum plan, in the contract's order, as it stands for a
+ * tenant on `plan` (the console's grant form).
+ */
+export async function capabilityCatalogue(knex: Knex, plan: string): Promise<CatalogueEntryView[]> {
+  const rows: { id: string; description: string; enabled: boolean; min_plan: string; below: boolean }[] = await knex(
+    'capabilities as c',
+  )
+    .join('plans as needed', 'needed.id', 'c.min_plan')
+    .joinRaw('left join plans as held on held.id = ?', [plan])
+    .select(
+      'c.id',
+      'c.description',
+      'c.enabled',
+      'c.min_plan',
+      knex.raw('needed.level > coalesce(held.level, 0) as below'),
+    );
   const order = (id: string) => (CAPABILITIES as readonly string[]).indexOf(id);
-  return rows.sort((a, b) => order(a.id) - order(b.id));
+  return rows
+    .sort((a, b) => order(a.id) - order(b.id))
+    .map((r) => ({
+      id: r.id,
+      description: r.description,
+      enabled: r.enabled,
+      minPlan: r.min_plan,
+      belowPlan: !r.below ? null : RETAINED_DATA_CAPABILITIES.has(r.id as Capability) ? 'writes' : 'excluded',
+    }));
 }
 
 /** Opens or closes a capability on this deployment (operator only): the next API request sees it. */

@@ -164,6 +164,15 @@ export async function createClient(knex: Knex, tenantId: string, body: unknown):
   });
 }
 
+/** How many records about persons the app's extensions hold (the platform never deletes them). */
+export async function storedRecordsOf(knex: Knex, clientId: string): Promise<number> {
+  const [counted] = await knex('person_extensions as pe')
+    .join('extensions as e', 'e.id', 'pe.extension_id')
+    .where('e.client_id', clientId)
+    .count({ records: '*' });
+  return Number(counted?.records ?? 0);
+}
+
 /**
  * Deletes an app that owns no stored records, with everything that exists only for it: its secrets, the tenant's
  * grant, its consents and token families, its service account and its (empty) extensions. Its access tokens are 403
@@ -178,8 +187,7 @@ export async function deleteClient(knex: Knex, clientId: string): Promise<Outcom
   const extensionIds: string[] = (await knex('extensions').where({ client_id: clientId }).forUpdate().select('id')).map(
     (e: { id: string }) => e.id,
   );
-  const [counted] = await knex('person_extensions').whereIn('extension_id', extensionIds).count({ records: '*' });
-  const records = Number(counted?.records ?? 0);
+  const records = await storedRecordsOf(knex, clientId);
   if (records > 0)
     return refused(
       'already_exists',

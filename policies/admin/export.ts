@@ -1,7 +1,8 @@
 // A tenant's extension records as NDJSON (platform-interfaces.md "Export"): the data an app stored is never held
 // hostage, whatever the plan or quota. One REPEATABLE READ, read-only transaction gives every page the same snapshot;
 // keyset pages of PAGE_SIZE rows keep memory constant, and each page waits for the reader to take the last one
-// (backpressure), so a slow reader holds one page, not the table.
+// (backpressure), so a slow reader holds one page, not the table. The same streaming carries the whole-tenant export
+// (tenant-export.ts), one source of lines after another.
 import { once, type EventEmitter } from 'node:events';
 import { createGzip } from 'node:zlib';
 import type { Writable } from 'node:stream';
@@ -27,12 +28,36 @@ const ExportQuery = z.strictObject({
 });
 export type ExportFilter = z.output<typeof ExportQuery>;
 
-/** One line per record, built by PostgreSQL: the API's field names and timestamp format (ISO 8601, ms, UTC). */
-const iso = (column: string) => `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
-const LINE = `json_build_object(
-  'personId', pe.person_id, 'extensionId', pe.extension_id, 'clientId', e.client_id, 'schemaVersion', pe.schema_version,
-  'data', pe.data, 'etag', pe.etag, 'createdAt', ${iso('pe.created_at')}, 'updatedAt', ${iso('pe.updated_at')},
-  'updatedBy', pe.updated_by)::text`;
+/** A timestamp column as the API writes it (ISO 8601, ms, UTC), in SQL. */
+export const iso = (column: string) => `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+/** One record's fields, built by PostgreSQL: the API's field names and timestamp format. */
+const RECORD_FIELDS = `'personId', pe.person_id, 'extensionId', pe.extension_id, 'clientId', e.client_id,
+  'schemaVersion', pe.schema_version, 'data', pe.data, 'etag', pe.etag, 'createdAt', ${iso('pe.created_at')},
+  'updatedAt', ${iso('pe.updated_at')}, 'updatedBy', pe.updated_by`;
+
+/**
+ * Lines an export reads in keyset pages: `rows` the matching rows, `keys` the columns that order them uniquely,
+ * `line` the SQL expression of a row's line (JSON text).
+ */
+export interface LineSource {
+  rows(db: Knex): Knex.QueryBuilder;
+  keys: string[];
+  line: string;
+}
+
+/** A tenant's records, one line each; `typed` starts each with `"type":"record"` (the whole-tenant export). */
+export const recordSource = (tenantId: string, filter: ExportFilter, typed = false): LineSource => ({
+  rows: (db) =>
+    db('person_extensions as pe')
+      .join('extensions as e', 'e.id', 'pe.extension_id')
+      .where('pe.tenant_id', tenantId)
+      .modify((q) => {
+        if (filter.extensionId) q.andWhere('pe.extension_id', filter.extensionId);
+        if (filter.clientId) q.andWhere('e.client_id', filter.clientId);
+      }),
+  keys: ['pe.person_id', 'pe.extension_id'],
+  line: `json_build_object(${typed ? "'type', 'record', " : ''}${RECORD_FIELDS})::text`,
+});
 
 /** Checks the tenant and the filters: an unknown tenant is 404, a filter naming nothing of this tenant 422. */
 async function exportPlan(knex: Knex, tenantId: string, query: unknown): Promise<Outcome<ExportFilter>> {
@@ -48,9 +73,15 @@ async function exportPlan(knex: Knex, tenantId: string, query: unknown): Promise
   return done(parsed.value);
 }
 
+/** How many records a (records) export of the tenant would hold now, for the console to say before a download. */
+export async function recordCount(knex: Knex, tenantId: string, filter: ExportFilter = {}): Promise<number> {
+  const [counted] = await recordSource(tenantId, filter).rows(knex).count({ records: '*' });
+  return Number(counted?.records ?? 0);
+}
+
 export interface ExportProgress {
-  /** Records handed to the output so far. */
-  records: number;
+  /** Lines handed to the output so far. */
+  lines: number;
 }
 
 /** Resolves when `out` wants more, or when `until` (the response) closes; leaves no listener behind. */
@@ -70,49 +101,47 @@ function drained(out: Writable, until: EventEmitter): Promise<void> {
 const EXPORT_IDLE_MS = 5 * 60 * 1000;
 
 /**
- * Writes every matching record of the tenant to `out`, one line each, from one snapshot. Stops early (and releases
- * its connection) when `stopped()` turns true, checked before each page and after waiting for the reader, who is
- * waited for until `until` closes.
+ * Writes every line of each source in turn to `out`, from one snapshot. Stops early (and releases its connection)
+ * when `stopped()` turns true, checked before each page and after waiting for the reader, who is waited for until
+ * `until` closes.
  */
-async function writeRecords(
+async function writeLines(
   knex: Knex,
-  tenantId: string,
-  filter: ExportFilter,
+  sources: LineSource[],
   out: Writable,
   until: EventEmitter,
   stopped: () => boolean,
-  progress: ExportProgress = { records: 0 },
-): Promise<ExportProgress> {
+  progress: ExportProgress,
+): Promise<void> {
   await knex.transaction(
     async (trx) => {
       // The snapshot waits, idle, while a slow reader drains a page: longer than a request's transaction may
       // (DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS), and it holds no locks. A reader gone away ends it at once.
       await trx.raw(`set local idle_in_transaction_session_timeout = ${EXPORT_IDLE_MS}`);
-      let after: [string, string] | undefined;
-      while (!stopped()) {
-        const rows: { line: string; person_id: string; extension_id: string }[] = await trx('person_extensions as pe')
-          .join('extensions as e', 'e.id', 'pe.extension_id')
-          .where('pe.tenant_id', tenantId)
-          .modify((q) => {
-            if (filter.extensionId) q.andWhere('pe.extension_id', filter.extensionId);
-            if (filter.clientId) q.andWhere('e.client_id', filter.clientId);
-            if (after) q.andWhereRaw('(pe.person_id, pe.extension_id) > (?, ?)', after);
-          })
-          .orderBy([{ column: 'pe.person_id' }, { column: 'pe.extension_id' }])
-          .limit(PAGE_SIZE)
-          .select(trx.raw(`${LINE} as line`), 'pe.person_id', 'pe.extension_id');
-        if (rows.length === 0) break;
-        const last = rows[rows.length - 1]!;
-        after = [last.person_id, last.extension_id];
-        progress.records += rows.length;
-        const room = out.write(rows.map((r) => `${r.line}\n`).join(''));
-        if (rows.length < PAGE_SIZE) break;
-        if (!room && !stopped()) await drained(out, until);
+      for (const source of sources) {
+        let after: unknown[] | undefined;
+        const keyList = source.keys.join(', ');
+        while (!stopped()) {
+          const rows: Record<string, unknown>[] = await source
+            .rows(trx)
+            .modify((q) => {
+              if (after) q.andWhereRaw(`(${keyList}) > (${after.map(() => '?').join(', ')})`, after as Knex.Value[]);
+            })
+            .orderBy(source.keys.map((column) => ({ column })))
+            .limit(PAGE_SIZE)
+            .select(trx.raw(`${source.line} as line`), ...source.keys.map((k, i) => `${k} as key${i}`));
+          if (rows.length === 0) break;
+          const last = rows[rows.length - 1]!;
+          after = source.keys.map((_, i) => last[`key${i}`]);
+          progress.lines += rows.length;
+          const room = out.write(rows.map((r) => `${r.line}\n`).join(''));
+          if (rows.length < PAGE_SIZE) break;
+          if (!room && !stopped()) await drained(out, until);
+        }
       }
     },
     { isolationLevel: 'repeatable read', readOnly: true },
   );
-  return progress;
 }
 
 /** Where the lines go: the response itself, or a gzip stream into it that never ends the response on its own. */
@@ -139,7 +168,7 @@ export interface ExportRequest {
   attachment?: string;
 }
 
-/** Streams a tenant's export as the answer to `req`: checks, then every line, or a Problem/cut stream on failure. */
+/** Streams a tenant's records export as the answer to `req`: checks, then every line, or a Problem/cut stream. */
 export async function streamExport(
   knex: Knex,
   log: ExportLog,
@@ -147,9 +176,20 @@ export async function streamExport(
   res: Response,
   ask: ExportRequest,
 ): Promise<void> {
-  const { tenantId } = ask;
-  const plan = await exportPlan(knex, tenantId, ask.query);
+  const plan = await exportPlan(knex, ask.tenantId, ask.query);
   if (!plan.ok) return ask.refuse(plan);
+  await streamLines(knex, log, req, res, { ...ask, sources: [recordSource(ask.tenantId, plan.value)] });
+}
+
+/** Streams the lines of `sources` from one snapshot as NDJSON: every line, or a Problem/cut stream on failure. */
+export async function streamLines(
+  knex: Knex,
+  log: ExportLog,
+  req: Request,
+  res: Response,
+  ask: { tenantId: string; sources: LineSource[]; attachment?: string | undefined },
+): Promise<void> {
+  const { tenantId } = ask;
   let stopped = false;
   // A client that goes away ends the export at once: the transaction ends and its connection returns to the pool.
   res.on('close', () => void (stopped = true));
@@ -158,13 +198,13 @@ export async function streamExport(
   res.setHeader('vary', 'accept-encoding');
   if (gzip) res.setHeader('content-encoding', 'gzip');
   if (ask.attachment) res.attachment(ask.attachment);
-  const progress: ExportProgress = { records: 0 };
+  const progress: ExportProgress = { lines: 0 };
   const body = bodyOf(res, gzip);
   try {
-    await writeRecords(knex, tenantId, plan.value, body.out, res, () => stopped, progress);
+    await writeLines(knex, ask.sources, body.out, res, () => stopped, progress);
   } catch (err) {
-    log.error({ err, requestId: res.locals.requestId, tenantId, records: progress.records }, 'export failed');
-    if (progress.records === 0 && !res.headersSent) {
+    log.error({ err, requestId: res.locals.requestId, tenantId, lines: progress.lines }, 'export failed');
+    if (progress.lines === 0 && !res.headersSent) {
       // Nothing sent yet: an ordinary retryable Problem.
       for (const header of ['content-encoding', 'content-disposition']) res.removeHeader(header);
       return sendProblem(res, 'authorization_unavailable', {
@@ -192,5 +232,6 @@ export function exportRouter(knex: Knex, log: ExportLog): Router {
       refuse: (refusal) => sendRefusal(res, refusal),
     }),
   );
+
   return r;
 }

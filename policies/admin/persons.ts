@@ -30,6 +30,36 @@ export interface PersonListItem {
   createdAt: string;
 }
 
+type PersonRow = {
+  id: string;
+  display_name: string;
+  created_at: Date;
+  account_id: string | null;
+  username: string | null;
+  status: string | null;
+  ended_at: Date | null;
+};
+
+/** The persons the tenant has (or had) a relationship with, each with their login account here. */
+const personRows = (knex: Knex, tenantId: string) =>
+  knex('tenant_person_relationships as r')
+    .join('persons as p', 'p.id', 'r.person_id')
+    .leftJoin('accounts as a', (j) =>
+      j.on('a.person_id', 'p.id').andOn('a.tenant_id', 'r.tenant_id').andOnVal('a.kind', 'person'),
+    )
+    .where('r.tenant_id', tenantId)
+    .select('p.id', 'p.display_name', 'p.created_at', 'a.id as account_id', 'a.username', 'a.status', 'r.ended_at');
+
+const personItem = (row: PersonRow): PersonListItem => ({
+  personId: row.id,
+  accountId: row.account_id,
+  displayName: row.display_name,
+  username: row.username,
+  accountStatus: row.status,
+  relationship: row.ended_at ? 'ended' : 'active',
+  createdAt: new Date(row.created_at).toISOString(),
+});
+
 /**
  * A page of the persons the tenant has (or had) a relationship with, in creation order, with their login account
  * here.
@@ -39,21 +69,7 @@ export async function personPage(knex: Knex, tenantId: string, query: unknown): 
   if (!parsed.ok) return parsed;
   const { limit, cursor, q, relationship } = parsed.value;
   const prefix = q && `${q.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-  type Row = {
-    id: string;
-    display_name: string;
-    created_at: Date;
-    account_id: string | null;
-    username: string | null;
-    status: string | null;
-    ended_at: Date | null;
-  };
-  const rows: Row[] = await knex('tenant_person_relationships as r')
-    .join('persons as p', 'p.id', 'r.person_id')
-    .leftJoin('accounts as a', (j) =>
-      j.on('a.person_id', 'p.id').andOn('a.tenant_id', 'r.tenant_id').andOnVal('a.kind', 'person'),
-    )
-    .where('r.tenant_id', tenantId)
+  const rows: PersonRow[] = await personRows(knex, tenantId)
     .modify((b) => {
       if (cursor) b.where('p.id', '>', cursor);
       if (relationship === 'active') b.whereNull('r.ended_at');
@@ -64,21 +80,16 @@ export async function personPage(knex: Knex, tenantId: string, query: unknown): 
         );
     })
     .orderBy('p.id')
-    .limit(limit + 1)
-    .select('p.id', 'p.display_name', 'p.created_at', 'a.id as account_id', 'a.username', 'a.status', 'r.ended_at');
+    .limit(limit + 1);
   const { items, nextCursor } = personPages.page(rows, limit, (row) => row.id);
-  return done({
-    items: items.map((row): PersonListItem => ({
-      personId: row.id,
-      accountId: row.account_id,
-      displayName: row.display_name,
-      username: row.username,
-      accountStatus: row.status,
-      relationship: row.ended_at ? 'ended' : 'active',
-      createdAt: new Date(row.created_at).toISOString(),
-    })),
-    nextCursor,
-  });
+  return done({ items: items.map(personItem), nextCursor });
+}
+
+/** One person of the tenant, found by their person id or their login account's id here; undefined if none. */
+export async function findPerson(knex: Knex, tenantId: string, id: string): Promise<PersonListItem | undefined> {
+  const column = isId('psn', id) ? 'p.id' : isId('acc', id) ? 'a.id' : undefined;
+  const row: PersonRow | undefined = column ? await personRows(knex, tenantId).where(column, id).first() : undefined;
+  return row && personItem(row);
 }
 
 export interface CreatedPerson {

@@ -90,6 +90,12 @@ function beyondCeiling(limits: RateLimitPolicy, ceiling: RateLimitPolicy): strin
   return undefined;
 }
 
+/** The highest limits a tenant admin key may give a tenant on `plan` (the operator is not held to them). */
+export async function rateLimitCeiling(knex: Knex, plan: string): Promise<RateLimitPolicy> {
+  const row = await knex('plans').where({ id: plan }).first('rate_limit_ceiling');
+  return row?.rate_limit_ceiling ?? DEFAULT_RATE_LIMIT;
+}
+
 /** Creates a tenant (operator only): active, with the plan's default limits until they are set. */
 export async function createTenant(knex: Knex, body: unknown): Promise<Outcome<TenantView>> {
   const parsed = validate(CreateTenant, body);
@@ -135,8 +141,7 @@ export async function updateTenant(
   const before = isId('ten', tenantId) ? await knex('tenants').where({ id: tenantId }).forUpdate().first() : undefined;
   if (!before) return refused('not_found');
   if (b.rateLimit && caller.kind === 'tenant') {
-    const plan = await knex('plans').where({ id: before.plan }).first('rate_limit_ceiling');
-    const beyond = beyondCeiling(b.rateLimit, plan?.rate_limit_ceiling ?? DEFAULT_RATE_LIMIT);
+    const beyond = beyondCeiling(b.rateLimit, await rateLimitCeiling(knex, before.plan));
     if (beyond) return refused('forbidden', beyond);
   }
   const [row] = Object.keys(changes).length

@@ -9,6 +9,7 @@ import {
   deleteClient,
   findClient,
   listClients,
+  storedRecordsOf,
   updateClient,
   type ClientView,
 } from '../admin/clients.js';
@@ -25,24 +26,29 @@ export function appRoutes(tenant: Router, kit: ConsoleKit): void {
     send(res, pages.appsPage({ ...frameOf(res, 'Apps'), session, tenant: current }, listed, entered), status);
   };
   const appPage = async (res: Response, client: ClientView, entered?: pages.Entered, status = 200) => {
-    const [grants, pending, catalogue] = await Promise.all([
+    const { session, tenant: current } = locals(res);
+    const [grants, pending, catalogue, records] = await Promise.all([
       grantsOfTenant(db, client.tenantId),
       hasPendingSecret(db, client.clientId),
-      capabilityCatalogue(db),
+      capabilityCatalogue(db, current.plan),
+      storedRecordsOf(db, client.clientId),
     ]);
     send(
       res,
       pages.appPage(
-        { ...frameOf(res, `App: ${client.name}`), session: locals(res).session },
+        { ...frameOf(res, `App: ${client.name}`), session, tenant: current },
         client,
-        grants.get(client.clientId) ?? [],
-        pending,
-        catalogue,
+        { granted: grants.get(client.clientId) ?? [], secretPending: pending, catalogue, records },
         entered,
       ),
       status,
     );
   };
+  /** The way back to an app's page from a refusal or a question about it. */
+  const backTo = (tenantId: string, clientId: string): pages.Link => ({
+    href: appPath(tenantId, clientId),
+    label: `the app ${clientId}`,
+  });
   tenant.get('/apps', async (_req, res) => appsPage(res));
 
   tenant.post('/apps', async (req, res) => {
@@ -105,6 +111,7 @@ export function appRoutes(tenant: Router, kit: ConsoleKit): void {
       res,
       { method: 'PUT', path: apiPath('tenants', tenantId, 'grants', clientId), body },
       () => putGrant(db, tenantId, clientId, body),
+      backTo(tenantId, clientId),
     );
     if (grant)
       await goTo(
@@ -121,7 +128,7 @@ export function appRoutes(tenant: Router, kit: ConsoleKit): void {
       consequence:
         `Disable ${clientId}? Its tokens are refused from their next request (403 client_disabled) ` +
         'and it gets no new ones until it is enabled again.',
-      back: appPath(tenantId, clientId),
+      back: backTo(tenantId, clientId),
       said: (client) => `${client.name} is now ${client.status}.`,
     });
   });
@@ -138,7 +145,7 @@ export function appRoutes(tenant: Router, kit: ConsoleKit): void {
         consequence:
           `Delete ${clientId}? Its tokens are refused from their next request (403 client_unknown), and its ` +
           'secrets, grant, consents and service account are gone for good.',
-        back: appPath(tenantId, clientId),
+        back: backTo(tenantId, clientId),
         after: tenantPath(tenantId, 'apps'),
         said: () => `${clientId} is deleted.`,
       },
@@ -148,8 +155,11 @@ export function appRoutes(tenant: Router, kit: ConsoleKit): void {
   tenant.post('/apps/:clientId/secrets', async (req: Request<{ clientId: string }>, res) => {
     const { tenantId } = locals(res).tenant;
     const { clientId } = req.params;
-    const created = await perform(res, { method: 'POST', path: apiPath('clients', clientId, 'secrets') }, () =>
-      createNextSecret(db, clientId),
+    const created = await perform(
+      res,
+      { method: 'POST', path: apiPath('clients', clientId, 'secrets') },
+      () => createNextSecret(db, clientId),
+      backTo(tenantId, clientId),
     );
     const client = created && (await findClient(db, tenantId, clientId));
     // Shown once, in the answer to the POST itself (never stored readable, never cached).
@@ -169,7 +179,7 @@ export function appRoutes(tenant: Router, kit: ConsoleKit): void {
         consequence:
           `Promote the next secret of ${clientId}? Its current secret stops working at once: ` +
           'every deployment of the app must already use the next one.',
-        back: appPath(tenantId, clientId),
+        back: backTo(tenantId, clientId),
         said: (client) => `The next secret of ${client.name} is now its only secret; the old one no longer works.`,
       },
     );

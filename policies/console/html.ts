@@ -41,6 +41,8 @@ button{font:inherit;padding:.3rem .8rem;margin:.25rem 0;cursor:pointer}
 .notice{border-left:4px solid #1f6f3f;background:#eef7f0;padding:.5rem 1rem}
 .problem{border-left:4px solid #a01818;background:#fbeeee;padding:.5rem 1rem}
 .secret{font:1.1rem monospace;background:#f4f4f4;padding:.5rem;word-break:break-all}
+pre{background:#f4f4f4;padding:.5rem;white-space:pre-wrap;word-break:break-all}
+.ceiling,.plan{color:#5a3d00}
 .vh{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
 `;
 export const STYLE_ELEMENT = new Html(`<style>${STYLE}</style>`);

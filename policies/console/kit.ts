@@ -12,8 +12,9 @@ import type { TenantView } from '../admin/tenants.js';
 import type { Html } from './html.js';
 import type { ConsoleSession, SessionStore } from './sessions.js';
 import * as pages from './pages.js';
+import { refusalWords } from './refusals.js';
 
-/** A sentence for a person about a refused operation (not_found has its own page). */
+/** The title of a page answering a refused operation (not_found has its own page). */
 export const REFUSAL_TEXT: Partial<Record<Refusal['error'], string>> = {
   schema_invalid: 'That was not accepted',
   already_exists: 'That conflicts with what is stored',
@@ -39,21 +40,28 @@ interface Locals {
 /** A signed-in request's session, caller and (on a tenant's pages) tenant. */
 export const locals = (res: Response) => res.locals as unknown as Locals;
 
-export function consoleKit(db: Knex, sessions: SessionStore, log: Logger) {
+/** What the pages say about the rest of the platform. */
+export interface ConsoleSite {
+  /** The issuer's token endpoint, for the next step shown with a new service account. */
+  tokenEndpoint: string;
+}
+
+export function consoleKit(db: Knex, sessions: SessionStore, log: Logger, site: ConsoleSite) {
   const send = (res: Response, page: Html, status = 200) => void res.status(status).type('html').send(page.text);
   const frameOf = (res: Response, title: string) => ({
     title,
     session: res.locals.session as ConsoleSession | undefined,
     tenant: res.locals.tenant as TenantView | undefined,
   });
-  const problem = (res: Response, status: number, title: string, message: string) =>
-    send(res, pages.problemPage(frameOf(res, title), message, requestIdOf(res)), status);
+  const problem = (res: Response, status: number, title: string, message: string, back?: pages.Link) =>
+    send(res, pages.problemPage(frameOf(res, title), message, requestIdOf(res), back), status);
   const notFound = (res: Response) =>
     problem(res, 404, 'Not found', 'There is nothing here, or it is not yours to see.');
-  const refusedPage = (res: Response, refusal: Refusal) => {
+  /** The page of a refusal, in words, linking `back` to the object it is about. */
+  const refusedPage = (res: Response, refusal: Refusal, back?: pages.Link) => {
     if (refusal.error === 'not_found') return notFound(res);
-    const text = REFUSAL_TEXT[refusal.error] ?? 'That could not be done';
-    return problem(res, STATUS_OF[refusal.error], text, refusal.message ? `${text}: ${refusal.message}.` : `${text}.`);
+    const title = REFUSAL_TEXT[refusal.error] ?? 'That could not be done';
+    return problem(res, STATUS_OF[refusal.error], title, refusalWords(refusal, `${title}.`), back);
   };
   const goTo = async (res: Response, path: string, notice?: string) => {
     if (notice) await sessions.leaveNotice(locals(res).session.id, notice);
@@ -62,7 +70,7 @@ export function consoleKit(db: Knex, sessions: SessionStore, log: Logger) {
   /** The form's fields as sent (for showing them again) and the sentence that says why they were refused. */
   const enteredFrom = (req: Request, refusal: Refusal, fields: string[]): pages.Entered => ({
     values: Object.fromEntries(fields.map((f) => [f, one(req.body[f])])),
-    problem: `${REFUSAL_TEXT[refusal.error] ?? 'That could not be done'}: ${refusal.message ?? refusal.error}.`,
+    problem: refusalWords(refusal, `${REFUSAL_TEXT[refusal.error] ?? 'That could not be done'}.`),
   });
 
   /** True when the caller may run `op` on this tenant's object; otherwise answers the 404 page. */
@@ -75,17 +83,25 @@ export function consoleKit(db: Knex, sessions: SessionStore, log: Logger) {
     return true;
   }
 
-  /** Runs `run` as the admin API operation `op` when `permitted`; its outcome, a refusal answered with its page. */
-  async function attempt<T>(res: Response, op: AdminOperation, run: () => Promise<Outcome<T>>) {
+  /**
+   * Runs `run` as the admin API operation `op` when `permitted`; its outcome, a refusal answered with its page, which
+   * links `back` to the object it is about.
+   */
+  async function attempt<T>(res: Response, op: AdminOperation, run: () => Promise<Outcome<T>>, back: pages.Link) {
     if (!(await permitted(res, op))) return undefined;
     const outcome = await run();
-    if (!outcome.ok) refusedPage(res, outcome);
+    if (!outcome.ok) refusedPage(res, outcome, back);
     return outcome;
   }
 
   /** The value of `attempt`, or undefined when a page has been answered. */
-  async function perform<T>(res: Response, op: AdminOperation, run: () => Promise<Outcome<T>>): Promise<T | undefined> {
-    const outcome = await attempt(res, op, run);
+  async function perform<T>(
+    res: Response,
+    op: AdminOperation,
+    run: () => Promise<Outcome<T>>,
+    back: pages.Link,
+  ): Promise<T | undefined> {
+    const outcome = await attempt(res, op, run, back);
     return outcome?.ok ? outcome.value : undefined;
   }
 
@@ -129,27 +145,32 @@ export function consoleKit(db: Knex, sessions: SessionStore, log: Logger) {
   ): Promise<void> {
     if (c.ask !== false && !(await confirmed(req, res, op, c.fields ?? {}, c))) return;
     // The answer is held until the change commits (admin/audit.ts), so only the outcome tells whether a page was sent.
-    const outcome = await attempt(res, op, run);
-    if (outcome?.ok) await goTo(res, c.after ?? c.back, c.said(outcome.value));
+    const outcome = await attempt(res, op, run, c.back);
+    if (outcome?.ok) await goTo(res, c.after ?? c.back.href, c.said(outcome.value));
   }
 
-  /** A status form (app, login, service account): disabling asks first with `consequence`, enabling goes ahead. */
+  /**
+   * A status form (app, login, service account): disabling asks first with `consequence`, enabling goes ahead;
+   * `fields` are carried through the question (a list's search, say).
+   */
   const changeStatus = <T>(
     req: Request,
     res: Response,
     path: string,
     change: (body: { status: unknown }) => Promise<Outcome<T>>,
-    c: pages.Confirmation & { said: (value: T) => string },
+    c: pages.Confirmation & { said: (value: T) => string; fields?: Record<string, string> },
   ) => {
     const body = { status: req.body.status };
     const op = { method: 'PATCH', path, body } as const;
     const ask = body.status === 'disabled';
-    return confirmThenPerform(req, res, op, () => change(body), { ...c, ask, fields: { status: 'disabled' } });
+    const fields = { ...c.fields, status: 'disabled' };
+    return confirmThenPerform(req, res, op, () => change(body), { ...c, ask, fields });
   };
 
   return {
     db,
     log,
+    site,
     send,
     frameOf,
     problem,

@@ -2,9 +2,10 @@
 // Every value from the database passes through `html`, which escapes it. No external assets; one small script (the
 // Copy button of a shown-once secret, html.ts) that every page works without.
 import type { AuditEntryView } from '../admin/audit.js';
-import type { AuditPage } from '../admin/audit-trail.js';
+import type { AuditPage, AuditVerification } from '../admin/audit-trail.js';
 import type { AdminCaller } from '../admin/authority.js';
 import type { ClientView } from '../admin/clients.js';
+import type { CatalogueEntryView } from '../admin/capabilities.js';
 import { redirectUriProblem } from '../admin/redirect-uris.js';
 import type { ConsentView } from '../admin/accounts.js';
 import type { PersonListItem } from '../admin/persons.js';
@@ -81,11 +82,12 @@ ${content}</main>${SCRIPT_ELEMENT}</body></html>`;
 }
 
 /** The sign-in form, with the token of its double-submit cookie (sign-in-csrf.ts): no session exists yet. */
-export function signInPage(form: Pick<ConsoleSession, 'csrf'>, problem?: string): Html {
+export function signInPage(form: Pick<ConsoleSession, 'csrf'>, problem?: string, why?: string): Html {
   return layout(
     { title: 'Sign in', session: undefined },
     html`
 ${problem && html`<p class="problem" role="alert">${problem}</p>`}
+${why && html`<p class="notice" role="status">${why}</p>`}
 <p>Sign in with your tenant admin key, or with the operator token.</p>
 ${postForm(
   form,
@@ -104,11 +106,21 @@ export const signedOutPage = () =>
     html`<p>You are signed out. <a href="${CONSOLE_PATH}/sign-in">Sign in again</a>.</p>`,
   );
 
-export function problemPage(frame: Frame, message: string, requestId: string): Html {
+/** A link to a page, named by what it shows (a refusal's way back, a confirmation's Cancel). */
+export interface Link {
+  href: string;
+  label: string;
+}
+
+export function problemPage(frame: Frame, message: string, requestId: string, back?: Link): Html {
   return layout(
     frame,
     html`<p class="problem" role="alert">${message}</p><p>Reference: <code>${requestId}</code></p>
-<p><a href="${CONSOLE_PATH}/">Back to the console</a></p>`,
+<p>${
+      back
+        ? html`<a href="${back.href}">Back to ${back.label}</a>`
+        : html`<a href="${CONSOLE_PATH}/">Back to the console</a>`
+    }</p>`,
   );
 }
 
@@ -153,7 +165,7 @@ const planSelect = (chosen: string) => html`<label for="tenant-plan">Plan</label
 /** A tenant's settings: name and limits (tenant admins too), plan and status and admin keys (the operator only). */
 export function tenantSettingsPage(
   frame: Frame & { session: ConsoleSession; tenant: TenantView },
-  limits: RateLimitPolicy,
+  { limits, ceiling }: { limits: RateLimitPolicy; ceiling: RateLimitPolicy },
   keys: { keyId: string; createdAt: string }[] | undefined,
   entered?: Entered,
 ): Html {
@@ -168,9 +180,31 @@ export function tenantSettingsPage(
     accountPoints: String(limits.account.points),
     accountDurationS: String(limits.account.durationS),
   };
-  const number = (id: string, label: string, max: number) =>
+  const number = (id: string, label: string, max: number, note?: Html) =>
     html`<div><label for="${id}">${label}</label><input id="${id}" name="${id}" type="number" min="1" max="${max}"
-required value="${v[id] ?? ''}"></div>`;
+required value="${v[id] ?? ''}"${note && html` aria-describedby="${id}-ceiling"`}>${
+      note && html` <span id="${id}-ceiling" class="ceiling">${note}</span>`
+    }</div>`;
+  /**
+   * A layer's fields with the plan's ceiling beside them. A tenant admin is held to it (the field's maximum; a window
+   * is within it unless it allows a faster average rate), the operator is not.
+   */
+  const layer = (key: 'tenant' | 'account', name: string) => {
+    const c = ceiling[key];
+    const binds = operator ? ' (binds tenant admins, not the operator)' : '';
+    return html`${number(
+      `${key}Points`,
+      `${name}: requests`,
+      operator ? 1_000_000 : c.points,
+      html`plan ${tenant.plan} ceiling: ${c.points} requests${binds}`,
+    )}
+${number(
+  `${key}DurationS`,
+  `${name}: window in seconds`,
+  86_400,
+  html`at most ${c.points} requests per ${c.durationS} s on average${binds}`,
+)}`;
+  };
   const base = tenantPath(tenant.tenantId, 'settings');
   return layout(
     frame,
@@ -190,10 +224,8 @@ ${
   )}</select>`
 }
 <fieldset><legend>Rate limits: requests per window${!operator && ", up to the plan's ceiling"}</legend>
-${number('tenantPoints', 'Whole tenant: requests', 1_000_000)}
-${number('tenantDurationS', 'Whole tenant: window in seconds', 86_400)}
-${number('accountPoints', 'Each account: requests', 1_000_000)}
-${number('accountDurationS', 'Each account: window in seconds', 86_400)}
+${layer('tenant', 'Whole tenant')}
+${layer('account', 'Each account')}
 </fieldset>
 <div><button type="submit">Save settings</button></div>`,
 )}
@@ -323,19 +355,30 @@ the settings below are saved, and saving needs ${refused.length === 1 ? 'it' : '
 <ul>${refused.map(({ uri, problem }) => html`<li><code>${uri}</code>: ${problem}</li>`)}</ul></div>`;
 }
 
-/** A catalogue entry as the grant form shows it. */
-export interface CapabilityInfo {
-  id: string;
-  description: string;
-  enabled: boolean;
+/** What an app's page shows beside the app itself. */
+export interface AppFacts {
+  granted: string[];
+  secretPending: boolean;
+  /** The capability catalogue as it stands for this tenant's plan. */
+  catalogue: CatalogueEntryView[];
+  /** Records about persons the app's extensions hold: such an app is disabled, never deleted. */
+  records: number;
 }
+
+/** What the tenant's plan means for a capability, said beside it before it is ticked. */
+const planNote = (cap: CatalogueEntryView) =>
+  cap.belowPlan === 'excluded'
+    ? html` <strong class="plan">needs plan ${cap.minPlan}</strong>: refused (plan_capability_excluded) until the
+tenant's plan includes it.`
+    : cap.belowPlan === 'writes'
+      ? html` <strong class="plan">needs plan ${cap.minPlan}</strong> to store new records; reading and deleting stored
+ones works on any plan.`
+      : '';
 
 export function appPage(
   frame: Frame & { session: ConsoleSession },
   c: ClientView,
-  granted: string[],
-  secretPending: boolean,
-  catalogue: CapabilityInfo[],
+  { granted, secretPending, catalogue, records }: AppFacts,
   entered?: Entered,
 ): Html {
   const { session } = frame;
@@ -346,24 +389,45 @@ export function appPage(
     redirectUris: lines(c.redirectUris),
     allowedOrigins: lines(c.allowedOrigins),
   };
+  const statusForm = postForm(
+    session,
+    `${base}/status`,
+    html`<input type="hidden" name="status" value="${next}"><button type="submit">${
+      next === 'disabled' ? 'Disable app' : 'Enable app'
+    }</button>`,
+  );
+  // An app that owns records can only be disabled: said up front, before any button, so nothing is offered that
+  // would be refused.
+  const kept =
+    records > 0 &&
+    html`<section aria-labelledby="delete-h"><h2 id="delete-h">Disable instead of delete</h2>
+<p id="kept-records">${c.name} owns ${records === 1 ? '1 stored record' : `${records} stored records`} about
+persons, which the platform never deletes, so it cannot be deleted. ${
+      c.status === 'active'
+        ? 'Disable it instead: its tokens are refused on their next request, and it gets no new ones.'
+        : 'It is disabled: its tokens are refused, and its records stay exportable.'
+    }</p>
+${statusForm}
+</section>`;
   return layout(
     frame,
     html`
 <dl><dt>Client id</dt><dd><code>${c.clientId}</code></dd><dt>Kind and type</dt><dd>${c.kind}, ${c.type}</dd>
-<dt>Status</dt><dd>${c.status}</dd></dl>
+<dt>Status</dt><dd>${c.status}</dd><dt>Stored records about persons</dt><dd>${records}</dd></dl>
+${kept}
 <section aria-labelledby="grant-h"><h2 id="grant-h">Granted capabilities</h2>
 ${postForm(
   session,
   `${base}/grant`,
   html`<fieldset><legend>Capabilities this tenant grants to ${c.name}</legend>
 ${catalogue.map(
-  (cap) => html`<div><input type="checkbox" id="cap-${cap.id}" name="capabilities" value="${cap.id}"
-aria-describedby="cap-${cap.id}-d"${
+  (cap) => html`<div id="capability-${cap.id}"><input type="checkbox" id="cap-${cap.id}" name="capabilities"
+value="${cap.id}" aria-describedby="cap-${cap.id}-d"${
     granted.includes(cap.id) && html` checked`
   }><label for="cap-${cap.id}"><code>${cap.id}</code></label>
 <span id="cap-${cap.id}-d">${cap.description}${
     !cap.enabled && ' (closed on this deployment: refused until the operator opens it)'
-  }</span></div>`,
+  }${planNote(cap)}</span></div>`,
 )}
 </fieldset><button type="submit">Save granted capabilities</button>`,
 )}
@@ -383,16 +447,13 @@ ${postForm(
 <div><button type="submit">Save settings</button></div>`,
 )}
 </section>
-<section aria-labelledby="status-h"><h2 id="status-h">Status</h2>
+${
+  records === 0 &&
+  html`<section aria-labelledby="status-h"><h2 id="status-h">Status</h2>
 <p>A disabled app's tokens are refused on their next request, and it gets no new ones.</p>
-${postForm(
-  session,
-  `${base}/status`,
-  html`<input type="hidden" name="status" value="${next}"><button type="submit">${
-    next === 'disabled' ? 'Disable app' : 'Enable app'
-  }</button>`,
-)}
-</section>
+${statusForm}
+</section>`
+}
 ${
   c.type === 'confidential' &&
   html`<section aria-labelledby="secret-h"><h2 id="secret-h">Client secret</h2>
@@ -406,18 +467,20 @@ ${postForm(session, `${base}/secrets`, html`<button type="submit">Create a next 
 }
 </section>`
 }
-<section aria-labelledby="delete-h"><h2 id="delete-h">Delete</h2>
-<p>Deleting removes the app with its secrets, grant, consents and service account. An app that stores records about
-persons cannot be deleted (its data is never deleted by the platform): disable it instead.</p>
+${
+  records === 0 &&
+  html`<section aria-labelledby="delete-h"><h2 id="delete-h">Delete</h2>
+<p>Deleting removes the app with its secrets, grant, consents and service account.</p>
 ${postForm(session, `${base}/delete`, html`<button type="submit">Delete app</button>`)}
-</section>`,
+</section>`
+}`,
   );
 }
 
-/** What a destructive action asks before it acts: its consequence, and where Cancel goes back to. */
+/** What a destructive action asks before it acts: its consequence, and the page Cancel (or a refusal) goes back to. */
 export interface Confirmation {
   consequence: string;
-  back: string;
+  back: Link;
 }
 
 /** The question page: the same form (fields kept) with `confirmed=yes` behind a Confirm button, and Cancel. */
@@ -436,7 +499,7 @@ ${postForm(
   html`${Object.entries(fields).map(
     ([name, value]) => html`<input type="hidden" name="${name}" value="${value}">`,
   )}<input type="hidden" name="confirmed" value="yes">
-<button type="submit">Confirm</button> <a href="${c.back}">Cancel</a>`,
+<button type="submit">Confirm</button> <a href="${c.back.href}">Cancel</a>`,
 )}`,
   );
 }
@@ -486,19 +549,17 @@ export function personsPage(
         postForm(
           session,
           tenantPath(tenant.tenantId, `persons/${encodeURIComponent(p.accountId)}/status`),
-          html`<input type="hidden" name="status" value="${
+          html`<input type="hidden" name="q" value="${q ?? ''}"><input type="hidden" name="status" value="${
             p.accountStatus === 'active' ? 'disabled' : 'active'
           }"><button type="submit">${
             p.accountStatus === 'active' ? 'Disable login' : 'Enable login'
           }<span class="vh"> of ${p.displayName}</span></button>`,
           'inline',
         );
-      const name = p.accountId
-        ? html`<a href="${tenantPath(
-            tenant.tenantId,
-            `persons/${encodeURIComponent(p.accountId)}`,
-          )}">${p.displayName}</a>`
-        : p.displayName;
+      const name = html`<a href="${tenantPath(
+        tenant.tenantId,
+        `persons/${encodeURIComponent(p.accountId ?? p.personId)}`,
+      )}">${p.displayName}</a>`;
       return html`<tr><th scope="row">${name}</th><td>${p.username ?? '—'}</td><td><code>${p.personId}</code></td>
 <td>${p.accountStatus ?? 'none'}</td><td>${p.relationship}</td><td>${action || ''}</td></tr>`;
     })}</tbody></table>
@@ -530,39 +591,110 @@ export interface AccountRowView {
   epoch: number;
 }
 
+/** The service-account create form: apps that may have one, and the app picked in its first step with its grant. */
+export interface ServiceAccountForm {
+  eligible: ClientView[];
+  chosen?: { app: ClientView; granted: string[] } | undefined;
+  entered?: Entered | undefined;
+}
+
 export function serviceAccountsPage(
   frame: Frame & { session: ConsoleSession; tenant: TenantView },
   accounts: AccountRowView[],
+  form: ServiceAccountForm,
 ): Html {
   const { session, tenant } = frame;
-  return layout(
-    frame,
-    html`<p>Advancing an epoch or disabling an account refuses its tokens from their next request on.</p>
+  const base = tenantPath(tenant.tenantId, 'service-accounts');
+  const table = html`<p>Advancing an epoch or disabling an account refuses its tokens from their next request on.</p>
 <table><caption>Service accounts</caption>
 <thead><tr><th scope="col">Name</th><th scope="col">Account id</th><th scope="col">App</th>
 <th scope="col">Capabilities</th><th scope="col">Status</th><th scope="col">Epoch</th>
 <th scope="col">Actions</th></tr></thead>
 <tbody>${accounts.map((a) => {
-      const base = tenantPath(tenant.tenantId, `service-accounts/${encodeURIComponent(a.accountId)}`);
-      const next = a.status === 'active' ? 'disabled' : 'active';
-      return html`<tr><th scope="row">${a.name}</th><td><code>${a.accountId}</code></td>
+    const path = `${base}/${encodeURIComponent(a.accountId)}`;
+    const next = a.status === 'active' ? 'disabled' : 'active';
+    return html`<tr><th scope="row">${a.name}</th><td><code>${a.accountId}</code></td>
 <td><code>${a.clientId}</code></td>
 <td>${(a.capabilities ?? []).join(' ') || 'none'}</td><td>${a.status}</td><td>${a.epoch}</td>
 <td>${postForm(
-        session,
-        `${base}/epoch`,
-        html`<button type="submit">Advance epoch<span class="vh"> of ${a.name}</span></button>`,
-        'inline',
-      )}
+      session,
+      `${path}/epoch`,
+      html`<button type="submit">Advance epoch<span class="vh"> of ${a.name}</span></button>`,
+      'inline',
+    )}
 ${postForm(
   session,
-  `${base}/status`,
+  `${path}/status`,
   html`<input type="hidden" name="status" value="${next}"><button type="submit">${
     next === 'disabled' ? 'Disable' : 'Enable'
   }<span class="vh"> ${a.name}</span></button>`,
   'inline',
 )}</td></tr>`;
-    })}</tbody></table>`,
+  })}</tbody></table>`;
+  const { eligible, chosen, entered } = form;
+  const create = chosen
+    ? postForm(
+        session,
+        base,
+        html`<input type="hidden" name="clientId" value="${chosen.app.clientId}">
+<p>For <strong>${chosen.app.name}</strong> (<code>${chosen.app.clientId}</code>).
+<a href="${base}">Choose another app</a></p>
+<label for="sa-name">Name (what the account does, e.g. nightly sync)</label>
+<input id="sa-name" name="name" type="text" required maxlength="200" value="${entered?.values.name ?? ''}">
+<fieldset><legend>Capabilities its tokens may use (from the app's grant)</legend>
+${chosen.granted.map(
+  (cap) => html`<div><input type="checkbox" id="sa-cap-${cap}" name="capabilities" value="${cap}" checked>
+<label for="sa-cap-${cap}"><code>${cap}</code></label></div>`,
+)}${
+          chosen.granted.length === 0 &&
+          html`<p>The tenant grants ${chosen.app.name} no capabilities yet: grant them on
+<a href="${appPath(tenant.tenantId, chosen.app.clientId)}">its page</a> first.</p>`
+        }
+</fieldset>
+<div><button type="submit">Create service account</button></div>`,
+      )
+    : eligible.length > 0
+      ? html`<form method="get" action="${base}"><label for="sa-app">App</label>
+<select id="sa-app" name="clientId">${eligible.map(
+          (a) => html`<option value="${a.clientId}">${a.name} (${a.clientId})</option>`,
+        )}</select>
+<div><button type="submit">Next: name and capabilities</button></div></form>`
+      : html`<p>Every confidential app of this tenant has its service account already, or there is none:
+<a href="${tenantPath(tenant.tenantId, 'apps')}#new-app">register a confidential app</a> first.</p>`;
+  return layout(
+    frame,
+    html`<p>A service account is how an app acts as itself rather than for a person: a server job (a nightly sync,
+a report) asks the token endpoint for a token with the app's own client id and secret (the client_credentials grant)
+and calls the API with the capabilities given here, within what the tenant grants the app. Each confidential app can
+have one.</p>
+${accounts.length > 0 ? table : html`<p>No service accounts yet.</p>`}
+<section aria-labelledby="new-sa-h"><h2 id="new-sa-h">Create a service account</h2>
+${entered && html`<p class="problem" role="alert">${entered.problem}</p>`}
+${create}
+</section>`,
+  );
+}
+
+/** A new service account: its id and the next step, the token request with the app's credentials. */
+export function newServiceAccountPage(
+  frame: Frame & { tenant: TenantView },
+  a: { accountId: string; clientId: string; name: string; capabilities: string[] },
+  tokenEndpoint: string,
+): Html {
+  const scope = a.capabilities.join(' ');
+  const curl =
+    `curl -u '${a.clientId}:<client secret>' -d grant_type=client_credentials` +
+    `${scope ? ` -d 'scope=${scope}'` : ''} ${tokenEndpoint}`;
+  return layout(
+    frame,
+    html`<p><strong>${a.name}</strong> is created: service account <code id="new-account">${a.accountId}</code> of
+<code>${a.clientId}</code>, with ${scope ? html`<code>${scope}</code>` : 'no capabilities'}.</p>
+<h2>Next: request a token</h2>
+<p>The app's server asks the token endpoint for a token with its client id and client secret (client_credentials);
+the token's subject is this account. For example:</p>
+<pre id="token-request">${curl}</pre><button type="button" data-copy="token-request" hidden>Copy</button>
+<p>Then call the API with <code>Authorization: Bearer &lt;access_token&gt;</code>.
+<a href="${tenantPath(frame.tenant.tenantId, 'service-accounts')}">Back to the service accounts</a></p>`,
   );
 }
 
@@ -609,23 +741,35 @@ ${postForm(
   );
 }
 
+/** An option of a select: the value sent and the words shown. */
+export interface Choice {
+  value: string;
+  words: string;
+}
+
+/** A select of `options` (a value shown as it is, or a Choice), with `any` first. */
 const select = (
   id: string,
   name: string,
   label: string,
-  options: readonly string[],
+  options: readonly (string | Choice)[],
   chosen: string | undefined,
   any: string,
 ) => html`<div><label for="${id}">${label}</label>
-<select id="${id}" name="${name}"><option value="">${any}</option>${options.map(
-  (o) => html`<option value="${o}"${chosen === o && html` selected`}>${o}</option>`,
-)}</select></div>`;
+<select id="${id}" name="${name}"><option value="">${any}</option>${options.map((o) => {
+  const { value, words } = typeof o === 'string' ? { value: o, words: o } : o;
+  return html`<option value="${value}"${chosen === value && html` selected`}>${words}</option>`;
+})}</select></div>`;
+
+/** A decision with, when denied, why in words and where that is fixed. */
+export type DecisionRow = DecisionView & { why?: { sentence: string; fix?: Link | undefined } | undefined };
 
 export function decisionsPage(
   frame: Frame & { tenant: TenantView },
-  page: { items: DecisionView[]; nextCursor: string | null },
+  page: { items: DecisionRow[]; nextCursor: string | null },
   filters: DecisionFilters,
-  choices: { apps: string[]; codes: readonly string[]; capabilities: readonly string[] },
+  /** `denials`: each deny code with the table's sentence for it. */
+  choices: { apps: string[]; denials: readonly Choice[]; capabilities: readonly string[] },
 ): Html {
   const base = tenantPath(frame.tenant.tenantId, 'decisions');
   const kept = Object.fromEntries(Object.entries(filters).filter((e): e is [string, string] => Boolean(e[1])));
@@ -639,7 +783,7 @@ export function decisionsPage(
 <input id="request-id" name="requestId" type="search" value="${filters.requestId ?? ''}" maxlength="128"></div>
 ${select('f-app', 'clientId', 'App', choices.apps, filters.clientId, 'Any app')}
 ${select('f-outcome', 'outcome', 'Outcome', ['allow', 'deny'], filters.outcome, 'Allowed or denied')}
-${select('f-code', 'code', 'Deny code', choices.codes, filters.code, 'Any deny code')}
+${select('f-code', 'code', 'Why denied', choices.denials, filters.code, 'Any reason')}
 ${select('f-capability', 'capability', 'Capability', choices.capabilities, filters.capability, 'Any capability')}
 <button type="submit">Search</button>${filtered && html` <a href="${base}">Clear filters</a>`}</form>
 <table><caption>${
@@ -650,12 +794,17 @@ ${select('f-capability', 'capability', 'Capability', choices.capabilities, filte
           : 'Recent decisions, newest first'
     }</caption>
 <thead><tr><th scope="col">Time (UTC)</th><th scope="col">Request id</th><th scope="col">App</th>
-<th scope="col">Subject</th><th scope="col">Capability</th><th scope="col">Outcome</th><th scope="col">Deny code</th>
+<th scope="col">Subject</th><th scope="col">Capability</th><th scope="col">Outcome</th><th scope="col">Why denied</th>
 <th scope="col">Check</th></tr></thead>
 <tbody>${page.items.map(
       (d) => html`<tr><td>${d.createdAt}</td><th scope="row"><code>${d.requestId}</code></th>
 <td><code>${d.clientId}</code></td><td><code>${d.subject}</code></td>
-<td>${d.capability}</td><td>${d.allow ? 'allowed' : 'denied'}</td><td>${d.code ?? ''}</td><td>${d.checkName}</td></tr>`,
+<td>${d.capability}</td><td>${d.allow ? 'allowed' : 'denied'}</td><td>${
+        d.why &&
+        html`${d.why.sentence}${
+          d.why.fix && html` <a href="${d.why.fix.href}">Fix it: ${d.why.fix.label}</a>`
+        } <small><code>${d.code}</code></small>`
+      }</td><td>${d.checkName}</td></tr>`,
     )}</tbody></table>
 ${page.items.length === 0 && html`<p>No decisions found.</p>`}
 ${older && html`<p><a href="${older}">Older decisions</a></p>`}`,
@@ -676,17 +825,38 @@ ${days.length === 0 && html`<p>No metered calls in the last 30 days.</p>`}`,
   );
 }
 
-export function exportPage(frame: Frame & { tenant: TenantView }, extensions: RegisteredExtension[]): Html {
+/** The export page: how many records there are before any download, the records file, and the whole tenant. */
+export function exportPage(
+  frame: Frame & { tenant: TenantView },
+  extensions: RegisteredExtension[],
+  records: number,
+): Html {
+  const base = tenantPath(frame.tenant.tenantId, 'export');
   return layout(
     frame,
-    html`<p>Every extension record the tenant's apps stored, one JSON object a line (NDJSON), from one
-consistent snapshot. Available whatever the plan or quota.</p>
-<form method="get" action="${tenantPath(frame.tenant.tenantId, 'export/download')}">
+    html`<section aria-labelledby="records-h"><h2 id="records-h">Records</h2>
+<p id="record-count">${
+      records === 0
+        ? "This tenant's apps have stored no records about persons, so there is no records file to download."
+        : html`This tenant's apps have stored <strong>${records === 1 ? '1 record' : `${records} records`}</strong>
+about persons. The file holds one JSON object a line (NDJSON), from one consistent snapshot, whatever the plan or
+quota.`
+    }</p>
+${
+  records > 0 &&
+  html`<form method="get" action="${base}/download">
 <label for="export-extension">Extension</label>
 <select id="export-extension" name="extensionId"><option value="">All extensions</option>${extensions.map(
-      (e) => html`<option value="${e.extensionId}">${e.name} (${e.extensionId})</option>`,
-    )}</select>
-<div><button type="submit">Download records</button></div></form>`,
+    (e) => html`<option value="${e.extensionId}">${e.name} (${e.extensionId})</option>`,
+  )}</select>
+<div><button type="submit">Download records</button></div></form>`
+}</section>
+<section aria-labelledby="tenant-h"><h2 id="tenant-h">The whole tenant</h2>
+<p>One NDJSON file from one snapshot, every line with a <code>type</code>: the tenant, its persons (with the
+relationship), apps (without secrets), grants, service accounts, extensions (with their schema versions), records and
+audit entries. No password, secret or key is in it.</p>
+<form method="get" action="${base}/tenant"><button type="submit">Download the whole tenant</button></form>
+</section>`,
   );
 }
 
@@ -700,6 +870,9 @@ export function auditPage(
   frame: Frame & { tenant: TenantView },
   page: AuditPage,
   filters: { action?: string | undefined; since?: string | undefined },
+  /** What Verify checks: the whole chain (the operator) or this tenant's entries (a tenant admin). */
+  scope: 'chain' | 'tenant',
+  verified?: AuditVerification,
 ): Html {
   const base = tenantPath(frame.tenant.tenantId, 'audit');
   const query = (extra: Record<string, string>) =>
@@ -708,9 +881,28 @@ export function auditPage(
       ...(filters.since && { since: filters.since }),
       ...extra,
     })}`;
+  const checked = (n: number) => (n === 1 ? '1 entry checked' : `${n} entries checked`);
+  const [what, is, fails] =
+    scope === 'chain' ? ['The whole audit trail', 'is', 'fails'] : ["This tenant's audit entries", 'are', 'fail'];
   return layout(
     frame,
     html`
+<section aria-labelledby="verify-h"><h2 id="verify-h">Verify</h2>
+<p>Every entry is chained to the one before it by a SHA-256 hash: an entry changed after it was written, or one
+removed, breaks the chain there. ${
+      scope === 'chain'
+        ? 'Verify checks the whole chain, every tenant.'
+        : "Verify checks this tenant's entries, each against the entry stored before it."
+    }</p>
+${
+  verified &&
+  (verified.ok
+    ? html`<p class="notice" role="status" id="verification">${what} ${is} intact (${checked(verified.entries)}).</p>`
+    : html`<p class="problem" role="alert" id="verification">${what} ${fails} at entry
+<code>${verified.brokenAt}</code>:
+it was changed after it was written, or the entry before it was removed (${checked(verified.entries)}).</p>`)
+}
+<form method="get" action="${base}/verify"><button type="submit">Verify</button></form></section>
 <form method="get" action="${base}" role="search">
 <label for="audit-action">Action</label>
 <input id="audit-action" name="action" type="search" value="${filters.action ?? ''}" placeholder="client.disable"
@@ -737,36 +929,59 @@ ${page.nextCursor && html`<p><a href="${base}${query({ cursor: page.nextCursor }
   );
 }
 
-/** One person's login in this tenant: the apps they let in (their consents) and ending every session. */
+/**
+ * One person of this tenant as the admin knows them: name, username, login status and relationship, the apps they let
+ * in (consents, each with its session's state), and the actions on them.
+ */
 export function personPage(
   frame: Frame & { session: ConsoleSession; tenant: TenantView },
-  accountId: string,
+  p: PersonListItem,
   consents: ConsentView[],
 ): Html {
   const { session, tenant } = frame;
+  const base = tenantPath(tenant.tenantId, `persons/${encodeURIComponent(p.accountId ?? p.personId)}`);
   const live = consents.filter((c) => !c.revokedAt);
+  const related = p.relationship === 'active';
   return layout(
     frame,
-    html`<p>Login <code>${accountId}</code>.
-<a href="${tenantPath(tenant.tenantId, 'persons')}">Back to the persons</a></p>
-<table><caption>Apps this person let in (consents), newest first</caption>
+    html`<dl><dt>Name</dt><dd>${p.displayName}</dd><dt>Username</dt><dd>${p.username ?? 'no login here'}</dd>
+<dt>Login</dt><dd>${p.accountStatus ?? 'none'}</dd><dt>Relationship with this tenant</dt><dd>${
+      related ? 'active' : 'ended'
+    }</dd><dt>Person id</dt><dd><code>${p.personId}</code></dd></dl>
+<p><a href="${tenantPath(tenant.tenantId, 'persons')}">Back to the persons</a></p>
+<table><caption>Apps ${p.displayName} let in (consents) and their sessions, newest first</caption>
 <thead><tr><th scope="col">App</th><th scope="col">Client id</th><th scope="col">Since (UTC)</th>
-<th scope="col">State</th></tr></thead>
+<th scope="col">Session</th></tr></thead>
 <tbody>${consents.map(
       (c) => html`<tr><th scope="row">${c.appName}</th><td><code>${c.clientId}</code></td><td>${c.since}</td>
 <td>${c.revokedAt ? `ended ${c.revokedAt}` : 'active'}</td></tr>`,
     )}</tbody></table>
-${consents.length === 0 && html`<p>This person has not let any app in.</p>`}
+${consents.length === 0 && html`<p>${p.displayName} has not let any app in.</p>`}
 ${
-  live.length > 0 &&
-  html`<h2 id="end-h">End every session</h2>
-<p>Every app loses this person's tokens from its next request (403 subject_revoked) and needs a new consent; the
-person signs in again.</p>
+  p.accountId &&
+  related &&
+  html`<section aria-labelledby="login-h"><h2 id="login-h">Login</h2>
+<p>A disabled login cannot sign in, and its tokens are refused from their next request.</p>
 ${postForm(
   session,
-  tenantPath(tenant.tenantId, `persons/${encodeURIComponent(accountId)}/sessions/revoke`),
-  html`<button type="submit">End every session</button>`,
-)}`
+  `${base}/status`,
+  html`<input type="hidden" name="status" value="${p.accountStatus === 'active' ? 'disabled' : 'active'}">
+<button type="submit">${p.accountStatus === 'active' ? 'Disable login' : 'Enable login'}</button>`,
+)}</section>`
+}
+${
+  live.length > 0 &&
+  html`<section aria-labelledby="end-h"><h2 id="end-h">End every session</h2>
+<p>Every app loses this person's tokens from its next request (403 subject_revoked) and needs a new consent; the
+person signs in again.</p>
+${postForm(session, `${base}/sessions/revoke`, html`<button type="submit">End every session</button>`)}</section>`
+}
+${
+  related &&
+  html`<section aria-labelledby="relationship-h"><h2 id="relationship-h">End the relationship</h2>
+<p>This tenant stops serving ${p.displayName}: every app loses access to them. The person and the records about them
+are kept.</p>
+${postForm(session, `${base}/relationship/end`, html`<button type="submit">End the relationship</button>`)}</section>`
 }`,
   );
 }

@@ -1,20 +1,23 @@
-// The console's read-only records of a tenant: decisions (filtered, paged), usage, the audit trail and the export.
-import type { Router } from 'express';
+// The console's read-only records of a tenant: decisions (filtered, paged, denials in words), usage, the audit trail
+// (and its verification) and the exports.
+import type { Request, Response, Router } from 'express';
 import * as pages from './pages.js';
-import { locals, one, type ConsoleKit } from './kit.js';
-import { DENY_CODES } from '../../wire/codes.js';
+import { tenantPath } from './pages.js';
+import { apiPath, locals, one, type ConsoleKit } from './kit.js';
+import { DENIAL_CHOICES, denialFix, denialSentence } from './denials.js';
 import { CAPABILITIES } from '../../wire/decision.js';
 import { listClients } from '../admin/clients.js';
 import { listExtensions } from '../admin/extensions.js';
 import { recentDecisions, usage, usagePerDay, type DecisionFilters } from '../admin/observability.js';
-import { auditPage } from '../admin/audit-trail.js';
-import { streamExport } from '../admin/export.js';
+import { auditPage, verifyChain, type AuditVerification } from '../admin/audit-trail.js';
+import { recordCount, streamExport } from '../admin/export.js';
+import { streamTenantExport } from '../admin/tenant-export.js';
 
 /** Decisions on one page of the console. */
 const DECISIONS_SHOWN = 100;
 
 export function recordRoutes(tenant: Router, kit: ConsoleKit): void {
-  const { db, log, send, frameOf, refusedPage } = kit;
+  const { db, log, send, frameOf, refusedPage, permitted } = kit;
   tenant.get('/decisions', async (req, res) => {
     const { tenant: current } = locals(res);
     // An empty field is "any"; the rest are the admin API's filters, checked there.
@@ -32,9 +35,22 @@ export function recordRoutes(tenant: Router, kit: ConsoleKit): void {
       }),
       listClients(db, current.tenantId),
     ]);
-    if (!outcome.ok) return refusedPage(res, outcome);
-    const choices = { apps: apps.map((a) => a.clientId), codes: DENY_CODES, capabilities: CAPABILITIES };
-    send(res, pages.decisionsPage({ ...frameOf(res, 'Decisions'), tenant: current }, outcome.value, filters, choices));
+    if (!outcome.ok)
+      return refusedPage(res, outcome, { href: tenantPath(current.tenantId, 'decisions'), label: 'the decisions' });
+    const choices = { apps: apps.map((a) => a.clientId), denials: DENIAL_CHOICES, capabilities: CAPABILITIES };
+    const items = outcome.value.items.map((d) => ({
+      ...d,
+      why: d.code ? { sentence: denialSentence(d.code), fix: denialFix(current.tenantId, d) } : undefined,
+    }));
+    send(
+      res,
+      pages.decisionsPage(
+        { ...frameOf(res, 'Decisions'), tenant: current },
+        { ...outcome.value, items },
+        filters,
+        choices,
+      ),
+    );
   });
 
   tenant.get('/usage', async (_req, res) => {
@@ -45,8 +61,8 @@ export function recordRoutes(tenant: Router, kit: ConsoleKit): void {
     send(res, pages.usagePage(frameOf(res, 'Usage'), total.value.total, days.value));
   });
 
-  tenant.get('/audit', async (req, res) => {
-    const { tenant: current } = locals(res);
+  const showAudit = async (req: Request, res: Response, verified?: AuditVerification) => {
+    const { tenant: current, caller } = locals(res);
     const filters = {
       action: one(req.query.action)?.trim() || undefined,
       since: one(req.query.since)?.trim() || undefined,
@@ -56,17 +72,36 @@ export function recordRoutes(tenant: Router, kit: ConsoleKit): void {
       cursor: one(req.query.cursor) || undefined,
       limit: 50,
     });
-    if (!outcome.ok) return refusedPage(res, outcome);
-    send(res, pages.auditPage({ ...frameOf(res, 'Audit'), tenant: current }, outcome.value, filters));
+    const back = { href: tenantPath(current.tenantId, 'audit'), label: 'the audit trail' };
+    if (!outcome.ok) return refusedPage(res, outcome, back);
+    const scope = caller.kind === 'operator' ? 'chain' : 'tenant';
+    send(res, pages.auditPage({ ...frameOf(res, 'Audit'), tenant: current }, outcome.value, filters, scope, verified));
+  };
+
+  tenant.get('/audit', (req, res) => showAudit(req, res));
+
+  // The operator checks the whole chain (GET /audit/verify), a tenant admin its tenant's entries
+  // (GET /tenants/{tenantId}/audit/verify): the same answers as the admin API and the CLI.
+  tenant.get('/audit/verify', async (req, res) => {
+    const { tenant: current, caller } = locals(res);
+    const whole = caller.kind === 'operator';
+    const path = whole ? apiPath('audit', 'verify') : apiPath('tenants', current.tenantId, 'audit', 'verify');
+    if (!(await permitted(res, { method: 'GET', path }))) return;
+    const verified = await verifyChain(db, whole ? null : current.tenantId);
+    if (!verified.ok) return refusedPage(res, verified);
+    await showAudit(req, res, verified.value);
   });
 
   tenant.get('/export', async (_req, res) => {
     const { tenant: current } = locals(res);
-    send(
-      res,
-      pages.exportPage({ ...frameOf(res, 'Export'), tenant: current }, await listExtensions(db, current.tenantId)),
-    );
+    const [extensions, records] = await Promise.all([
+      listExtensions(db, current.tenantId),
+      recordCount(db, current.tenantId),
+    ]);
+    send(res, pages.exportPage({ ...frameOf(res, 'Export'), tenant: current }, extensions, records));
   });
+
+  const exportBack = (tenantId: string) => ({ href: tenantPath(tenantId, 'export'), label: 'the export page' });
 
   tenant.get('/export/download', async (req, res) => {
     const { tenant: current } = locals(res);
@@ -74,8 +109,18 @@ export function recordRoutes(tenant: Router, kit: ConsoleKit): void {
     await streamExport(db, log, req, res, {
       tenantId: current.tenantId,
       query: extensionId ? { extensionId } : {},
-      refuse: (refusal) => refusedPage(res, refusal),
+      refuse: (refusal) => refusedPage(res, refusal, exportBack(current.tenantId)),
       attachment: `${current.label}-records.ndjson`,
+    });
+  });
+
+  tenant.get('/export/tenant', async (req, res) => {
+    const { tenant: current } = locals(res);
+    await streamTenantExport(db, log, req, res, {
+      tenantId: current.tenantId,
+      query: {},
+      refuse: (refusal) => refusedPage(res, refusal, exportBack(current.tenantId)),
+      attachment: `${current.label}-tenant.ndjson`,
     });
   });
 }

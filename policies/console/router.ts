@@ -30,6 +30,13 @@ import * as pages from './pages.js';
 
 const { CONSOLE_PATH, tenantPath } = pages;
 const COOKIE = 'console_session';
+/** Sign in's `ended` when a session ended because its tenant admin key was revoked, and what the page then says. */
+const KEY_REVOKED = 'key-revoked';
+const KEY_REVOKED_TEXT =
+  'Your session ended because the admin key you signed in with was revoked. Sign in with a current key; the ' +
+  'operator issues new ones.';
+/** The issuer's token endpoint under AUTH_URL (platform-interfaces.md). */
+const TOKEN_PATH = '/oauth2/token';
 
 const SECURITY_HEADERS = pageSecurityHeaders(STYLE, SCRIPT)();
 
@@ -41,9 +48,11 @@ export interface ConsoleDeps {
   countChange?: (action: string) => void;
   /** Wrong keys per address, shared with the admin API's bearers. */
   throttle: CredentialThrottle;
+  /** The issuer's public URL (AUTH_URL). */
+  authUrl: string;
 }
 
-export function consoleRouter({ knex, adminToken, log, countChange, throttle }: ConsoleDeps): Router {
+export function consoleRouter({ knex, adminToken, log, countChange, throttle, authUrl }: ConsoleDeps): Router {
   const r = Router();
   // The session store joins an audited change's transaction too (it leaves the change's notice), so a page never
   // waits for a second connection that the embedded database, with one, cannot give while the change runs.
@@ -51,7 +60,7 @@ export function consoleRouter({ knex, adminToken, log, countChange, throttle }: 
   const identifyAdmin = adminIdentifier(knex, adminToken);
 
   const db = scopedKnex(knex);
-  const kit = consoleKit(db, sessions, log);
+  const kit = consoleKit(db, sessions, log, { tokenEndpoint: `${authUrl.replace(/\/$/, '')}${TOKEN_PATH}` });
   const { send, problem, notFound, goTo, enteredFrom } = kit;
   const setCookie = (req: Request, res: Response, session: ConsoleSession) =>
     res.cookie(COOKIE, session.id, { httpOnly: true, sameSite: 'strict', secure: overHttps(req), path: CONSOLE_PATH });
@@ -72,16 +81,19 @@ export function consoleRouter({ knex, adminToken, log, countChange, throttle }: 
   r.use((_req, res, next) => (res.set(SECURITY_HEADERS), next()));
   r.use(cookieParser(), express.urlencoded({ extended: false, limit: '64kb', parameterLimit: 100 }));
 
-  // The session, if any; a tenant admin key revoked since sign-in ends it.
+  // The session, if any; a tenant admin key revoked since sign-in ends it, and Sign in then says why.
   r.use(async (req, res, next) => {
     // A page view shows the notice an earlier action left, once.
     const session = await sessions.get(one(req.cookies?.[COOKIE]), req.method === 'GET');
     const caller = session?.caller;
-    if (caller?.kind === 'tenant' && !(await tenantAdminKeyLive(knex, caller.tenantId, caller.keyId)))
+    if (caller?.kind === 'tenant' && !(await tenantAdminKeyLive(knex, caller.tenantId, caller.keyId))) {
       await sessions.destroy(session!.id);
-    else if (session) res.locals.session = session;
+      res.locals.signInPath = `${CONSOLE_PATH}/sign-in?${new URLSearchParams({ ended: KEY_REVOKED })}`;
+    } else if (session) res.locals.session = session;
     next();
   });
+  /** Where a visitor without a session goes: Sign in, saying why when their key was revoked. */
+  const signInPath = (res: Response) => (res.locals.signInPath as string | undefined) ?? `${CONSOLE_PATH}/sign-in`;
 
   // Every POST carries the session's CSRF token in a hidden field, or (the sign-in form, before any session) the token
   // of its signed cookie; anything else is refused before it does anything.
@@ -105,13 +117,14 @@ export function consoleRouter({ knex, adminToken, log, countChange, throttle }: 
 
   r.get('/', (_req, res) => {
     const caller = (res.locals.session as ConsoleSession | undefined)?.caller;
-    if (!caller) return res.redirect(303, `${CONSOLE_PATH}/sign-in`);
+    if (!caller) return res.redirect(303, signInPath(res));
     res.redirect(303, caller.kind === 'operator' ? `${CONSOLE_PATH}/tenants` : tenantPath(caller.tenantId, 'apps'));
   });
 
   r.get('/sign-in', (req, res) => {
     if ((res.locals.session as ConsoleSession | undefined)?.caller) return res.redirect(303, `${CONSOLE_PATH}/`);
-    send(res, pages.signInPage({ csrf: signInToken(req, res) }));
+    const why = one(req.query.ended) === KEY_REVOKED ? KEY_REVOKED_TEXT : undefined;
+    send(res, pages.signInPage({ csrf: signInToken(req, res) }, undefined, why));
   });
 
   r.post('/sign-in', async (req, res) => {
@@ -157,7 +170,7 @@ export function consoleRouter({ knex, adminToken, log, countChange, throttle }: 
   // Everything below needs a signed-in session.
   r.use((req, res, next) => {
     const caller = (res.locals.session as ConsoleSession | undefined)?.caller;
-    if (!caller) return req.method === 'GET' ? res.redirect(303, `${CONSOLE_PATH}/sign-in`) : notFound(res);
+    if (!caller) return req.method === 'GET' ? res.redirect(303, signInPath(res)) : notFound(res);
     res.locals.caller = caller;
     next();
   });

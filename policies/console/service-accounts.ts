@@ -1,20 +1,67 @@
-// The console's service-account page: status and epoch of each app's workload account.
-import type { Request, Router } from 'express';
+// The console's service-account page: creating an app's workload account (the app, a name, capabilities offered from
+// the app's grant) and the status and epoch of each.
+import type { Request, Response, Router } from 'express';
 import * as pages from './pages.js';
 import { tenantPath } from './pages.js';
-import { apiPath, locals, type ConsoleKit } from './kit.js';
-import { advanceEpoch, listServiceAccounts, setAccountStatus } from '../admin/accounts.js';
+import { apiPath, list, locals, one, type ConsoleKit } from './kit.js';
+import { STATUS_OF } from '../../wire/codes.js';
+import { advanceEpoch, createServiceAccount, listServiceAccounts, setAccountStatus } from '../admin/accounts.js';
+import { listClients } from '../admin/clients.js';
+import { grantsOfTenant } from '../admin/grants.js';
 
 export function serviceAccountRoutes(tenant: Router, kit: ConsoleKit): void {
-  const { db, send, frameOf, confirmThenPerform, changeStatus } = kit;
-  tenant.get('/service-accounts', async (_req, res) => {
+  const { db, send, frameOf, enteredFrom, permitted, confirmThenPerform, changeStatus, site } = kit;
+  const back = (tenantId: string): pages.Link => ({
+    href: tenantPath(tenantId, 'service-accounts'),
+    label: 'the service accounts',
+  });
+
+  /** The page, with the create form for `chosen` (an app picked in its first step) and a refused form's entries. */
+  const accountsPage = async (res: Response, chosen?: string, entered?: pages.Entered, status = 200) => {
     const { session, tenant: current } = locals(res);
+    const [accounts, apps, grants] = await Promise.all([
+      listServiceAccounts(db, current.tenantId),
+      listClients(db, current.tenantId),
+      grantsOfTenant(db, current.tenantId),
+    ]);
+    // client_credentials needs a secret, and an app has at most one service account (its token's subject).
+    const taken = new Set(accounts.map((a) => ('clientId' in a ? a.clientId : null)));
+    const eligible = apps.filter((a) => a.type === 'confidential' && !taken.has(a.clientId));
+    const app = eligible.find((a) => a.clientId === chosen);
     send(
       res,
-      pages.serviceAccountsPage(
-        { ...frameOf(res, 'Service accounts'), session, tenant: current },
-        await listServiceAccounts(db, current.tenantId),
+      pages.serviceAccountsPage({ ...frameOf(res, 'Service accounts'), session, tenant: current }, accounts, {
+        eligible,
+        chosen: app && { app, granted: grants.get(app.clientId) ?? [] },
+        entered,
+      }),
+      status,
+    );
+  };
+
+  tenant.get('/service-accounts', async (req, res) => accountsPage(res, one(req.query.clientId)));
+
+  tenant.post('/service-accounts', async (req, res) => {
+    const { tenantId } = locals(res).tenant;
+    const body = {
+      clientId: one(req.body.clientId),
+      name: one(req.body.name),
+      capabilities: list(req.body.capabilities),
+    };
+    if (!(await permitted(res, { method: 'POST', path: apiPath('tenants', tenantId, 'service-accounts'), body })))
+      return;
+    const created = await createServiceAccount(db, tenantId, body);
+    if (!created.ok)
+      return accountsPage(res, body.clientId, enteredFrom(req, created, ['name']), STATUS_OF[created.error]);
+    // The id and the next step, on the answer to the POST itself.
+    send(
+      res,
+      pages.newServiceAccountPage(
+        { ...frameOf(res, `New service account: ${created.value.name}`), tenant: locals(res).tenant },
+        created.value,
+        site.tokenEndpoint,
       ),
+      201,
     );
   });
 
@@ -30,7 +77,7 @@ export function serviceAccountRoutes(tenant: Router, kit: ConsoleKit): void {
         consequence:
           `Advance the epoch of ${accountId}? Every token it holds now is refused from its next request ` +
           '(403 epoch_changed); new tokens work.',
-        back: tenantPath(tenantId, 'service-accounts'),
+        back: back(tenantId),
         said: (advanced) =>
           `The epoch of ${advanced.accountId} is now ${advanced.epoch}; its older tokens are refused.`,
       },
@@ -44,7 +91,7 @@ export function serviceAccountRoutes(tenant: Router, kit: ConsoleKit): void {
       consequence:
         `Disable ${accountId}? Its tokens are refused from their next request (403 subject_revoked) ` +
         'until it is enabled again.',
-      back: tenantPath(tenantId, 'service-accounts'),
+      back: back(tenantId),
       said: (account) => `${account.accountId} is now ${account.status}.`,
     });
   });

@@ -6,9 +6,14 @@ import { tenantPath } from './pages.js';
 import { apiPath, locals, one, type ConsoleKit } from './kit.js';
 import { STATUS_OF } from '../../wire/codes.js';
 import { adminKeyPage, createAdminKey, revokeAdminKey } from '../admin/admin-keys.js';
-import { updateTenant } from '../admin/tenants.js';
+import { rateLimitCeiling, updateTenant } from '../admin/tenants.js';
 import { DEFAULT_RATE_LIMIT } from '../evaluate.js';
 import type { RateLimitPolicy } from '../../wire/decision.js';
+
+const settingsLink = (tenantId: string): pages.Link => ({
+  href: tenantPath(tenantId, 'settings'),
+  label: "the tenant's settings",
+});
 
 export function tenantSettingsRoutes(tenant: Router, kit: ConsoleKit): void {
   const { db, send, frameOf, goTo, enteredFrom, permitted, perform, confirmed, confirmThenPerform } = kit;
@@ -20,7 +25,7 @@ export function tenantSettingsRoutes(tenant: Router, kit: ConsoleKit): void {
       res,
       pages.tenantSettingsPage(
         { ...frameOf(res, 'Settings'), session, tenant: current },
-        limits,
+        { limits, ceiling: await rateLimitCeiling(db, current.plan) },
         keys?.ok ? keys.value.items : undefined,
         entered,
       ),
@@ -65,7 +70,7 @@ export function tenantSettingsRoutes(tenant: Router, kit: ConsoleKit): void {
         consequence:
           `Suspend ${current.displayName}? Every token of its apps is refused from its next request ` +
           '(403 tenant_suspended) until it is active again.',
-        back: tenantPath(current.tenantId, 'settings'),
+        back: settingsLink(current.tenantId),
       }))
     )
       return;
@@ -81,6 +86,7 @@ export function tenantSettingsRoutes(tenant: Router, kit: ConsoleKit): void {
       res,
       { method: 'POST', path: apiPath('tenants', current.tenantId, 'admin-keys') },
       () => createAdminKey(db, current.tenantId),
+      settingsLink(current.tenantId),
     );
     // Shown once, in the answer to the POST itself.
     if (issued) send(res, pages.adminKeyPage({ ...frameOf(res, 'New admin key'), tenant: current }, issued), 201);
@@ -98,7 +104,7 @@ export function tenantSettingsRoutes(tenant: Router, kit: ConsoleKit): void {
         consequence:
           `Revoke the admin key ${keyId}? Calls with it are refused at once and every console session ` +
           'signed in with it ends.',
-        back: tenantPath(current.tenantId, 'settings'),
+        back: settingsLink(current.tenantId),
         said: () => `The admin key ${keyId} is revoked.`,
       },
     );

@@ -20,7 +20,9 @@ export function adminClient(system: Pick<System, 'pdpUrl' | 'adminToken'>, token
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const text = await res.text();
-    return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined };
+    // An NDJSON stream (an export) stays text: each line is checked on its own (x-line-schema).
+    const ndjson = /ndjson/.test(res.headers.get('content-type') ?? '');
+    return { status: res.status, headers: res.headers, body: !text ? undefined : ndjson ? text : JSON.parse(text) };
   }
   async function ok<T = Record<string, any>>(method: string, path: string, body?: unknown): Promise<T> {
     const res = await call<T>(method, path, body);

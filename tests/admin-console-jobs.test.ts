@@ -1,0 +1,512 @@
+// The tenant admin's everyday jobs in the admin console (docs/admin-console.md), each done in real Chromium as the
+// admin would and each checked for its effect through the gateway, the token endpoint, the admin API or the CLI:
+// creating a service account and using it, finding and managing a person named as the admin knows them, an app that
+// owns records (Disable, not Delete), limits and plans shown before they refuse, denials in words, verifying the audit
+// trail, exporting, and the pages a person and a signed-out admin read.
+import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
+import { mkdir, readFile } from 'node:fs/promises';
+import { Writable } from 'node:stream';
+import * as oidc from 'openid-client';
+import type { Browser, BrowserContext, Page, Response as PageResponse } from 'playwright-core';
+import type { System } from '../infra/system.js';
+import { main as adminCli } from '../infra/admin-cli.js';
+import { launchBrowser } from './support/browser.js';
+import { startTestSystem } from './support/system.js';
+import {
+  adminClient,
+  setupMachineClient,
+  setupTenant,
+  type AdminClient,
+  type MachineClientSetup,
+} from './support/admin.js';
+import { callApi } from './support/api.js';
+import { assertResponseMatches } from './support/openapi.js';
+import { personApi, registerExtension } from './support/extensions.js';
+import { authorizationRequest, clientCredentialsToken, discover, signInAndConsent } from './support/oauth.js';
+
+const ARTIFACTS = 'test-artifacts/admin-console';
+const ALL = [
+  'svc.profile.self.read',
+  'svc.tenant.info.read',
+  'svc.person.read',
+  'svc.person.metadata.read',
+  'svc.person.metadata.write',
+];
+
+let system: System;
+let operator: AdminClient;
+let browser: Browser;
+let consoleUrl: string;
+
+beforeAll(async () => {
+  await mkdir(ARTIFACTS, { recursive: true });
+  [system, browser] = await Promise.all([
+    startTestSystem({ ISSUER_ENABLE_CLIENT_CREDENTIALS: 'true' }),
+    launchBrowser(),
+  ]);
+  operator = adminClient(system);
+  consoleUrl = `${system.pdpUrl}/admin/console`;
+});
+afterAll(async () => {
+  await browser?.close();
+  await system?.close();
+});
+
+const shot = (page: Page, name: string) => page.screenshot({ path: `${ARTIFACTS}/${name}.png`, fullPage: true });
+const pageUrl = (tenantId: string, path: string) => `${consoleUrl}/tenants/${tenantId}/${path}`;
+const row = (page: Page, text: string) => page.getByRole('row').filter({ hasText: text });
+const main = (page: Page) => page.getByRole('main').innerText();
+const getMe = (token: string) => callApi(system.baseUrl, 'getMe', '/me', token);
+const getTenant = (token: string) => callApi(system.baseUrl, 'getTenant', '/tenant', token);
+
+/** A client_credentials token of the machine client `app`. */
+const workloadToken = (app: MachineClientSetup, scope = ALL.join(' ')) =>
+  clientCredentialsToken(system.authUrl, { clientId: app.clientId, clientSecret: app.clientSecret }, scope);
+
+/** Stores a record about the app's person through the gateway, as the app does; returns the app's token. */
+async function storeRecord(app: MachineClientSetup, extensionId: string, note: string): Promise<string> {
+  const token = await workloadToken(app);
+  const stored = await personApi(system.baseUrl).put(
+    token,
+    app.personId,
+    extensionId,
+    { schemaVersion: 1, data: { note } },
+    { 'if-none-match': '*' },
+  );
+  expect(stored.status).toBe(201);
+  return token;
+}
+
+/** Clicks the button (or link) named `name` and waits for the page it leads to. */
+async function press(page: Page, name: string, role: 'button' | 'link' = 'button'): Promise<PageResponse> {
+  const [response] = await Promise.all([page.waitForNavigation(), page.getByRole(role, { name, exact: true }).click()]);
+  return response!;
+}
+
+/** A browser context signed in to the console with `key`, on its first page. */
+async function signedIn(key: string): Promise<{ context: BrowserContext; page: Page }> {
+  const context = await browser.newContext({ acceptDownloads: true });
+  const page = await context.newPage();
+  await page.goto(`${consoleUrl}/sign-in`);
+  await page.getByLabel('Admin key or operator token').fill(key);
+  await press(page, 'Sign in');
+  return { context, page };
+}
+
+const tenantKey = async (tenantId: string): Promise<string> =>
+  (await operator.ok('POST', `/tenants/${tenantId}/admin-keys`)).key;
+
+/** Everything the CLI writes to stdout for `args` run with `token`, and its exit code. */
+async function cli(args: string[], token: string): Promise<{ code: number; out: string }> {
+  const chunks: string[] = [];
+  const stdout = new Writable({ write: (chunk, _enc, done) => (chunks.push(String(chunk)), done()) });
+  const env = { ADMIN_URL: `${system.pdpUrl}/admin/v1`, ADMIN_TOKEN: token };
+  const code = await adminCli(args, env, { out: (t) => chunks.push(`${t}\n`), err: () => {}, stdout });
+  return { code, out: chunks.join('') };
+}
+
+describe('a service account, created in the console', () => {
+  it(
+    'starts from an empty state that says what it is for, is created for an app with capabilities from its ' +
+      'grant, and shows its id and the token request that then works',
+    async () => {
+      const tenant = await setupTenant(operator, {
+        type: 'confidential',
+        capabilities: ['svc.profile.self.read', 'svc.tenant.info.read'],
+      });
+      const { context, page } = await signedIn(await tenantKey(tenant.tenantId));
+      try {
+        await page.goto(pageUrl(tenant.tenantId, 'service-accounts'));
+        expect(await main(page)).toContain('No service accounts yet.');
+        expect(await main(page)).toMatch(/how an app acts as itself rather than for a person/);
+        await page.getByLabel('App', { exact: true }).selectOption(tenant.clientId);
+        await press(page, 'Next: name and capabilities');
+        // Offered: exactly the app's grant, ticked.
+        const offered = page.getByRole('group', { name: /Capabilities its tokens may use/ }).getByRole('checkbox');
+        await expect(offered.count()).resolves.toBe(2);
+        await page.getByLabel('svc.profile.self.read').uncheck();
+        await page.getByLabel(/^Name/).fill('nightly sync');
+        expect((await press(page, 'Create service account')).status()).toBe(201);
+        const accountId = await page.locator('#new-account').innerText();
+        expect(accountId).toMatch(/^acc_/);
+        const curl = await page.locator('#token-request').innerText();
+        expect(curl).toBe(
+          `curl -u '${tenant.clientId}:<client secret>' -d grant_type=client_credentials ` +
+            `-d 'scope=svc.tenant.info.read' ${system.authUrl}/oauth2/token`,
+        );
+        await shot(page, 'jobs-service-account-created');
+        // The next step, as shown, works: the token acts as the new account, within its capabilities.
+        const token = await clientCredentialsToken(
+          system.authUrl,
+          { clientId: tenant.clientId, clientSecret: tenant.clientSecret! },
+          'svc.tenant.info.read',
+        );
+        expect((await getTenant(token)).status).toBe(200);
+        await page.goto(pageUrl(tenant.tenantId, 'service-accounts'));
+        await expect(row(page, accountId).getByRole('cell').nth(2).innerText()).resolves.toBe('svc.tenant.info.read');
+        // Its app has its one service account now: the form offers no app, and says why.
+        expect(await main(page)).toMatch(/has its service account already/);
+      } finally {
+        await context.close();
+      }
+    },
+  );
+});
+
+describe('a person, named as the admin knows them', () => {
+  it(
+    'is found by name, shows login, relationship, consents and sessions, and every question and notice names ' +
+      'them by name and username; the list keeps its search after an action',
+    async () => {
+      const tenant = await setupTenant(operator, { capabilities: ['svc.profile.self.read', 'svc.tenant.info.read'] });
+      const person = { username: `ada-${Date.now().toString(36)}`, password: 'correct horse battery' };
+      const created = await operator.ok('POST', `/tenants/${tenant.tenantId}/persons`, {
+        displayName: 'Ada Lovelace',
+        ...person,
+      });
+      const named = `Ada Lovelace (${person.username})`;
+      // The person lets the app in; the consent page leads each capability with its description.
+      const app = { authUrl: system.authUrl, clientId: tenant.clientId, redirectUri: tenant.redirectUri };
+      const config = await discover(app);
+      const request = await authorizationRequest(config, app.redirectUri, 'svc.profile.self.read');
+      let consentItems: string[] = [];
+      const callback = await signInAndConsent(browser, request.url, person, 'Allow', async (consent) => {
+        consentItems = await consent.getByRole('listitem').allInnerTexts();
+        await shot(consent, 'jobs-consent');
+      });
+      expect(consentItems).toEqual([
+        expect.stringMatching(/^Read the identity behind this token\s+svc\.profile\.self\.read$/),
+      ]);
+      const tokens = await oidc.authorizationCodeGrant(config, callback, {
+        pkceCodeVerifier: request.verifier,
+        expectedState: request.state,
+      });
+      expect((await getMe(tokens.access_token)).status).toBe(200);
+
+      const { context, page } = await signedIn(await tenantKey(tenant.tenantId));
+      try {
+        await page.goto(pageUrl(tenant.tenantId, 'persons'));
+        await page.getByLabel('Find by username or name').fill('ada lov');
+        await press(page, 'Find');
+        await press(page, 'Ada Lovelace', 'link');
+        const facts = await page.locator('dl').innerText();
+        for (const fact of ['Ada Lovelace', person.username, 'active', created.personId]) expect(facts).toContain(fact);
+        await expect(row(page, tenant.clientId).getByRole('cell').last().innerText()).resolves.toBe('active');
+        await shot(page, 'jobs-person');
+
+        await press(page, 'End every session');
+        const question = await page.getByRole('alert').innerText();
+        expect(question).toContain(`End every session of ${named}?`);
+        expect(question).not.toMatch(/acc_|psn_/);
+        await press(page, 'Confirm');
+        await expect(page.getByRole('status').innerText()).resolves.toBe(`Every session of ${named} is ended.`);
+        expect((await getMe(tokens.access_token)).body.error).toBe('subject_revoked');
+
+        // From the list, found by a search: the question names the person, and the list comes back as it was.
+        await page.goto(`${pageUrl(tenant.tenantId, 'persons')}?q=ada`);
+        await press(page, 'Disable login of Ada Lovelace');
+        expect(await page.getByRole('alert').innerText()).toMatch(/^Disable the login of Ada Lovelace \(ada-\w+\)\?/);
+        await press(page, 'Confirm');
+        expect(new URL(page.url()).searchParams.get('q')).toBe('ada');
+        await expect(page.getByLabel('Find by username or name').inputValue()).resolves.toBe('ada');
+        await expect(page.getByRole('status').innerText()).resolves.toBe(`${named} can no longer sign in.`);
+        await expect(row(page, person.username).getByRole('cell').nth(2).innerText()).resolves.toBe('disabled');
+        await press(page, 'Enable login of Ada Lovelace');
+        expect(new URL(page.url()).searchParams.get('q')).toBe('ada');
+        await expect(page.getByRole('status').innerText()).resolves.toBe(`${named} can sign in again.`);
+
+        await press(page, 'Ada Lovelace', 'link');
+        await press(page, 'End the relationship');
+        expect(await page.getByRole('alert').innerText()).toContain(`relationship with ${named}?`);
+        await press(page, 'Confirm');
+        await expect(page.getByRole('status').innerText()).resolves.toBe(`The relationship with ${named} is ended.`);
+        expect(await page.locator('dl').innerText()).toMatch(/Relationship with this tenant\s+ended/);
+        const listed = await operator.ok('GET', `/tenants/${tenant.tenantId}/persons?relationship=ended`);
+        expect(listed.items.map((p: { personId: string }) => p.personId)).toEqual([created.personId]);
+      } finally {
+        await context.close();
+      }
+    },
+  );
+});
+
+describe('an app that owns records', () => {
+  it(
+    'shows its record count up front and offers Disable instead of Delete; ' + 'a refusal links back to the app',
+    async () => {
+      const own = await setupMachineClient(operator, { grant: ALL });
+      const extensionId = await registerExtension(operator, own.clientId);
+      const { context, page } = await signedIn(await tenantKey(own.tenantId));
+      try {
+        // Seen with no records: Delete is offered. A record is stored meanwhile; Confirm is then refused, in words,
+        // with the way back to the app.
+        await page.goto(pageUrl(own.tenantId, `apps/${own.clientId}`));
+        expect(await page.locator('dl').innerText()).toMatch(/Stored records about persons\s+0/);
+        await press(page, 'Delete app');
+        const token = await storeRecord(own, extensionId, 'kept');
+        const refused = await press(page, 'Confirm');
+        expect(refused.status()).toBe(409);
+        expect(await page.getByRole('alert').innerText()).toMatch(/^The app owns 1 stored records/);
+        await press(page, `Back to the app ${own.clientId}`, 'link');
+        expect(page.url()).toBe(pageUrl(own.tenantId, `apps/${own.clientId}`));
+
+        // Now the page says so before anything, and offers Disable only.
+        expect(await page.locator('dl').innerText()).toMatch(/Stored records about persons\s+1/);
+        expect(await page.locator('#kept-records').innerText()).toMatch(
+          /owns 1 stored record about\s+persons.*Disable it/s,
+        );
+        await expect(page.getByRole('button', { name: 'Delete app' }).count()).resolves.toBe(0);
+        await shot(page, 'jobs-app-with-records');
+        await press(page, 'Disable app');
+        await press(page, 'Confirm');
+        await expect(page.getByRole('status').innerText()).resolves.toContain('is now disabled');
+        expect((await getMe(token)).body.error).toBe('client_disabled');
+      } finally {
+        await context.close();
+      }
+    },
+  );
+});
+
+describe('limits and plans', () => {
+  it(
+    "show the plan's ceiling beside each limit and mark what the plan excludes before it is ticked; " +
+      'refusals are sentences about the field, never a JSON path',
+    async () => {
+      const l1 = await setupTenant(operator, { plan: 'L1' });
+      const { context, page } = await signedIn(await tenantKey(l1.tenantId));
+      try {
+        await page.goto(pageUrl(l1.tenantId, 'settings'));
+        const points = page.getByLabel('Each account: requests');
+        await expect(points.getAttribute('max')).resolves.toBe('600');
+        expect(await page.locator('#accountPoints-ceiling').innerText()).toBe('plan L1 ceiling: 600 requests');
+        expect(await page.locator('#tenantPoints-ceiling').innerText()).toBe('plan L1 ceiling: 3000 requests');
+        await shot(page, 'jobs-settings-ceilings');
+        // What the browser's own check would stop, sent anyway: the server's words are what is tested.
+        const send = async (value: string) => {
+          await points.fill(value);
+          await page
+            .locator('form:has(button:text-is("Save settings"))')
+            .evaluate((form: HTMLFormElement) => void (form.noValidate = true));
+          return press(page, 'Save settings');
+        };
+        expect((await send('601')).status()).toBe(403);
+        const beyond = await page.getByRole('alert').innerText();
+        expect(beyond).toBe(
+          "Each account's limit is beyond the plan's ceiling of 600 per 60 s. Ask the operator for more.",
+        );
+        expect((await send('0')).status()).toBe(422);
+        expect(await page.getByRole('alert').innerText()).toBe("Each account's requests must be at least 1.");
+
+        await page.goto(pageUrl(l1.tenantId, `apps/${l1.clientId}`));
+        expect(await page.locator('#cap-svc\\.person\\.read-d').innerText()).toMatch(/needs plan L2: refused/);
+        expect(await page.locator('#cap-svc\\.tenant\\.info\\.read-d').innerText()).not.toContain('needs plan');
+        expect(await page.locator('#cap-svc\\.person\\.metadata\\.write-d').innerText()).toMatch(
+          /needs plan L2 to store new records/,
+        );
+
+        await page.goto(pageUrl(l1.tenantId, 'persons'));
+        await page.getByLabel('Display name').fill('Short');
+        await page.getByLabel('Username (unique in this tenant)').fill('ab');
+        await page.getByLabel('Password (at least 8 characters)').fill('correct horse battery');
+        await page
+          .locator('form:has(button:text-is("Create person"))')
+          .evaluate((form: HTMLFormElement) => void (form.noValidate = true));
+        expect((await press(page, 'Create person')).status()).toBe(422);
+        expect(await page.getByRole('alert').innerText()).toBe('The username needs at least 3 characters.');
+      } finally {
+        await context.close();
+      }
+    },
+  );
+});
+
+describe('denials', () => {
+  it('read as one sentence each, with a link to where they are fixed; the filter offers the same words', async () => {
+    const own = await setupMachineClient(operator, { grant: ALL });
+    await operator.ok('PUT', `/tenants/${own.tenantId}/grants/${own.clientId}`, {
+      capabilities: ALL.filter((c) => c !== 'svc.tenant.info.read'),
+    });
+    const token = await workloadToken(own, 'svc.profile.self.read');
+    // A token from before the withdrawal would say so too; this one was never granted the capability.
+    const denied = await callApi(system.baseUrl, 'getTenant', '/tenant', token);
+    expect(denied.status).toBe(403);
+    const { context, page } = await signedIn(await tenantKey(own.tenantId));
+    try {
+      await page.goto(pageUrl(own.tenantId, 'decisions'));
+      const sentence = 'The tenant does not grant the app this capability.';
+      await page.getByLabel('Why denied').selectOption({ label: sentence });
+      for (let attempt = 0; attempt < 40; attempt++) {
+        await press(page, 'Search');
+        if ((await row(page, own.clientId).count()) > 0) break;
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      }
+      const denial = row(page, own.clientId).first();
+      const why = await denial.getByRole('cell').nth(5).innerText();
+      expect(why).toBe(`${sentence} Fix it: the app's grant capability_not_granted`);
+      expect(why).not.toMatch(/capability\.tenant_grant/);
+      await shot(page, 'jobs-denials');
+      await Promise.all([page.waitForNavigation(), denial.getByRole('link', { name: /Fix it/ }).click()]);
+      expect(page.url()).toBe(`${pageUrl(own.tenantId, `apps/${own.clientId}`)}#grant-h`);
+      await page.getByLabel('svc.tenant.info.read').check();
+      await press(page, 'Save granted capabilities');
+      const again = await workloadToken(own, 'svc.tenant.info.read');
+      expect((await getTenant(again)).status).toBe(200);
+    } finally {
+      await context.close();
+    }
+  });
+});
+
+describe('the audit trail', () => {
+  it(
+    "is verified from the console: the operator's whole chain, a tenant admin's own entries, intact or the " +
+      'first that fails, and verify-audit with the tenant key answers the same',
+    async () => {
+      const tenant = await setupTenant(operator);
+      const key = await tenantKey(tenant.tenantId);
+      const asOperator = await signedIn(system.adminToken);
+      const asTenant = await signedIn(key);
+      const verify = async (page: Page) => {
+        await page.goto(pageUrl(tenant.tenantId, 'audit'));
+        await press(page, 'Verify');
+        return page.locator('#verification').innerText();
+      };
+      try {
+        expect(await verify(asOperator.page)).toMatch(/^The whole audit trail is intact \(\d+ entries checked\)\.$/);
+        const own = await operator.ok('GET', `/tenants/${tenant.tenantId}/audit?limit=100`);
+        const entries = own.items.length;
+        expect(await verify(asTenant.page)).toBe(
+          `This tenant's audit entries are intact (${entries} entries checked).`,
+        );
+        await shot(asTenant.page, 'jobs-audit-verified');
+        expect(JSON.parse((await cli(['verify-audit', '--tenant', tenant.tenantId], key)).out)).toEqual({
+          ok: true,
+          entries,
+        });
+
+        // An entry of this tenant edited in the database: both checks name it; the CLI with the key says the same.
+        const edited = own.items.at(-2)!.id as string;
+        const before = await system.db.knex('admin_audit').where({ id: edited }).first('ip');
+        await system.db.knex('admin_audit').where({ id: edited }).update({ ip: '203.0.113.9' });
+        try {
+          const failed = await verify(asTenant.page);
+          expect(failed).toMatch(new RegExp(`^This tenant's audit entries fail at entry ${edited}:`));
+          expect(await verify(asOperator.page)).toMatch(new RegExp(`^The whole audit trail fails at entry ${edited}:`));
+          const answer = await cli(['verify-audit', '--tenant', tenant.tenantId], key);
+          expect(answer.code).toBe(0);
+          expect(JSON.parse(answer.out)).toEqual({ ok: false, entries: 2, brokenAt: edited });
+          // Without --tenant, the key is told to name its tenant (exit 2, nothing sent).
+          expect((await cli(['verify-audit'], key)).code).toBe(2);
+        } finally {
+          await system.db.knex('admin_audit').where({ id: edited }).update(before);
+        }
+        expect(await verify(asTenant.page)).toMatch(/are intact/);
+      } finally {
+        await asOperator.context.close();
+        await asTenant.context.close();
+      }
+    },
+  );
+});
+
+describe('export', () => {
+  it(
+    'says how many records there are before any download, offers none when there are none, and downloads the ' +
+      'whole tenant as typed lines, the same file as the admin API and the CLI',
+    async () => {
+      const empty = await setupTenant(operator);
+      const full = await setupMachineClient(operator, { grant: ALL });
+      const extensionId = await registerExtension(operator, full.clientId);
+      await storeRecord(full, extensionId, 'exported');
+
+      const emptyConsole = await signedIn(await tenantKey(empty.tenantId));
+      try {
+        await emptyConsole.page.goto(pageUrl(empty.tenantId, 'export'));
+        expect(await emptyConsole.page.locator('#record-count').innerText()).toMatch(/stored no records/);
+        await expect(emptyConsole.page.getByRole('button', { name: 'Download records' }).count()).resolves.toBe(0);
+      } finally {
+        await emptyConsole.context.close();
+      }
+
+      const key = await tenantKey(full.tenantId);
+      const { context, page } = await signedIn(key);
+      try {
+        await page.goto(pageUrl(full.tenantId, 'export'));
+        expect(await page.locator('#record-count').innerText()).toMatch(/stored 1 record about persons/);
+        await shot(page, 'jobs-export');
+        const [download] = await Promise.all([
+          page.waitForEvent('download'),
+          page.getByRole('button', { name: 'Download the whole tenant' }).click(),
+        ]);
+        expect(download.suggestedFilename()).toMatch(/-tenant\.ndjson$/);
+        const file = await readFile((await download.path())!, 'utf8');
+        const lines = file
+          .trimEnd()
+          .split('\n')
+          .map((l) => JSON.parse(l));
+        expect(lines.every((l) => typeof l.type === 'string')).toBe(true);
+        expect([...new Set(lines.map((l) => l.type))]).toEqual([
+          'tenant',
+          'person',
+          'app',
+          'grant',
+          'service_account',
+          'extension',
+          'record',
+          'audit_entry',
+        ]);
+        expect(lines[0]).toMatchObject({ type: 'tenant', tenantId: full.tenantId });
+        expect(lines.find((l) => l.type === 'person')).toMatchObject({
+          personId: full.personId,
+          username: full.username,
+          relationship: { status: 'active' },
+        });
+        expect(lines.find((l) => l.type === 'extension')).toMatchObject({
+          extensionId,
+          schemaVersions: [{ version: 1, schema: expect.any(Object) }],
+        });
+        expect(lines.find((l) => l.type === 'record')).toMatchObject({ data: { note: 'exported' } });
+        // No secret, hash or password anywhere but the audit trail's own chain (where secrets show as redacted).
+        const objects = JSON.stringify(lines.filter((l) => l.type !== 'audit_entry'));
+        expect(objects).not.toMatch(/secret|password|hash|"key"/i);
+        expect(file).not.toContain(full.clientSecret);
+        expect(file).not.toContain(full.password);
+
+        // The admin API (each line held to admin-api.yaml) and the CLI give the same file.
+        const res = await fetch(`${system.pdpUrl}/admin/v1/tenants/${full.tenantId}/export/tenant`, {
+          headers: { authorization: `Bearer ${key}` },
+        });
+        const body = await res.text();
+        assertResponseMatches('admin', 'exportTenant', { status: res.status, headers: res.headers, body });
+        expect(body).toBe(file);
+        const viaCli = await cli(['export-tenant', '--tenant', full.tenantId], key);
+        expect(viaCli.code).toBe(0);
+        expect(viaCli.out).toBe(file);
+      } finally {
+        await context.close();
+      }
+    },
+  );
+});
+
+describe('a revoked tenant admin key', () => {
+  it('lands on Sign in with a sentence saying why', async () => {
+    const tenant = await setupTenant(operator);
+    const issued = await operator.ok('POST', `/tenants/${tenant.tenantId}/admin-keys`);
+    const { context, page } = await signedIn(issued.key);
+    try {
+      expect(page.url()).toBe(pageUrl(tenant.tenantId, 'apps'));
+      await operator.ok('DELETE', `/tenants/${tenant.tenantId}/admin-keys/${issued.keyId}`);
+      await page.reload();
+      expect(new URL(page.url()).pathname).toBe('/admin/console/sign-in');
+      await expect(page.getByRole('status').innerText()).resolves.toBe(
+        'Your session ended because the admin key you signed in with was revoked. Sign in with a current key; ' +
+          'the operator issues new ones.',
+      );
+      await shot(page, 'jobs-key-revoked');
+    } finally {
+      await context.close();
+    }
+  });
+});

@@ -8,7 +8,7 @@ import type { Config } from '../common/config.js';
 import { accountFinder } from './find-account.js';
 import { requestReads } from './request-reads.js';
 import { createAdapterFactory, type OnReplay } from './adapter.js';
-import { clientSecretMatches } from './clients.js';
+import { matchesStoredSecret, storedSecretsOf } from './clients.js';
 import { trimDiscovery } from './discovery.js';
 import { stripUnlistedCors } from './token-endpoint/cors.js';
 import { cookieKeysFrom, type SigningKeys } from './keys.js';
@@ -167,9 +167,12 @@ export function createProvider({ knex, config, keys, onReplay, onTokenRouteFailu
   provider.use(trimDiscovery);
   provider.use(stripUnlistedCors);
 
-  // Secrets are stored hashed (client_secrets.secret_hash): compare against those instead of the metadata value.
-  provider.Client.prototype.compareClientSecret = function (this: { clientId: string }, presented: string) {
-    return clientSecretMatches(knex, this.clientId, presented);
+  // The metadata's client_secret holds the stored forms of the client's usable secrets (clients.ts), read with it.
+  provider.Client.prototype.compareClientSecret = function (
+    this: { clientId: string; clientSecret?: string },
+    presented: string,
+  ) {
+    return matchesStoredSecret(knex, this.clientId, presented, storedSecretsOf(this.clientSecret));
   };
   return provider;
 }

@@ -41,10 +41,8 @@ export function platformClaims(knex: Knex, reads: RequestReads) {
     }
     if (token.kind !== 'AccessToken' || !token.grantId || !token.clientId)
       throw new errors.InvalidGrant('cannot issue this token');
-    const [actor, tenantId] = await Promise.all([
-      reads.actorOfGrant(ctx, token.grantId),
-      reads.tenantOfClient(ctx, token.clientId),
-    ]);
+    const actor = await reads.actorOfGrant(ctx, token.grantId, token.clientId);
+    const tenantId = actor?.tenantId;
     if (!actor || !tenantId) throw new errors.InvalidGrant('authorization no longer valid');
     noteCaller(ctx.res, { tenant: tenantId });
     return { profile: 'self', tenant_id: tenantId, actor_account_id: actor.accountId, actor_epoch: actor.epoch };

@@ -440,7 +440,10 @@ try {
     `\n${DURATION_S} s a target (after ${WARMUP_S} s warm-up), ${CONNECTIONS} connections, ` +
       'private PostgreSQL and Redis; latencies in ms',
   );
-  for (const s of shapes) (printShape(s), printTokenFigures(s));
+  for (const s of shapes) {
+    printShape(s);
+    printTokenFigures(s);
+  }
   const judged = shapes.find((s) => s.targets);
   if (judged) printTargets(judged);
   if (extensions.length) {

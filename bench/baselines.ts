@@ -4,12 +4,14 @@
 //          gateway/upstream.ts' undici pool, the signed call context) in front of the backend, with no checks: the
 //          claims and the decision the plugins would have produced are fixed (BENCH_PROXY_STATE)
 //   oidc   oidc-provider with its in-memory adapter and the issuer's token format (ES256 JWT access tokens for one
-//          resource, strictly rotated refresh tokens); BENCH_OIDC_CHAINS refresh tokens are minted at start
-// Each listens on PORT and reports { url, tokens? } over IPC once it is ready.
+//          resource, strictly rotated refresh tokens); BENCH_OIDC_CHAINS refresh tokens are minted at start (T0), and
+//          a confidential client with a secret gets client_credentials grants by HTTP Basic (C0)
+// Each listens on PORT and reports { url, tokens?, clientId, machine? } over IPC once it is ready.
 import http from 'node:http';
+import { randomBytes } from 'node:crypto';
 import express from 'express';
 import { generateKeyPair, exportJWK } from 'jose';
-import Provider from 'oidc-provider';
+import Provider, { type ClientMetadata } from 'oidc-provider';
 import { createLogger } from '../common/log.js';
 import { upstreamProxy } from '../gateway/proxy.js';
 import { upstreamPool } from '../gateway/upstream.js';
@@ -54,11 +56,20 @@ const CLIENT = {
   redirect_uris: ['http://127.0.0.1/cb'],
   grant_types: ['authorization_code', 'refresh_token'],
 } as const;
+/** A confidential machine client, as C1's is on the product (client_secret_basic, client_credentials). */
+const MACHINE = {
+  client_id: 'bench-machine',
+  client_secret: randomBytes(32).toString('base64url'),
+  token_endpoint_auth_method: 'client_secret_basic',
+  redirect_uris: ['http://127.0.0.1/cb'],
+  grant_types: ['client_credentials'],
+  response_types: [],
+} satisfies ClientMetadata;
 
 async function oidc(): Promise<{ listener: http.RequestListener; tokens: string[] }> {
   const { privateKey } = await generateKeyPair('ES256', { extractable: true });
   const provider = new Provider(url, {
-    clients: [{ ...CLIENT, redirect_uris: [...CLIENT.redirect_uris], grant_types: [...CLIENT.grant_types] }],
+    clients: [{ ...CLIENT, redirect_uris: [...CLIENT.redirect_uris], grant_types: [...CLIENT.grant_types] }, MACHINE],
     jwks: { keys: [{ ...(await exportJWK(privateKey)), kid: 'bench', alg: 'ES256', use: 'sig' }] as never },
     clientDefaults: { id_token_signed_response_alg: 'ES256' },
     enabledJWA: { idTokenSigningAlgValues: ['ES256'] },
@@ -67,6 +78,7 @@ async function oidc(): Promise<{ listener: http.RequestListener; tokens: string[
     rotateRefreshToken: true,
     features: {
       devInteractions: { enabled: false },
+      clientCredentials: { enabled: true },
       resourceIndicators: {
         enabled: true,
         defaultResource: async () => RESOURCE,
@@ -82,6 +94,7 @@ async function oidc(): Promise<{ listener: http.RequestListener; tokens: string[
     },
     ttl: {
       AccessToken: 900,
+      ClientCredentials: 900,
       AuthorizationCode: 60,
       RefreshToken: 86_400,
       Grant: 90_000,
@@ -116,5 +129,6 @@ const role = process.argv[2];
 const { listener, tokens } =
   role === 'oidc' ? await oidc() : { listener: role === 'proxy' ? proxy() : bare(), tokens: undefined };
 const server = http.createServer(listener);
-server.listen(port, '127.0.0.1', () => process.send!({ url, tokens, clientId: CLIENT.client_id }));
+const machine = { clientId: MACHINE.client_id, clientSecret: MACHINE.client_secret };
+server.listen(port, '127.0.0.1', () => process.send!({ url, tokens, clientId: CLIENT.client_id, machine }));
 process.on('SIGTERM', () => server.close(() => process.exit(0)));

@@ -15,8 +15,10 @@ import { cpuPerRequest, cpuSnapshot, type Measured } from './cpu.js';
 import { startLoader } from './load.js';
 import { readyMessage, spawnChild, startAllInOne, startDeployed, type Shape, type ShapeEnv } from './shapes.js';
 import {
+  perCore,
   printShape,
   printTargets,
+  printTokenFigures,
   ratiosOf,
   writeResults,
   writeSweepChart,
@@ -25,7 +27,8 @@ import {
   type TargetRuns,
 } from './report.js';
 import type { ScenarioSpec } from './scenarios.js';
-import { prepare, type BenchData } from './setup.js';
+import { MACHINE_SCOPE, prepare, type BenchData } from './setup.js';
+import { basicAuth } from '../tests/support/oauth.js';
 import { startPrivatePostgres, startPrivateRedis, storeCounters } from './stores.js';
 import { freePort, type Child } from '../tests/support/processes.js';
 import {
@@ -45,7 +48,7 @@ const EXTENSION_RECORDS = Number(process.env.BENCH_EXTENSION_RECORDS ?? 1_000_00
 /** Scenario ids to measure (for profiling one path); unset = all. */
 const ONLY = process.env.BENCH_ONLY?.split(',');
 
-const SHAPE_INDEPENDENT = new Set(['B0', 'T0', 'K6R', 'K6W']);
+const SHAPE_INDEPENDENT = new Set(['B0', 'T0', 'C0', 'K6R', 'K6W']);
 /** Connections of the concurrency sweep (R1 and B2 at each), and the one batching is judged at. */
 const SWEEP = [1, 10, 64, 256];
 const BATCH_CONNECTIONS = 64;
@@ -77,8 +80,31 @@ async function startBaseline(role: 'bare' | 'proxy' | 'oidc', env: Record<string
   );
   children.push(child);
   stopAll.push(() => child.stop());
-  return { child, ...(await readyMessage<{ url: string; tokens?: string[]; clientId: string }>(child)) };
+  return { child, ...(await readyMessage<OidcBaseline>(child)) };
 }
+
+/** What the oidc-provider baseline reports: its public client's refresh chains, and its machine client (C0). */
+interface OidcBaseline {
+  url: string;
+  tokens?: string[];
+  clientId: string;
+  machine?: { clientId: string; clientSecret: string };
+}
+
+/** A client_credentials grant by HTTP Basic, the same request every time. */
+const clientCredentials = (path: string, client: { clientId: string; clientSecret: string }, scope: string) =>
+  ({
+    kind: 'fixed',
+    request: {
+      method: 'POST',
+      path,
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        authorization: basicAuth(client.clientId, client.clientSecret),
+      },
+      body: new URLSearchParams({ grant_type: 'client_credentials', scope }).toString(),
+    },
+  }) satisfies ScenarioSpec;
 
 /** A database of its own on the private server for each shape. */
 async function databaseFor(shape: string): Promise<string> {
@@ -123,7 +149,7 @@ function scenarios(
   data: BenchData,
   b0: string,
   b2: string,
-  oidc: { url: string; tokens?: string[]; clientId: string },
+  oidc: OidcBaseline,
   secret: string,
 ): Scenario[] {
   const bearer = data.accessToken;
@@ -201,6 +227,45 @@ function scenarios(
       origin: oidc.url,
       spec: { kind: 'refresh', path: '/token', tokens: oidc.tokens!, clientId: oidc.clientId },
     },
+    {
+      id: 'T1c',
+      label: 'refresh grants, confidential client (Basic)',
+      origin: shape.authUrl,
+      spec: {
+        kind: 'refresh',
+        path: '/oauth2/token',
+        tokens: data.machine.refreshTokens,
+        clientId: data.machine.clientId,
+        clientSecret: data.machine.clientSecret,
+      },
+    },
+    {
+      id: 'C1',
+      label: 'client_credentials grants, Basic, issuer',
+      origin: shape.authUrl,
+      spec: clientCredentials('/oauth2/token', data.machine, MACHINE_SCOPE),
+    },
+    {
+      id: 'C0',
+      label: 'client_credentials, oidc-provider in-memory',
+      origin: oidc.url,
+      spec: clientCredentials('/token', oidc.machine!, 'read'),
+    },
+    {
+      id: 'L1',
+      label: 'password sign-ins (connected apps form)',
+      origin: shape.authUrl,
+      spec: {
+        kind: 'fixed',
+        status: 303,
+        request: {
+          method: 'POST',
+          path: '/account/apps',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: new URLSearchParams({ username: data.tenant.username, password: data.tenant.password }).toString(),
+        },
+      },
+    },
   ];
 }
 
@@ -240,7 +305,7 @@ async function benchShape(
     (s) => (!ONLY || ['R1', 'B1', ...ONLY].includes(s.id)) && (first || !SHAPE_INDEPENDENT.has(s.id)),
   );
   // oidc-provider's refresh chains (T0) serve every shape; everything else belongs to this shape's data.
-  const keyOf = (s: Scenario) => (s.id === 'T0' ? s.id : `${name}:${s.id}`);
+  const keyOf = (s: Scenario) => (s.id === 'T0' || s.id === 'C0' ? s.id : `${name}:${s.id}`);
   for (const s of list) {
     measurements.push(await measure(keyOf(s), s, processes));
     console.error(`bench ${name}: ${s.id} ${measurements.at(-1)!.rps} req/s`);
@@ -266,11 +331,13 @@ async function benchShape(
   const targets = first && !ONLY ? await targetRuns(shape, byId, keyOf, processes, rate) : undefined;
   await b2.child.stop();
   await shape.stop();
+  const judged = [...measurements, ...firstShape.filter((m) => SHAPE_INDEPENDENT.has(m.id))];
   return {
     // Ratios to a shape-independent baseline use the first shape's measurement of it.
     shape: name,
     measurements,
-    ratios: ratiosOf([...measurements, ...firstShape.filter((m) => SHAPE_INDEPENDENT.has(m.id))]),
+    ratios: ratiosOf(judged),
+    perCore: perCore(measurements),
     addedLatencyMs: {
       rate,
       p50: Math.round((r1Half.p50 - b1Half.p50) * 100) / 100,
@@ -373,7 +440,10 @@ try {
     `\n${DURATION_S} s a target (after ${WARMUP_S} s warm-up), ${CONNECTIONS} connections, ` +
       'private PostgreSQL and Redis; latencies in ms',
   );
-  for (const s of shapes) printShape(s);
+  for (const s of shapes) {
+    printShape(s);
+    printTokenFigures(s);
+  }
   const judged = shapes.find((s) => s.targets);
   if (judged) printTargets(judged);
   if (extensions.length) {

@@ -22,6 +22,8 @@ export interface ShapeResult {
   addedLatencyMs: { rate: number; p50: number; p99: number };
   /** The runs issue 19's targets are judged by (the first shape only). */
   targets?: TargetRuns;
+  /** Issue 32: grants (C1) and password sign-ins (L1) per core, from their CPU per request (perCore). */
+  perCore?: Record<string, number>;
 }
 
 export interface TargetRuns {
@@ -45,14 +47,51 @@ export function ratiosOf(ms: Measurement[]): Record<string, number> {
     ['R2', 'B1'],
     ['W1', 'B1'],
     ['T1', 'T0'],
+    ['C1', 'C0'],
+    ['T1c', 'T1'],
   ] as const;
   const out: Record<string, number> = {};
   for (const [a, b] of pairs) {
     const x = byId(ms, a);
     const y = byId(ms, b);
-    if (x && y) out[`${a}/${b === 'T0' ? 'oidc-provider' : b}`] = Math.round((x.rps / y.rps) * 1000) / 1000;
+    const baseline = b === 'T0' || b === 'C0' ? 'oidc-provider' : b;
+    if (x && y) out[`${a}/${baseline}`] = Math.round((x.rps / y.rps) * 1000) / 1000;
   }
   return out;
+}
+
+/** The processes a token or a sign-in costs: the issuer and the stores it uses (the gateway and the PDP take no part). */
+const ISSUER_SIDE = ['issuer', 'postgres', 'redis'];
+
+/**
+ * Requests of `id` one core answers a second: 1,000,000 / CPU µs per request of the issuer, PostgreSQL and Redis
+ * (issue 32's "C1 grants per core", "L1 sign-ins per core").
+ */
+export function perCore(ms: Measurement[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const id of ['C1', 'L1']) {
+    const m = byId(ms, id);
+    const us = m && ISSUER_SIDE.reduce((sum, name) => sum + (m.cpuUs[name] ?? 0), 0);
+    if (us) out[id] = Math.round(1_000_000 / us);
+  }
+  return out;
+}
+
+/** Issue 32's token figures, one `<label> <number>` line each, then each beside its target or reference. */
+export function printTokenFigures(r: ShapeResult): void {
+  const lines: [label: string, value: number | undefined, digits: number, target: string][] = [
+    ['C1/oidc-provider', r.ratios['C1/oidc-provider'], 2, 'target ≥ 0.3'],
+    ['C1 grants per core', r.perCore?.C1, 0, "target ≥ 480 (4× Keycloak's 120 client-credential grants/s/vCPU)"],
+    ['T1/oidc-provider', r.ratios['T1/oidc-provider'], 2, 'target ≥ 0.3'],
+    ['T1c/T1', r.ratios['T1c/T1'], 2, 'target ≥ 0.8'],
+    ['L1 sign-ins per core', r.perCore?.L1, 0, "Keycloak's sizing guide: 15 password logins/s/vCPU (scrypt by design)"],
+  ];
+  const measured = lines.filter(([, value]) => value !== undefined);
+  if (!measured.length) return;
+  console.log(`\n== issue 32 token figures (${r.shape} shape)`);
+  for (const [label, value, digits] of measured) console.log(`${label} ${value!.toFixed(digits)}`);
+  for (const [label, value, digits, target] of measured)
+    console.log(`${label.padEnd(22)} ${value!.toFixed(digits).padStart(8)}  ${target}`);
 }
 
 const pad = (v: unknown, n: number) => String(v).padStart(n);

@@ -2,6 +2,7 @@
 // data (functions cannot cross processes). Stateful scenarios keep their state per connection: a write carries the
 // ETag of its connection's last answer, a refresh chain the refresh token of its last answer.
 import { contextSigner, type CallContext } from '../common/internal-context.js';
+import { basicAuth } from '../tests/support/oauth.js';
 
 export interface BenchRequest {
   method: 'GET' | 'PUT' | 'POST';
@@ -11,14 +12,17 @@ export interface BenchRequest {
 }
 
 export type ScenarioSpec =
-  /** The same request again and again. */
-  | { kind: 'fixed'; request: BenchRequest }
+  /** The same request again and again; answered 2xx, or `status` when given (a sign-in's 303). */
+  | { kind: 'fixed'; request: BenchRequest; status?: number }
   /** A GET to the backend with a context signed for each request, as the gateway sends it. */
   | { kind: 'signed'; path: string; secret: string; context: CallContext }
   /** PUT with If-Match on the connection's own record (`paths[connection]`), starting from `etags[connection]`. */
   | { kind: 'own-record-put'; paths: string[]; etags: string[]; bearer: string }
-  /** Refresh grants of a public client, one strictly rotated chain per connection (`tokens[connection]`). */
-  | { kind: 'refresh'; path: string; tokens: string[]; clientId: string }
+  /**
+   * Refresh grants, one strictly rotated chain per connection (`tokens[connection]`): of a public client, or of a
+   * confidential one authenticating with HTTP Basic when `clientSecret` is given.
+   */
+  | { kind: 'refresh'; path: string; tokens: string[]; clientId: string; clientSecret?: string }
   /** infra/k6/api-read.k6.ts: me, tenant, person, extension list, one extension, in turn. */
   | { kind: 'read-mix'; bearer: string; personId: string; extensionId: string }
   /** infra/k6/api-write.k6.ts: read the record's ETag, PUT with If-Match; on 409 re-read. Connections share records. */
@@ -38,7 +42,7 @@ const extensionPath = (personId: string, extensionId: string) => `/v1/persons/${
 export function connectionOf(spec: ScenarioSpec, n: number): Connection {
   switch (spec.kind) {
     case 'fixed':
-      return { next: () => spec.request, answer: ok2xx };
+      return { next: () => spec.request, answer: (status) => status === spec.status || ok2xx(status) };
     case 'signed': {
       const sign = contextSigner(spec.secret);
       let i = 0;
@@ -75,16 +79,15 @@ export function connectionOf(spec: ScenarioSpec, n: number): Connection {
     }
     case 'refresh': {
       let token = spec.tokens[n]!;
+      const auth: { headers: Record<string, string>; form: Record<string, string> } = spec.clientSecret
+        ? { headers: { authorization: basicAuth(spec.clientId, spec.clientSecret) }, form: {} }
+        : { headers: {}, form: { client_id: spec.clientId } };
       return {
         next: () => ({
           method: 'POST',
           path: spec.path,
-          headers: { 'content-type': 'application/x-www-form-urlencoded' },
-          body: new URLSearchParams({
-            grant_type: 'refresh_token',
-            refresh_token: token,
-            client_id: spec.clientId,
-          }).toString(),
+          headers: { 'content-type': 'application/x-www-form-urlencoded', ...auth.headers },
+          body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: token, ...auth.form }).toString(),
         }),
         answer: (status, _headers, body) => {
           if (status === 200) token = JSON.parse(body).refresh_token;

@@ -1,7 +1,15 @@
 // `npm run bench`: the data a shape is measured with, made the way users make it: a tenant and an app through the
 // admin API, consented tokens through the browser flow (one per connection, so each has its own refresh chain),
-// persons, an extension, and one record per connection written through the gateway.
-import { adminClient, createPerson, setupTenant, type TenantSetup } from '../tests/support/admin.js';
+// persons, an extension, and one record per connection written through the gateway; and a confidential machine app
+// with its service account (client_credentials) and consented tokens of its own (a confidential client's refresh).
+import {
+  adminClient,
+  createPerson,
+  setupMachineClient,
+  setupTenant,
+  type MachineClientSetup,
+  type TenantSetup,
+} from '../tests/support/admin.js';
 import { launchBrowser } from '../tests/support/browser.js';
 import { obtainTokens } from '../tests/support/oauth.js';
 import { registerExtension } from '../tests/support/extensions.js';
@@ -10,6 +18,8 @@ import { CAPABILITIES, type TokenClaims } from '../wire/decision.js';
 
 /** Browser flows at once: more only queue on a 2-core machine. */
 const PARALLEL_FLOWS = 4;
+/** What the machine app's client_credentials grants ask for. */
+export const MACHINE_SCOPE = 'svc.profile.self.read';
 
 export interface BenchData {
   tenant: TenantSetup;
@@ -17,6 +27,8 @@ export interface BenchData {
   claims: TokenClaims;
   /** One refresh token per connection. */
   refreshTokens: string[];
+  /** A confidential app with a service account holding MACHINE_SCOPE, and one refresh token of it per connection. */
+  machine: MachineClientSetup & { refreshTokens: string[] };
   extensionId: string;
   /** One person per connection, each with one record of the extension. */
   personIds: string[];
@@ -30,23 +42,31 @@ export async function prepare(shape: Shape, adminToken: string, connections: num
   await admin.ok('PATCH', `/tenants/${tenant.tenantId}`, {
     rateLimit: { tenant: { points: 1_000_000, durationS: 60 }, account: { points: 1_000_000, durationS: 60 } },
   });
+  const machine = await setupMachineClient(admin, { grant: CAPABILITIES, capabilities: [MACHINE_SCOPE] });
   const extensionId = await registerExtension(admin, tenant.clientId);
   const personIds: string[] = [];
   for (let i = 0; i < connections; i++) personIds.push(await createPerson(admin, tenant.tenantId));
 
   const browser = await launchBrowser();
-  const tokens = [];
-  try {
+  /** `connections` consented tokens of `app`, PARALLEL_FLOWS browser flows at a time. */
+  const consented = async (app: TenantSetup & { clientSecret?: string | undefined }) => {
+    const tokens = [];
     while (tokens.length < connections) {
       const batch = Math.min(PARALLEL_FLOWS, connections - tokens.length);
       tokens.push(
         ...(await Promise.all(
           Array.from({ length: batch }, () =>
-            obtainTokens(browser, { authUrl: shape.authUrl, ...tenant }, tenant, CAPABILITIES.join(' ')),
+            obtainTokens(browser, { authUrl: shape.authUrl, ...app }, app, CAPABILITIES.join(' ')),
           ),
         )),
       );
     }
+    return tokens;
+  };
+  let tokens, machineTokens;
+  try {
+    tokens = await consented(tenant);
+    machineTokens = await consented(machine);
   } finally {
     await browser.close();
   }
@@ -69,5 +89,6 @@ export async function prepare(shape: Shape, adminToken: string, connections: num
     recordEtags,
     claims: JSON.parse(Buffer.from(accessToken.split('.')[1]!, 'base64url').toString()),
     refreshTokens: tokens.map((t) => t.refresh_token!),
+    machine: { ...machine, refreshTokens: machineTokens.map((t) => t.refresh_token!) },
   };
 }

@@ -65,8 +65,15 @@ export interface ShapeEnv {
   ADMIN_TOKEN: string;
 }
 
-/** What the bench needs from any shape: limits that let the load through, per-request logs as in production. */
-const BENCH_SETTINGS = { TOKEN_RATE_LIMIT_PER_CLIENT: '100000000', TOKEN_RATE_LIMIT_PER_ADDRESS: '100000000' };
+/**
+ * What the bench needs from any shape: limits that let the load through, per-request logs as in production, and the
+ * client_credentials grant (C1).
+ */
+const BENCH_SETTINGS = {
+  TOKEN_RATE_LIMIT_PER_CLIENT: '100000000',
+  TOKEN_RATE_LIMIT_PER_ADDRESS: '100000000',
+  ISSUER_ENABLE_CLIENT_CREDENTIALS: 'true',
+};
 
 /** Each service as its own process, as .ci/run's "each service as its own process" step starts them. */
 export async function startDeployed(env: ShapeEnv): Promise<Shape> {

@@ -114,7 +114,7 @@ export const SETTINGS = {
     schema: z.coerce.number().int().min(1).default(100),
     doc:
       'Wrong admin credentials (admin API bearers, console sign-ins) per client address per 15 minutes; ' +
-      'past it, 429 until the window ends.',
+      'past it, wrong ones get 429 until the window ends (a right one is always answered).',
   },
   TRUST_PROXY: {
     schema: z

@@ -20,7 +20,9 @@ export const SIGN_IN_LIMITS = {
 
 /**
  * Admin credentials (operator token, tenant admin keys) are random secrets no one can guess online, so they are
- * throttled per address only: a per-key lockout would let anyone who saw a key id lock its holder out.
+ * throttled per address only, and only once found wrong (wrongCredential): a per-key lockout would let anyone who saw
+ * a key id lock its holder out, and a check before the credential's own would let anyone behind the same address
+ * (a proxy, a NAT) lock the operator out (issue 32).
  */
 export const adminCredentialLimits = (failuresPerAddress: number): ThrottleLimits => ({
   perAddress: { points: failuresPerAddress, durationS: 900 },
@@ -68,4 +70,15 @@ export function credentialThrottle(
       if (subject && perSubject) await perSubject.delete(subjectKey(subject)).catch(() => undefined);
     },
   };
+}
+
+/**
+ * A credential found wrong, from `address`: the seconds it is told to wait when the address's budget is spent,
+ * else undefined once counted. For secrets checked in microseconds, which are checked before this, so a right one
+ * never waits on others' failures.
+ */
+export async function wrongCredential(throttle: CredentialThrottle, address: string): Promise<number | undefined> {
+  const waitS = await throttle.waitSeconds(undefined, address);
+  if (waitS === undefined) await throttle.failed(undefined, address);
+  return waitS;
 }

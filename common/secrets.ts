@@ -1,4 +1,8 @@
-// Hashing of client secrets, admin keys and passwords with scrypt (node:crypto); only hashes are stored.
+// Stored forms of secrets; only these are kept, never a secret itself. Passwords, which people choose, are hashed
+// with scrypt (slow on purpose, against guessing from a stolen table). Secrets the platform generates (client secrets,
+// tenant admin keys: 256 random bits) are stored as their SHA-256 digest, checked in microseconds: no guess of 256
+// bits succeeds online or offline, so a slow hash would protect nothing and cost every legitimate call (issue 32;
+// docs/decisions.md "Platform secrets are stored as SHA-256 digests"). Both are compared in constant time.
 import { createHash, randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
 import { promisify } from 'node:util';
 
@@ -6,6 +10,7 @@ const scryptAsync = promisify(scrypt) as (pw: string, salt: Buffer, len: number,
 const PARAMS = { N: 16384, r: 8, p: 1 };
 const KEY_LEN = 32;
 
+/** The stored form of a password: scrypt with a fresh salt. */
 export async function hashSecret(secret: string): Promise<string> {
   const salt = randomBytes(16);
   const key = await scryptAsync(secret, salt, KEY_LEN, PARAMS);
@@ -50,14 +55,35 @@ export function hashLane(name: string, maxRunning: number, maxWaiting: number): 
 
 /** Sign-in forms: anyone may post them, so they get half the threads and a short queue. */
 export const SIGN_IN_HASHING = hashLane('sign-in', 2, 16);
-/** Client secrets and tenant admin keys: callers holding a credential, which sign-in floods cannot starve. */
-const CREDENTIAL_HASHING = hashLane('credential', 2, 64);
+/**
+ * Platform secrets still stored with scrypt (written before issue 32): each is checked once more with scrypt, then
+ * re-stored as its digest on its first right use; until then their checks stay off the sign-in forms' threads.
+ */
+const LEGACY_SECRET_HASHING = hashLane('credential', 2, 64);
 
+const digest = (s: string) => createHash('sha256').update(s).digest();
+const DIGEST_SCHEME = 'sha256$';
+
+/** The stored form of a secret the platform generated (client secret, tenant admin key). */
+export const digestSecret = (secret: string): string => DIGEST_SCHEME + digest(secret).toString('base64url');
+
+/** Whether `stored` is a platform secret in the scrypt form of before issue 32, to be replaced by digestSecret. */
+export const isScryptHash = (stored: string): boolean => stored.startsWith('scrypt$');
+
+/**
+ * Whether `secret` matches `stored`, in either form: a digest (platform secrets; no lane, no waiting) or an scrypt hash
+ * (passwords in `lane`; platform secrets stored before issue 32 in their own lane).
+ */
 export async function verifySecret(
   secret: string,
   stored: string,
-  lane: HashLane = CREDENTIAL_HASHING,
+  lane: HashLane = LEGACY_SECRET_HASHING,
 ): Promise<boolean> {
+  if (stored.startsWith(DIGEST_SCHEME)) {
+    const expected = Buffer.from(stored.slice(DIGEST_SCHEME.length), 'base64url');
+    const given = digest(secret);
+    return expected.length === given.length && timingSafeEqual(given, expected);
+  }
   const [scheme, n, r, p, salt, hash] = stored.split('$');
   if (scheme !== 'scrypt' || !salt || !hash) return false;
   const expected = Buffer.from(hash, 'base64url');
@@ -66,8 +92,6 @@ export async function verifySecret(
   );
   return timingSafeEqual(key, expected);
 }
-
-const digest = (s: string) => createHash('sha256').update(s).digest();
 
 /** Constant-time comparison with one secret held in memory (operator token, gateway secret); digests first, so
  *  neither the content nor the length of the expected secret shows in the timing. The expected digest is made once. */

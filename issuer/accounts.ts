@@ -142,10 +142,21 @@ export interface SessionActor {
   epoch: number;
   accountActive: boolean;
   revoked: boolean;
+  /** The tenant of the client asking; undefined when no such client. */
+  tenantId: string | undefined;
+  /** Whether the person has a current relationship with that tenant. */
+  related: boolean;
 }
 
-/** The account behind a consented authorization (sessions.id = grant id), as it is now. */
-export async function actorOfGrant(knex: Knex, grantId: string): Promise<SessionActor | undefined> {
+/**
+ * The account behind a consented authorization (sessions.id = grant id) as it is now, with the tenant of the client
+ * asking and whether the person is still related to it: every fact a refresh checks about its actor, in one statement.
+ */
+export async function actorOfGrant(knex: Knex, grantId: string, clientId: string): Promise<SessionActor | undefined> {
+  const related = knex('tenant_person_relationships as r')
+    .whereRaw('r.tenant_id = c.tenant_id and r.person_id = a.person_id')
+    .whereNull('r.ended_at')
+    .select(knex.raw('1'));
   const {
     rows: [row],
   } = await runPrepared<{
@@ -154,12 +165,23 @@ export async function actorOfGrant(knex: Knex, grantId: string): Promise<Session
     epoch: number | string;
     status: string;
     revoked_at: Date | null;
+    tenant_id: string | null;
+    related: boolean;
   }>(
     knex,
     knex('sessions as s')
       .join('accounts as a', 'a.id', 's.account_id')
+      .leftJoin('clients as c', (j) => void j.on('c.id', '=', knex.raw('?', [clientId])))
       .where('s.id', grantId)
-      .first('a.id', 'a.person_id', 'a.epoch', 'a.status', 's.revoked_at'),
+      .first(
+        'a.id',
+        'a.person_id',
+        'a.epoch',
+        'a.status',
+        's.revoked_at',
+        'c.tenant_id',
+        knex.raw('exists (?) as related', [related]),
+      ),
   );
   if (!row) return undefined;
   return {
@@ -168,5 +190,7 @@ export async function actorOfGrant(knex: Knex, grantId: string): Promise<Session
     epoch: Number(row.epoch),
     accountActive: row.status === 'active',
     revoked: row.revoked_at !== null,
+    tenantId: row.tenant_id ?? undefined,
+    related: row.related,
   };
 }

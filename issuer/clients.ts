@@ -2,36 +2,50 @@
 // parsed client keyed by a hash of this metadata, so a disabled client is refused at its next request.
 import type { Knex } from 'knex';
 import type { ClientMetadata } from 'oidc-provider';
-import { verifySecret } from '../common/secrets.js';
+import { digestSecret, isScryptHash, verifySecret } from '../common/secrets.js';
 import { runPrepared } from '../common/db.js';
-
-/**
- * Stands in for client_secret in the metadata of confidential clients: oidc-provider needs a value to accept the
- * client_secret_* methods, but the real check is compareClientSecret against the stored hashes (see below).
- */
-const HASHED_SECRET_PLACEHOLDER = 'secret-is-checked-against-client_secrets-hashes';
 
 export interface ClientOptions {
   clientCredentials: boolean;
 }
 
 /**
+ * The secrets a client may authenticate with at `at`: the current one and, during a rotation, the next one; a secret
+ * past its expires_at (the old one after the overlap) no longer counts.
+ */
+const usableSecrets = (knex: Knex, clientId: string | Knex.Raw, at: Date | Knex.Raw) =>
+  knex('client_secrets')
+    .where('client_id', clientId)
+    .whereIn('state', ['current', 'next'])
+    .andWhere((q) => q.whereNull('expires_at').orWhere('expires_at', '>', at));
+
+/** Separates the stored secrets carried in a client's metadata (digests and old scrypt hashes have no spaces). */
+const SECRETS_SEPARATOR = ' ';
+/** A confidential client with no usable secret still needs a client_secret for oidc-provider; it matches nothing. */
+const NO_USABLE_SECRET = 'none';
+
+/**
  * Metadata of an active third-party client whose tenant is active; anything else is unknown to the issuer
  * (→ invalid_client). A suspended tenant is refused at issuance too (contract §3 "denied at issuance").
+ * A confidential client's `client_secret` is the stored form of its usable secrets, read in the same statement, so
+ * authenticating it costs no further read (compareClientSecret in provider.ts checks a presented secret against them).
  */
 export async function findClientMetadata(
   knex: Knex,
   clientId: string,
   opts: ClientOptions,
 ): Promise<ClientMetadata | undefined> {
+  const secrets = usableSecrets(knex, knex.raw('??', ['c.id']), knex.fn.now())
+    .select(knex.raw(`coalesce(string_agg(secret_hash, '${SECRETS_SEPARATOR}'), '')`))
+    .as('secrets');
   const {
     rows: [row],
-  } = await runPrepared<{ id: string; name: string; type: string; redirect_uris: string[] }>(
+  } = await runPrepared<{ id: string; name: string; type: string; redirect_uris: string[]; secrets: string }>(
     knex,
     knex('clients as c')
       .join('tenants as t', 't.id', 'c.tenant_id')
       .where({ 'c.id': clientId, 'c.kind': 'third_party', 'c.status': 'active', 't.status': 'active' })
-      .first('c.id', 'c.name', 'c.type', 'c.redirect_uris'),
+      .first('c.id', 'c.name', 'c.type', 'c.redirect_uris', secrets),
   );
   if (!row) return undefined;
   const confidential = row.type === 'confidential';
@@ -46,14 +60,40 @@ export async function findClientMetadata(
     response_types: ['code'],
     // Registered as basic; oidc-provider accepts client_secret_post for it as well (contract §5.8 allows both).
     token_endpoint_auth_method: confidential ? 'client_secret_basic' : 'none',
-    ...(confidential ? { client_secret: HASHED_SECRET_PLACEHOLDER } : {}),
+    ...(confidential ? { client_secret: row.secrets || NO_USABLE_SECRET } : {}),
   };
 }
 
+/** The stored secrets findClientMetadata put in a client's `client_secret`. */
+export const storedSecretsOf = (clientSecret: string | undefined): string[] =>
+  (clientSecret ?? '').split(SECRETS_SEPARATOR).filter((s) => s && s !== NO_USABLE_SECRET);
+
 /**
- * True when `presented` matches one of the client's usable secrets: the current one and, during a rotation, the
- * next one; a secret past its expires_at (the old one after the overlap) no longer counts. `now` is injectable so
- * tests can check the 7-day window without waiting.
+ * True when `presented` matches one of `stored` (the client's usable secrets). Every one is checked (no early exit),
+ * so the time taken does not depend on which matched. A match against a secret stored with scrypt before issue 32
+ * re-stores it as its digest, only if the row still holds that hash (a rotation in between wins).
+ */
+export async function matchesStoredSecret(
+  knex: Knex,
+  clientId: string,
+  presented: string,
+  stored: readonly string[],
+): Promise<boolean> {
+  let match = false;
+  for (const hash of stored) {
+    if (!(await verifySecret(presented, hash))) continue;
+    match = true;
+    if (isScryptHash(hash))
+      await knex('client_secrets')
+        .where({ client_id: clientId, secret_hash: hash })
+        .update({ secret_hash: digestSecret(presented) });
+  }
+  return match;
+}
+
+/**
+ * True when `presented` matches one of the client's usable secrets at `now` (injectable so tests can check the 7-day
+ * window without waiting).
  */
 export async function clientSecretMatches(
   knex: Knex,
@@ -61,13 +101,6 @@ export async function clientSecretMatches(
   presented: string,
   now = new Date(),
 ): Promise<boolean> {
-  const rows: { secret_hash: string }[] = await knex('client_secrets')
-    .where('client_id', clientId)
-    .whereIn('state', ['current', 'next'])
-    .andWhere((q) => q.whereNull('expires_at').orWhere('expires_at', '>', now))
-    .select('secret_hash');
-  let match = false;
-  // Check every row (no early exit) so the time taken does not depend on which secret matched.
-  for (const { secret_hash } of rows) if (await verifySecret(presented, secret_hash)) match = true;
-  return match;
+  const stored: string[] = await usableSecrets(knex, clientId, now).pluck('secret_hash');
+  return matchesStoredSecret(knex, clientId, presented, stored);
 }

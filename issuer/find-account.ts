@@ -13,18 +13,17 @@ import type { RequestReads } from './request-reads.js';
 export function accountFinder(knex: Knex, reads: RequestReads): FindAccount {
   return async (ctx, sub, token) => {
     const clientId = ctx.oidc.client?.clientId;
-    // Independent reads, sent together.
-    const [tenantId, actor] = await Promise.all([
-      clientId ? reads.tenantOfClient(ctx, clientId) : undefined,
-      token?.grantId ? reads.actorOfGrant(ctx, token.grantId) : undefined,
-    ]);
     if (token?.grantId) {
+      // A code exchange or a refresh: one read of the grant's actor, the client's tenant and the relationship.
+      const actor = clientId ? await reads.actorOfGrant(ctx, token.grantId, clientId) : undefined;
       if (!actor || actor.revoked || !actor.accountActive || actor.personId !== sub) return undefined;
+      if (actor.tenantId && !actor.related) return undefined;
     } else {
+      const tenantId = clientId ? await reads.tenantOfClient(ctx, clientId) : undefined;
       const account = await loginAccountOf(knex, sub, tenantId);
       if (!account || account.status !== 'active') return undefined;
+      if (tenantId && !(await hasRelationship(knex, tenantId, sub))) return undefined;
     }
-    if (tenantId && !(await hasRelationship(knex, tenantId, sub))) return undefined;
     const account: Account = { accountId: sub, claims: async () => ({ sub }) };
     return account;
   };

@@ -8,16 +8,15 @@ import type { Config } from '../common/config.js';
 import { accountFinder } from './find-account.js';
 import { requestReads } from './request-reads.js';
 import { createAdapterFactory, type OnReplay } from './adapter.js';
-import { clientSecretMatches } from './clients.js';
+import { matchesStoredSecret, storedSecretsOf } from './clients.js';
 import { trimDiscovery } from './discovery.js';
 import { stripUnlistedCors } from './token-endpoint/cors.js';
 import { cookieKeysFrom, type SigningKeys } from './keys.js';
 import { errorPage, pageHeaders, pageHtml } from './pages.js';
-import { API_AUDIENCE, API_RESOURCE, allowedCapabilities, splitScope } from './scope-policy.js';
+import { API_AUDIENCE, API_RESOURCE, splitScope } from './scope-policy.js';
 import { isClientCredentials, platformClaims, setSubjectClaims } from './token-claims.js';
 import { routeOf } from './oidc-route.js';
 import { tokenErrorRemapper } from './token-endpoint/errors.js';
-import { activeServiceAccountOf } from './service-accounts.js';
 import { accessTokenRevocation } from './access-token-revocation.js';
 
 const HOUR = 60 * 60;
@@ -64,7 +63,7 @@ export function createProvider({ knex, config, keys, onReplay, onTokenRouteFailu
     if (requested.includes('openid'))
       throw new errors.InvalidScope('openid is not supported: request API capabilities only', 'openid');
     const allowed = isClientCredentials(ctx)
-      ? await workloadCapabilities(clientId)
+      ? await workloadCapabilities(ctx, clientId)
       : await reads.allowedCapabilities(ctx, clientId);
     if (!requested.some((s) => (allowed as string[]).includes(s)))
       throw new errors.InvalidScope('requested scope is not allowed for this client', requested.join(' '));
@@ -74,10 +73,13 @@ export function createProvider({ knex, config, keys, onReplay, onTokenRouteFailu
   /**
    * What a workload token may carry: the client's allowance ∩ its service account's capabilities (contract §1 rule 3).
    */
-  async function workloadCapabilities(clientId: string): Promise<string[]> {
-    const account = await activeServiceAccountOf(knex, clientId);
+  async function workloadCapabilities(ctx: KoaContextWithOIDC, clientId: string): Promise<string[]> {
+    const [account, allowed] = await Promise.all([
+      reads.activeServiceAccountOf(ctx, clientId),
+      reads.allowedCapabilities(ctx, clientId),
+    ]);
     if (!account) throw new errors.InvalidGrant('this client has no active service account');
-    return (await allowedCapabilities(knex, clientId)).filter((c) => account.capabilities.includes(c));
+    return allowed.filter((c) => account.capabilities.includes(c));
   }
 
   const configuration: Configuration = {
@@ -140,7 +142,7 @@ export function createProvider({ knex, config, keys, onReplay, onTokenRouteFailu
         },
       },
     },
-    extraTokenClaims: platformClaims(knex, reads),
+    extraTokenClaims: platformClaims(reads),
     formats: { customizers: { jwt: setSubjectClaims } },
     findAccount: accountFinder(knex, reads),
     interactions: { url: async (_ctx, interaction) => `/interaction/${interaction.uid}` },
@@ -167,9 +169,12 @@ export function createProvider({ knex, config, keys, onReplay, onTokenRouteFailu
   provider.use(trimDiscovery);
   provider.use(stripUnlistedCors);
 
-  // Secrets are stored hashed (client_secrets.secret_hash): compare against those instead of the metadata value.
-  provider.Client.prototype.compareClientSecret = function (this: { clientId: string }, presented: string) {
-    return clientSecretMatches(knex, this.clientId, presented);
+  // The metadata's client_secret holds the stored forms of the client's usable secrets (clients.ts), read with it.
+  provider.Client.prototype.compareClientSecret = function (
+    this: { clientId: string; clientSecret?: string },
+    presented: string,
+  ) {
+    return matchesStoredSecret(knex, this.clientId, presented, storedSecretsOf(this.clientSecret));
   };
   return provider;
 }

@@ -1,6 +1,5 @@
 // The access token's platform claims (platform-interfaces.md "Access token"), read from the database at each
 // issuance so a token carries the account's current epoch and nothing is issued for a disabled account.
-import type { Knex } from 'knex';
 import {
   errors,
   type AccessToken,
@@ -9,7 +8,6 @@ import {
   type KoaContextWithOIDC,
 } from 'oidc-provider';
 import type { RequestReads } from './request-reads.js';
-import { activeServiceAccountOf } from './service-accounts.js';
 import { noteCaller } from '../common/http.js';
 
 interface IssuedToken {
@@ -26,10 +24,10 @@ export const isClientCredentials = (ctx: KoaContextWithOIDC) =>
  * claims, so they can never override iss, sub, aud, scope, client_id, exp or jti (`sub` is set by the customizer).
  * `self` tokens act as the person's login account behind the grant; `workload` tokens as the client's service account.
  */
-export function platformClaims(knex: Knex, reads: RequestReads) {
+export function platformClaims(reads: RequestReads) {
   return async (ctx: KoaContextWithOIDC, token: IssuedToken): Promise<Record<string, unknown>> => {
     if (token.kind === 'ClientCredentials' && token.clientId) {
-      const account = await activeServiceAccountOf(knex, token.clientId);
+      const account = await reads.activeServiceAccountOf(ctx, token.clientId);
       if (!account) throw new errors.InvalidGrant('this client has no active service account');
       noteCaller(ctx.res, { tenant: account.tenantId });
       return {
@@ -41,10 +39,8 @@ export function platformClaims(knex: Knex, reads: RequestReads) {
     }
     if (token.kind !== 'AccessToken' || !token.grantId || !token.clientId)
       throw new errors.InvalidGrant('cannot issue this token');
-    const [actor, tenantId] = await Promise.all([
-      reads.actorOfGrant(ctx, token.grantId),
-      reads.tenantOfClient(ctx, token.clientId),
-    ]);
+    const actor = await reads.actorOfGrant(ctx, token.grantId, token.clientId);
+    const tenantId = actor?.tenantId;
     if (!actor || !tenantId) throw new errors.InvalidGrant('authorization no longer valid');
     noteCaller(ctx.res, { tenant: tenantId });
     return { profile: 'self', tenant_id: tenantId, actor_account_id: actor.accountId, actor_epoch: actor.epoch };

@@ -12,7 +12,7 @@ import { authorizationRequest, discover } from './support/oauth.js';
 import { credentialThrottle, SIGN_IN_LIMITS } from '../common/credential-throttle.js';
 import { connectRedis, limiterStore } from '../common/rate-limit-store.js';
 import { createLogger } from '../common/log.js';
-import { HashingBusy, hashLane } from '../common/secrets.js';
+import { HashingBusy, hashLane, hashSecret } from '../common/secrets.js';
 
 let system: System;
 let browser: Browser;
@@ -74,8 +74,8 @@ describe('sign-in throttling', () => {
 
 describe('wrong admin credentials', () => {
   it(
-    'make their address wait after the budget, ' +
-      'admin API and console sign-in alike, and leave other addresses alone',
+    'make their address wait after the budget, admin API and console sign-in alike, ' +
+      'while a right credential from there is still answered (issue 32), and leave other addresses alone',
     async () => {
       // Its own system: a budget of 3, and one trusted proxy hop so that the test can speak from two addresses.
       const admin = await startTestSystem({ ADMIN_FAILURES_PER_ADDRESS: '3', TRUST_PROXY: '1' });
@@ -85,25 +85,30 @@ describe('wrong admin credentials', () => {
             headers: { authorization: `Bearer ${token}`, 'x-forwarded-for': address },
           });
         for (let i = 0; i < 3; i++) expect((await call('203.0.113.5', `wrong-token-${i}-0123456789`)).status).toBe(401);
-        // Past the budget even the operator's token waits at that address, and its check costs nothing.
-        const limited = await call('203.0.113.5', admin.adminToken);
+        // Past the budget a wrong credential from that address waits; the operator's own token is still answered.
+        const limited = await call('203.0.113.5', 'wrong-token-3-0123456789');
         expect(limited.status).toBe(429);
         expect(await limited.json()).toMatchObject({ error: 'rate_limited' });
         expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+        expect((await call('203.0.113.5', admin.adminToken)).status).toBe(200);
         expect((await call('198.51.100.20', admin.adminToken)).status).toBe(200);
-        // The console's sign-in shares the count.
+        // The console's sign-in shares the count: a wrong key waits, the right one signs in.
         const consoleUrl = `${admin.pdpUrl}/admin/console`;
-        const form = await fetch(`${consoleUrl}/sign-in`);
-        const cookie = form.headers.get('set-cookie')!.split(';')[0]!;
-        const csrf = /name="_csrf" value="([^"]+)"/.exec(await form.text())![1]!;
-        const signIn = await fetch(`${consoleUrl}/sign-in`, {
-          method: 'POST',
-          redirect: 'manual',
-          headers: { cookie, 'x-forwarded-for': '203.0.113.5' },
-          body: new URLSearchParams({ _csrf: csrf, key: admin.adminToken }),
-        });
-        expect(signIn.status).toBe(429);
-        expect(await signIn.text()).toMatch(/Too many sign-in attempts\. Wait \d+ minutes? and try again\./);
+        const signIn = async (key: string) => {
+          const form = await fetch(`${consoleUrl}/sign-in`);
+          const cookie = form.headers.get('set-cookie')!.split(';')[0]!;
+          const csrf = /name="_csrf" value="([^"]+)"/.exec(await form.text())![1]!;
+          return fetch(`${consoleUrl}/sign-in`, {
+            method: 'POST',
+            redirect: 'manual',
+            headers: { cookie, 'x-forwarded-for': '203.0.113.5' },
+            body: new URLSearchParams({ _csrf: csrf, key }),
+          });
+        };
+        const wrong = await signIn('wrong-key-0123456789');
+        expect(wrong.status).toBe(429);
+        expect(await wrong.text()).toMatch(/Too many sign-in attempts\. Wait \d+ minutes? and try again\./);
+        expect((await signIn(admin.adminToken)).status).toBe(303);
       } finally {
         await admin.close();
       }
@@ -152,6 +157,11 @@ describe('hashing under a flood of wrong client secrets', () => {
       'TokenError with retry-after, never a status outside the contract',
     async () => {
       const { clientId } = await setupTenant(adminClient(system), { type: 'confidential' });
+      // Only a secret still stored with scrypt (as before issue 32) is hashed; a digest is checked without a lane.
+      await system.db
+        .knex('client_secrets')
+        .where({ client_id: clientId })
+        .update({ secret_hash: await hashSecret('x') });
       const basic =
         'Basic ' + `${Buffer.from(`${encodeURIComponent(clientId)}:wrong-secret-0123456789`).toString('base64')}`;
       const answers = await Promise.all(

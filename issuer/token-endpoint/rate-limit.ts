@@ -1,13 +1,19 @@
 // The token endpoint's own limit (contract §4.1, §8 rule 1), separate from the API layers: tokens issued per client,
 // and failed attempts per (source address, named client) and, with a higher budget, per source address. A request is
-// refused (429) when any of its three windows is spent. Counting happens when the answer is known: a success counts
-// against the client, a failure against the address twice (with that client, and in all), so nobody can spend a
-// client's budget by sending its id with a wrong secret, and failures naming junk clients do not close the endpoint
-// for every other app sharing the address (a proxy's) until the higher budget is spent. The address is `req.ip`:
-// the connecting peer, or the X-Forwarded-For hop that TRUST_PROXY says to believe.
+// refused (429) when any of its three windows is spent. What counts: a success counts against the client, a failure
+// against the address twice (with that client, and in all), so nobody can spend a client's budget by sending its id
+// with a wrong secret, and failures naming junk clients do not close the endpoint for every other app sharing the
+// address (a proxy's) until the higher budget is spent. The address is `req.ip`: the connecting peer, or the
+// X-Forwarded-For hop that TRUST_PROXY says to believe.
+// When it counts (issue 32): a request is presumed to succeed, so its client's point is taken in the same Redis round
+// trip that reads the two failure windows (auto-pipelined: one socket write, one reply), and a success needs nothing
+// more. A failure, known when the answer is, gives that point back and is charged to the address and the pair, in a
+// second round trip only failures pay; so is a request refused here. A client at its limit is refused by the point it
+// could not take.
 import type { RequestHandler } from 'express';
 import type { LimiterStore } from '../../common/rate-limit-store.js';
 import type { RateLimitWindow } from '../../wire/decision.js';
+import { RateLimiterRes } from 'rate-limiter-flexible';
 import { retryAfterSeconds } from '../../common/rate-limit-store.js';
 import { sendTokenRateLimited } from './errors.js';
 import { namedClient } from './request-client.js';
@@ -37,28 +43,43 @@ export function tokenRateLimit(
     const state = await limiter.get(key);
     return state && state.remainingPoints <= 0 ? state.msBeforeNext : undefined;
   };
+  /** The client's point for this request; the wait when the client had none left (rate-limiter-flexible rejects). */
+  const takeClientPoint = (clientId: string) =>
+    perClient.consume(clientId).then(
+      () => undefined,
+      (rejection: unknown) => {
+        if (rejection instanceof RateLimiterRes) return rejection.msBeforeNext;
+        throw rejection;
+      },
+    );
+  // After the answer (or a refusal): a store failure here must not touch it; over the limit shows on the next request.
+  const quietly = (work: Promise<unknown>) => void work.catch(() => undefined);
 
   return async (req, res, next) => {
     const address = req.ip ?? req.socket.remoteAddress ?? 'unknown';
     const clientId = namedClient(req);
     const pair = `${address} ${clientId ?? ''}`;
-    // The windows are read at once (one Redis round trip with auto-pipelining); the address's are reported first.
+    // Issued in one turn of the event loop, so they go out in one write; the address's wait is reported first.
     const [addressWait, pairWait, clientWait] = await Promise.all([
       spent(perAddress, address),
       spent(perPair, pair),
-      clientId ? spent(perClient, clientId) : undefined,
+      clientId ? takeClientPoint(clientId) : undefined,
     ]);
+    const tookClientPoint = clientId !== undefined && clientWait === undefined;
+    const giveBack = () => tookClientPoint && quietly(perClient.reward(clientId));
     const waitMs = addressWait ?? pairWait ?? clientWait;
     if (waitMs !== undefined) {
+      giveBack(); // a refusal is neither a success nor a failure: not counted
       onRefused();
       return sendTokenRateLimited(res, retryAfterSeconds(waitMs));
     }
-    res.on('finish', () => {
-      // Over the limit is reported on the next request; a store failure here must not touch this answer.
-      const charge = (limiter: typeof perClient, key: string) => void limiter.consume(key).catch(() => undefined);
-      if (res.statusCode === 200 && clientId) return charge(perClient, clientId);
-      charge(perPair, pair);
-      charge(perAddress, address);
+    res.on('close', () => {
+      if (res.writableFinished && res.statusCode === 200 && clientId) return;
+      giveBack();
+      // An answer never sent (the client went away) is not a failure either.
+      if (!res.writableFinished) return;
+      quietly(perPair.consume(pair));
+      quietly(perAddress.consume(address));
     });
     next();
   };

@@ -7,7 +7,7 @@ import type { Knex } from 'knex';
 import { noteCaller, sendProblem } from '../../common/http.js';
 import { HashingBusy, secretChecker } from '../../common/secrets.js';
 import { verifyTenantAdminKey } from './admin-key-store.js';
-import type { CredentialThrottle } from '../../common/credential-throttle.js';
+import { wrongCredential, type CredentialThrottle } from '../../common/credential-throttle.js';
 
 export type AdminCaller = { kind: 'operator' } | { kind: 'tenant'; tenantId: string; keyId: string };
 
@@ -86,32 +86,33 @@ export function adminIdentifier(
 }
 
 /**
- * 401 invalid_token for anyone but the operator or a live tenant admin key; sets res.locals.adminCaller. An address
- * that presented too many wrong credentials waits (429 rate_limited with retry-after) before any is checked.
+ * 401 invalid_token for anyone but the operator or a live tenant admin key; sets res.locals.adminCaller. A right
+ * credential is answered whatever others sent from its address: it is checked first (a digest, microseconds), and only
+ * a wrong one meets the per-address count, which answers it 429 rate_limited with retry-after past the budget.
  */
 export function authenticateAdmin(knex: Knex, adminToken: string, throttle: CredentialThrottle): RequestHandler {
   const identify = adminIdentifier(knex, adminToken);
   return async (req: Request, res: Response, next: NextFunction) => {
     const token = bearer(req);
-    const address = req.ip ?? 'unknown';
-    const waitS = token ? await throttle.waitSeconds(undefined, address) : undefined;
-    if (waitS !== undefined)
-      return sendProblem(res, 'rate_limited', {
-        message: 'too many wrong credentials from this address',
-        headers: { 'retry-after': String(waitS) },
-      });
     let caller: AdminCaller | undefined;
     try {
       caller = token ? await identify(token) : undefined;
     } catch (err) {
-      if (!(err instanceof HashingBusy)) throw err;
+      if (!(err instanceof HashingBusy)) throw err; // only a key still stored with scrypt is hashed (secrets.ts)
       return sendProblem(res, 'authorization_unavailable', {
         message: 'credential checks are busy',
         headers: { 'retry-after': String(err.retryAfterS) },
       });
     }
-    if (token && !caller) await throttle.failed(undefined, address);
-    if (!caller) return sendProblem(res, 'invalid_token', { message: 'operator token or tenant admin key required' });
+    if (!caller) {
+      const waitS = token ? await wrongCredential(throttle, req.ip ?? 'unknown') : undefined;
+      if (waitS !== undefined)
+        return sendProblem(res, 'rate_limited', {
+          message: 'too many wrong credentials from this address',
+          headers: { 'retry-after': String(waitS) },
+        });
+      return sendProblem(res, 'invalid_token', { message: 'operator token or tenant admin key required' });
+    }
     res.locals.adminCaller = caller;
     noteCaller(res, { tenant: caller.kind === 'operator' ? tenantInPath(req) : caller.tenantId });
     next();

@@ -4,7 +4,7 @@
 import { Router } from 'express';
 import type { Knex } from 'knex';
 import { newId } from '../../common/ids.js';
-import { hashSecret, randomSecret } from '../../common/secrets.js';
+import { digestSecret, randomSecret } from '../../common/secrets.js';
 import { clientView, type ClientView } from './clients.js';
 import { reply } from './support.js';
 import { done, refused, type Outcome } from '../../wire/outcome.js';
@@ -16,7 +16,7 @@ export const ROTATION_OVERLAP_MS = 7 * 24 * 60 * 60 * 1000;
 /** Creates the client's next secret; the only time it is ever readable is in this outcome. */
 export async function createNextSecret(knex: Knex, clientId: string): Promise<Outcome<{ clientSecret: string }>> {
   const secret = randomSecret();
-  const secretHash = await hashSecret(secret);
+  const secretHash = digestSecret(secret);
   return knex.transaction(async (trx) => {
     // Concurrent rotations of one client queue on its row, so at most one next secret can exist.
     const client = await trx('clients').where('id', clientId).forUpdate().first('id', 'type', 'tenant_id');

@@ -2,7 +2,7 @@ import { Router } from 'express';
 import { z } from 'zod';
 import type { Knex } from 'knex';
 import { isId, newId } from '../../common/ids.js';
-import { hashSecret, randomSecret } from '../../common/secrets.js';
+import { digestSecret, randomSecret } from '../../common/secrets.js';
 import { DISPLAY_NAME, LABEL, idPages, reply, unlessTaken, validate, parseForTenant, type Page } from './support.js';
 import { done, refused, type Outcome } from '../../wire/outcome.js';
 import { REDACTED, fieldChanges, recordChange } from './audit.js';
@@ -117,7 +117,7 @@ export async function updateClient(knex: Knex, clientId: string, body: unknown):
 
 export type CreatedClient = ClientView & { clientSecret?: string };
 
-/** Registers a client; a confidential one gets its first secret, returned once and stored only as a hash. */
+/** Registers a client; a confidential one gets its first secret, returned once and stored only as a digest. */
 export async function createClient(knex: Knex, tenantId: string, body: unknown): Promise<Outcome<CreatedClient>> {
   const parsed = validate(CreateClient, body);
   if (!parsed.ok) return parsed;
@@ -126,7 +126,7 @@ export async function createClient(knex: Knex, tenantId: string, body: unknown):
   if (!tenant) return refused('not_found');
   const id = `${KIND_PREFIX[b.kind]}_${tenant.label}_${b.slug}`;
   const secret = b.type === 'confidential' ? randomSecret() : undefined;
-  const secretHash = secret && (await hashSecret(secret));
+  const secretHash = secret && digestSecret(secret);
   return unlessTaken('client slug is taken', async () => {
     const row = await knex.transaction(async (trx) => {
       const [client] = await trx('clients')

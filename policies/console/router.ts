@@ -10,7 +10,7 @@ import { isClientDataError, requestIdOf } from '../../common/http.js';
 import { overHttps, pageSecurityHeaders } from '../../common/page-security.js';
 import { HashingBusy, sameSecret } from '../../common/secrets.js';
 import type { Logger } from '../../common/log.js';
-import { waitMessage, type CredentialThrottle } from '../../common/credential-throttle.js';
+import { waitMessage, wrongCredential, type CredentialThrottle } from '../../common/credential-throttle.js';
 import { STATUS_OF } from '../../wire/codes.js';
 import { adminIdentifier, type AdminCaller } from '../admin/authority.js';
 import { tenantAdminKeyLive } from '../admin/admin-key-store.js';
@@ -130,22 +130,22 @@ export function consoleRouter({ knex, adminToken, log, countChange, throttle, au
   r.post('/sign-in', async (req, res) => {
     const old = res.locals.session as ConsoleSession | undefined;
     const key = one(req.body.key)?.trim();
-    const address = req.ip ?? 'unknown';
-    const waitS = await throttle.waitSeconds(undefined, address);
-    if (waitS !== undefined) {
-      res.set('retry-after', String(waitS));
-      return send(res, pages.signInPage({ csrf: one(req.body._csrf)! }, waitMessage(waitS)), 429);
-    }
     let caller: AdminCaller | undefined;
     try {
       caller = key ? await identifyAdmin(key) : undefined;
     } catch (err) {
-      if (!(err instanceof HashingBusy)) throw err;
+      if (!(err instanceof HashingBusy)) throw err; // only a key still stored with scrypt is hashed (secrets.ts)
       res.set('retry-after', String(err.retryAfterS));
       return problem(res, 503, 'Busy', 'Signing in is busy just now. Try again in a few seconds.');
     }
+    // The right key signs in whatever others sent from this address (checked first, in microseconds); only wrong
+    // ones are counted, and past the address's budget told to wait.
     if (!caller) {
-      await throttle.failed(undefined, address);
+      const waitS = await wrongCredential(throttle, req.ip ?? 'unknown');
+      if (waitS !== undefined) {
+        res.set('retry-after', String(waitS));
+        return send(res, pages.signInPage({ csrf: one(req.body._csrf)! }, waitMessage(waitS)), 429);
+      }
       return send(
         res,
         pages.signInPage({ csrf: one(req.body._csrf)! }, 'That key did not work. Check it and try again.'),

@@ -6,6 +6,7 @@ import type { Knex } from 'knex';
 import { callerOf, REQUEST_ID_HEADER } from './http.js';
 import type { Logger } from './log.js';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { describeRequest, serverSpan, spansDropped, traceFields } from './tracing.js';
 
 export type ServiceName = 'issuer' | 'policies' | 'gateway' | 'backend';
 type Check = () => Promise<unknown>;
@@ -20,8 +21,9 @@ export interface Telemetry {
   /**
    * A server 'request' listener that counts, times and logs every request of `service` by method, route template and
    * status. Registered before the app's own listener, it sees the route the app's router matched once it answers.
-   * The log line (info) carries requestId, tenant, client, method, route, status and durationMs: never the raw URL,
-   * whose query may hold an authorization code, nor any header.
+   * The log line (info) carries requestId, tenant, client, method, route, status and durationMs (and, traced, the
+   * server span's trace_id and span_id): never the raw URL, whose query may hold an authorization code, nor any header.
+   * The server span is named by the route template and carries the tenant and client (tracing.ts).
    */
   observe(service: ServiceName, log: Logger): (req: IncomingMessage, res: ServerResponse) => void;
   decisions: Counter<'outcome' | 'code'>;
@@ -86,6 +88,7 @@ function routeTemplateOf(req: IncomingMessage, res: ServerResponse): string {
 export function createTelemetry(): Telemetry {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
+  registry.registerMetric(spansDropped);
   const registers = [registry];
   const requests = new Counter({
     name: 'http_requests_total',
@@ -124,6 +127,7 @@ export function createTelemetry(): Telemetry {
     registry,
     observe: (service, log) => (req, res) => {
       const end = duration.startTimer();
+      const span = serverSpan();
       res.once('finish', () => {
         const route = routeTemplateOf(req, res);
         const labels = { service, method: req.method ?? 'GET', route, status: String(res.statusCode) };
@@ -131,8 +135,10 @@ export function createTelemetry(): Telemetry {
         const seconds = end(labels);
         const { tenant = null, client = null } = callerOf(res);
         const requestId = res.getHeader(REQUEST_ID_HEADER) ?? null;
+        if (span) describeRequest(span, labels.method, route, tenant, client);
         log.info(
           {
+            ...(span && traceFields(span)),
             requestId,
             tenant,
             client,

@@ -41,7 +41,12 @@ export interface Telemetry {
   redisErrors: Counter;
   /** Administrative changes committed with their audit entry, by action. */
   adminChanges: Counter<'action'>;
-  /** Counts the pool failures of this database handle (once per handle, however many services share it). */
+  /** Audit chain checks (GET /admin/v1/audit/verify), by result: ok, broken. */
+  auditVerifications: Counter<'result'>;
+  /**
+   * Counts the pool failures of this database handle and exports its connections in use, free and waited for at each
+   * scrape (once per handle, however many services share it).
+   */
   watchDatabase(knex: Knex): void;
   /** Registers a batch whose unwritten rows are exported as `batch_backlog{batch}` at each scrape. */
   addBacklog(batch: string, pending: () => number): void;
@@ -55,6 +60,15 @@ export interface Telemetry {
 }
 
 const CHECK_TIMEOUT_MS = 1000;
+
+/** What knex's pool (tarn) tells about itself. */
+interface TarnPool {
+  max: number;
+  numUsed(): number;
+  numFree(): number;
+  numPendingAcquires(): number;
+  on(event: 'createFail' | 'acquireFail', listener: () => void): void;
+}
 
 /** Names the route of a request that no Express route matched (oidc-provider's own routes), for metrics and logs. */
 export function noteRoute(res: ServerResponse, template: string): void {
@@ -109,6 +123,32 @@ export function createTelemetry(): Telemetry {
     help: 'Database connections that could not be created or acquired, by pool event (create, acquire).',
     labelNames: ['event'],
     registers,
+  });
+  const pools = new Set<TarnPool>();
+  new Gauge({
+    name: 'database_pool_connections',
+    help: 'Database pool connections by state: used, free, pending (acquisitions waiting), max (the cap).',
+    labelNames: ['state'],
+    registers,
+    collect() {
+      const sum = (f: (p: TarnPool) => number) => [...pools].reduce((n, p) => n + f(p), 0);
+      this.set(
+        { state: 'used' },
+        sum((p) => p.numUsed()),
+      );
+      this.set(
+        { state: 'free' },
+        sum((p) => p.numFree()),
+      );
+      this.set(
+        { state: 'pending' },
+        sum((p) => p.numPendingAcquires()),
+      );
+      this.set(
+        { state: 'max' },
+        sum((p) => p.max),
+      );
+    },
   });
   const backlogs = new Map<string, () => number>();
   new Gauge({
@@ -189,11 +229,19 @@ export function createTelemetry(): Telemetry {
       labelNames: ['action'],
       registers,
     }),
+    auditVerifications: new Counter({
+      name: 'audit_chain_verifications_total',
+      help: 'Audit chain checks (GET /admin/v1/audit/verify), by result: ok, broken.',
+      labelNames: ['result'],
+      registers,
+    }),
     addBacklog: (batch, pending) => void backlogs.set(batch, pending),
     watchDatabase(knex) {
-      const pool = (knex.client as { pool?: { on(event: string, listener: () => void): void } }).pool;
-      pool?.on('createFail', () => databasePoolErrors.inc({ event: 'create' }));
-      pool?.on('acquireFail', () => databasePoolErrors.inc({ event: 'acquire' }));
+      const pool = (knex.client as { pool?: TarnPool }).pool;
+      if (!pool || pools.has(pool)) return;
+      pools.add(pool);
+      pool.on('createFail', () => databasePoolErrors.inc({ event: 'create' }));
+      pool.on('acquireFail', () => databasePoolErrors.inc({ event: 'acquire' }));
     },
     addReadinessCheck: (name, check) => void checks.set(name, check),
     started: () => void (started = true),

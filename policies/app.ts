@@ -39,7 +39,7 @@ export interface PoliciesDeps {
   log: Logger;
   decisionLog: DecisionLog;
   /** Counts decisions by outcome and deny code. */
-  telemetry: Pick<Telemetry, 'decisions' | 'adminChanges'>;
+  telemetry: Pick<Telemetry, 'decisions' | 'adminChanges' | 'auditVerifications'>;
   /** Express "trust proxy" (TRUST_PROXY): which X-Forwarded-For hop is the admin's address (throttle, audit trail). */
   trustProxy?: boolean | number | string;
   /** Wrong admin credentials per address (admin API bearers and console sign-ins share it). */
@@ -102,7 +102,7 @@ export function createPoliciesApp({
     observabilityRouter(db),
     extensionsRouter(db),
     exportRouter(knex, log),
-    auditTrailRouter(knex),
+    auditTrailRouter(knex, (result) => telemetry.auditVerifications.inc({ result })),
   );
   app.use('/admin/v1', admin);
   app.use(CONSOLE_PATH, consoleRouter({ knex, adminToken, log, countChange, throttle: adminThrottle }));

@@ -73,12 +73,17 @@ async function verifyChain(
   }
 }
 
-export function auditTrailRouter(knex: Knex): Router {
+/** `verified` counts each chain check by its result (the audit_chain_verifications_total metric). */
+export function auditTrailRouter(knex: Knex, verified: (result: 'ok' | 'broken') => void): Router {
   const r = Router();
   r.get('/tenants/:tenantId/audit', async (req, res) =>
     reply(res, await auditPage(knex, String(req.params.tenantId), req.query)),
   );
   r.get('/audit', async (req, res) => reply(res, await auditPage(knex, null, req.query)));
-  r.get('/audit/verify', async (_req, res) => res.json(await verifyChain(knex)));
+  r.get('/audit/verify', async (_req, res) => {
+    const check = await verifyChain(knex);
+    verified(check.ok ? 'ok' : 'broken');
+    res.json(check);
+  });
   return r;
 }

@@ -15,6 +15,7 @@ import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from './suppo
 import {
   Child,
   freePort,
+  freePorts,
   nodeEntry,
   privatePostgres,
   startProcesses,
@@ -116,6 +117,13 @@ describe('one API call is one trace across the gateway, the PDP and the backend'
     // The plugins' work is in the gateway's trace: token verification, the rate limiter, the PDP call.
     for (const name of ['gateway verify-token', 'gateway rate-limit', 'gateway authorize'])
       expect(spans.find((s) => s.name === name)?.parentSpanId).toBe(gateway.spanId);
+
+    // With Redis, the limiter's commands are in its span (ioredis instrumentation); without, it counts in process.
+    const limiter = spans.find((s) => s.name === 'gateway rate-limit')!;
+    const redisCommands = spans.filter(
+      (s) => s.parentSpanId === limiter.spanId && s.attributes['db.system'] === 'redis',
+    );
+    expect(redisCommands.length > 0).toBe(Boolean(process.env.REDIS_URL));
 
     // Every span of the trace hangs from another span of it, up to the caller's.
     for (const span of spans) expect(byId.has(span.parentSpanId) || span.parentSpanId === callerSpan).toBe(true);
@@ -234,6 +242,50 @@ describe('a collector that hangs or is gone', () => {
       (await droppedSpans('backend')).some((d) => d.reason !== 'queue_full' && d.count > 0),
     );
   }, 90_000);
+});
+
+describe('npm start: the four services in one process', () => {
+  it('says which service made each span (platform.service) under the one resource', async () => {
+    const collector = await startOtlpReceiver();
+    const [issuer, policies, backend, gateway] = (await freePorts(4)) as [number, number, number, number];
+    const url = (port: number) => `http://127.0.0.1:${port}`;
+    const all = new Child('npm start', ...nodeEntry('infra/start.ts'), {
+      env: {
+        PATH: process.env.PATH,
+        DATABASE_URL: database.url,
+        ISSUER_PORT: String(issuer),
+        AUTH_URL: url(issuer),
+        PDP_PORT: String(policies),
+        BACKEND_PORT: String(backend),
+        GATEWAY_PORT: String(gateway),
+        ADMIN_TOKEN: system.adminToken,
+        OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint,
+        OTEL_BSP_SCHEDULE_DELAY: '200',
+      },
+      readyLine: /is up/,
+    });
+    await all.start();
+    try {
+      const answers = await Promise.all([
+        fetch(`${url(gateway)}/v1/tenant`),
+        fetch(`${url(issuer)}/.well-known/openid-configuration`),
+        fetch(`${url(policies)}/admin/v1/tenants`, { headers: { authorization: `Bearer ${system.adminToken}` } }),
+      ]);
+      expect(answers.map((a) => a.status)).toEqual([401, 200, 200]);
+      const servers = () =>
+        new Set(collector.spans.filter((s) => s.kind === SERVER).map((s) => s.attributes['platform.service']));
+      await waitFor('server spans of the gateway, issuer and PDP', () =>
+        ['gateway', 'issuer', 'policies'].every((s) => servers().has(s)),
+      );
+      expect(new Set(collector.spans.map((s) => s.service))).toEqual(new Set(['integration-platform']));
+      // The PDP's statements say so too, from their parent.
+      const statements = collector.spans.filter((s) => s.attributes['db.system.name'] ?? s.attributes['db.system']);
+      expect(statements.map((s) => s.attributes['platform.service'])).toContain('policies');
+    } finally {
+      await all.stop();
+      await collector.close();
+    }
+  });
 });
 
 describe('tracing off', () => {

@@ -121,7 +121,7 @@ describe('one API call is one trace across the gateway, the PDP and the backend'
     // With Redis, the limiter's commands are in its span (ioredis instrumentation); without, it counts in process.
     const limiter = spans.find((s) => s.name === 'gateway rate-limit')!;
     const redisCommands = spans.filter(
-      (s) => s.parentSpanId === limiter.spanId && s.attributes['db.system'] === 'redis',
+      (s) => s.parentSpanId === limiter.spanId && s.attributes['db.system.name'] === 'redis',
     );
     expect(redisCommands.length > 0).toBe(Boolean(process.env.REDIS_URL));
 
@@ -154,13 +154,10 @@ describe('one API call is one trace across the gateway, the PDP and the backend'
     const signature = token.split('.')[2]!;
     expect(JSON.stringify(spans)).not.toContain(signature);
 
-    // The request's log lines carry the trace id, in each service.
+    // The request's log lines carry the trace id and their server span's id, in each service.
     for (const service of ['gateway', 'policies', 'backend'] as const) {
-      const lines = system.services[service].output
-        .split('\n')
-        .filter((l) => l.includes(`"trace_id":"${traceId}"`) && l.includes('"msg":"request"'));
-      expect(lines.length).toBeGreaterThan(0);
-      expect(JSON.parse(lines[0]!).span_id).toBe(serverSpan(spans, service)!.spanId);
+      const line = await waitForLine(service, `"trace_id":"${traceId}"`);
+      expect(JSON.parse(line).span_id).toBe(serverSpan(spans, service)!.spanId);
     }
   });
 
@@ -168,7 +165,7 @@ describe('one API call is one trace across the gateway, the PDP and the backend'
     const res = await call();
     expect(res.status).toBe(200);
     const requestId = res.headers.get('x-request-id')!;
-    const line = await waitForLine('gateway', requestId);
+    const line = await waitForLine('gateway', `"requestId":"${requestId}"`);
     const traceId = JSON.parse(line).trace_id as string;
     expect(traceId).toMatch(/^[0-9a-f]{32}$/);
     const gateway = serverSpan(await untilTraced(traceId), 'gateway')!;
@@ -205,13 +202,11 @@ describe('one API call is one trace across the gateway, the PDP and the backend'
   });
 });
 
-/** The gateway's request log line for `requestId`. */
-async function waitForLine(service: 'gateway', requestId: string): Promise<string> {
+/** The request log line of `service` that holds `text` (lines are written in batches, up to 500 ms late). */
+async function waitForLine(service: 'gateway' | 'policies' | 'backend', text: string): Promise<string> {
   let line: string | undefined;
-  await waitFor(`${service} request line ${requestId}`, () => {
-    line = system.services[service].output
-      .split('\n')
-      .find((l) => l.includes(`"requestId":"${requestId}"`) && l.includes('"msg":"request"'));
+  await waitFor(`${service} request line with ${text}`, () => {
+    line = system.services[service].output.split('\n').find((l) => l.includes(text) && l.includes('"msg":"request"'));
     return line !== undefined;
   });
   return line!;

@@ -46,10 +46,14 @@ export interface SdkHooks {
   serviceAttribute: string;
 }
 
-/** Spans dropped instead of exported, by reason (queue_full, or the failed export's error), as the SDK counted them. */
-export type DroppedSpans = () => Promise<Map<string, number>>;
+export interface SdkHandle {
+  /** Spans dropped instead of exported, by reason (queue_full, or the failed export's error), as the SDK counted. */
+  droppedSpans(): Promise<Map<string, number>>;
+  /** Exports what is queued and stops. */
+  shutdown(): Promise<void>;
+}
 
-export function startSdk(resourceName: string, hooks: SdkHooks): DroppedSpans {
+export function startSdk(resourceName: string, hooks: SdkHooks): SdkHandle {
   const withService = (): Attributes => {
     const service = hooks.serviceOfActiveSpan();
     return service ? { [hooks.serviceAttribute]: service } : {};
@@ -86,17 +90,20 @@ export function startSdk(resourceName: string, hooks: SdkHooks): DroppedSpans {
     ],
   });
   sdk.start();
-  return async () => {
-    const dropped = new Map<string, number>();
-    const { resourceMetrics } = await reader.collect();
-    for (const scope of resourceMetrics.scopeMetrics)
-      for (const metric of scope.metrics)
-        if (metric.descriptor.name === KEPT_STREAM)
-          for (const point of metric.dataPoints) {
-            const reason = point.attributes['error.type'];
-            if (reason !== undefined)
-              dropped.set(String(reason), (dropped.get(String(reason)) ?? 0) + Number(point.value));
-          }
-    return dropped;
+  return {
+    shutdown: () => sdk.shutdown(),
+    async droppedSpans() {
+      const dropped = new Map<string, number>();
+      const { resourceMetrics } = await reader.collect();
+      for (const scope of resourceMetrics.scopeMetrics)
+        for (const metric of scope.metrics)
+          if (metric.descriptor.name === KEPT_STREAM)
+            for (const point of metric.dataPoints) {
+              const reason = point.attributes['error.type'];
+              if (reason !== undefined)
+                dropped.set(String(reason), (dropped.get(String(reason)) ?? 0) + Number(point.value));
+            }
+      return dropped;
+    },
   };
 }

@@ -3,8 +3,8 @@
 // service name, resource, batch queue) is the SDK's own environment handling (tracing-sdk.ts). Off, nothing but the
 // API (a no-op) is loaded and the helpers below call straight through: no span, no context, no header.
 //
-// Each process's entry calls startTracing before it imports anything else (the instrumentations must see express,
-// ioredis and pg being loaded: the entries import the rest dynamically after it).
+// Each process's entry calls startTracing before it imports anything else (the instrumentations must see ioredis and
+// pg being loaded: the entries import the rest dynamically after it).
 import {
   context,
   isSpanContextValid,
@@ -22,6 +22,7 @@ import {
 import type { RequestHandler } from 'express';
 import type { IncomingMessage } from 'node:http';
 import { Counter } from 'prom-client';
+import type { SdkHandle } from './tracing-sdk.js';
 
 /** The attribute naming the service that made a span: npm start runs every service under one resource. */
 export const SERVICE_ATTRIBUTE = 'platform.service';
@@ -42,7 +43,9 @@ export const tracingConfigured = (env: NodeJS.ProcessEnv = process.env): boolean
 /** Whether this process exports traces (startTracing found an endpoint). */
 export const tracingOn = (): boolean => tracing;
 
-let droppedSpans: (() => Promise<Map<string, number>>) | undefined;
+let sdk: SdkHandle | undefined;
+/** The longest a shutdown waits for the last spans to be exported (a collector that is down must not hold it). */
+const FLUSH_TIMEOUT_MS = 2000;
 
 /**
  * Starts the SDK when an endpoint is configured. `resourceName` is the default service.name (the service, or
@@ -51,12 +54,19 @@ let droppedSpans: (() => Promise<Map<string, number>>) | undefined;
 export async function startTracing(resourceName: string): Promise<void> {
   if (tracing || !tracingConfigured()) return;
   const { startSdk } = await import('./tracing-sdk.js');
-  droppedSpans = startSdk(resourceName, {
+  sdk = startSdk(resourceName, {
     serviceOfRequest,
     serviceOfActiveSpan: activeService,
     serviceAttribute: SERVICE_ATTRIBUTE,
   });
   tracing = true;
+}
+
+/** Exports the spans still queued (at shutdown), waiting 2 s at most; nothing when off. */
+export async function flushTracing(): Promise<void> {
+  if (!sdk) return;
+  const timeout = new Promise<void>((ok) => setTimeout(ok, FLUSH_TIMEOUT_MS).unref());
+  await Promise.race([sdk.shutdown().catch(() => undefined), timeout]);
 }
 
 /** Spans of requests to `port` are the service's (the management listener's scrapes and probes are not traced). */
@@ -82,9 +92,9 @@ export const spansDropped = new Counter({
   labelNames: ['reason'],
   registers: [],
   async collect() {
-    if (!droppedSpans) return;
+    if (!sdk) return;
     this.reset();
-    for (const [reason, count] of await droppedSpans()) this.inc({ reason }, count);
+    for (const [reason, count] of await sdk.droppedSpans()) this.inc({ reason }, count);
   },
 });
 

@@ -1,6 +1,10 @@
 // Entry: the backend alone (internal; binds to loopback and answers only the gateway).
-import { openServiceDatabase, requireInternalSecret, runService } from '../common/service.js';
-import { startBackend } from './service.js';
+import { startTracing } from '../common/tracing.js';
+
+// Tracing first: its instrumentations must see the modules imported below (common/tracing.ts).
+await startTracing('backend');
+const { openServiceDatabase, requireInternalSecret, runService } = await import('../common/service.js');
+const { startBackend } = await import('./service.js');
 
 await runService('backend', async (config, log, telemetry) => {
   const secret = requireInternalSecret(config);

@@ -7,6 +7,8 @@
 //   BENCH_EXTENSION_RECORDS (1000000; 0 skips the 1,000 vs 1,000,000 records comparison)
 //   BENCH_ONLY (scenario ids, e.g. R1,B2)  BENCH_CPU_PROF (a directory: the services write V8 CPU profiles there)
 //   BENCH_PG_TOP (n: print the n statements PostgreSQL spent most time on over the whole run)
+//   BENCH_TRACE_SAMPLING (0.1,1: R1 once more per ratio, deployed, traced with parentbased_traceidratio at that
+//   ratio to an OTLP receiver in this process; `R1 traced/R1` compares each with the untraced R1; empty skips)
 import knexFactory from 'knex';
 import { randomBytes } from 'node:crypto';
 import { DECISION_PATH } from '../wire/decision.js';
@@ -31,6 +33,7 @@ import { MACHINE_SCOPE, prepare, type BenchData } from './setup.js';
 import { basicAuth } from '../tests/support/oauth.js';
 import { startPrivatePostgres, startPrivateRedis, storeCounters } from './stores.js';
 import { freePort, type Child } from '../tests/support/processes.js';
+import { startOtlpReceiver } from '../tests/support/otlp-receiver.js';
 import {
   benchExport,
   benchExtensionRecords,
@@ -47,6 +50,8 @@ const SHAPES = (process.env.BENCH_SHAPES ?? 'deployed,all-in-one').split(',');
 const EXTENSION_RECORDS = Number(process.env.BENCH_EXTENSION_RECORDS ?? 1_000_000);
 /** Scenario ids to measure (for profiling one path); unset = all. */
 const ONLY = process.env.BENCH_ONLY?.split(',');
+/** The sampling ratios R1 is measured traced at (issue 35: the cost of tracing). */
+const TRACE_SAMPLING = (process.env.BENCH_TRACE_SAMPLING ?? '0.1,1').split(',').filter(Boolean).map(Number);
 
 const SHAPE_INDEPENDENT = new Set(['B0', 'T0', 'C0', 'K6R', 'K6W']);
 /** Connections of the concurrency sweep (R1 and B2 at each), and the one batching is judged at. */
@@ -347,6 +352,49 @@ async function benchShape(
   };
 }
 
+interface TracedR1 {
+  sampling: number;
+  measurement: Measurement;
+  /** Spans the receiver got during the run. */
+  spans: number;
+}
+
+/**
+ * R1 on a deployed shape of its own whose services export traces (parent-based, `sampling` of new traces) to an OTLP
+ * receiver in this process, on a database of its own.
+ */
+async function tracedR1(
+  sampling: number,
+  env: ShapeEnv,
+  b0: string,
+  oidc: Awaited<ReturnType<typeof startBaseline>>,
+): Promise<TracedR1> {
+  const receiver = await startOtlpReceiver({ keepSpans: false });
+  try {
+    const shape = await startDeployed({
+      ...env,
+      DATABASE_URL: await databaseFor(`deployed_traced_${String(sampling).replace('.', '_')}`),
+      settings: {
+        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
+        OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+        OTEL_TRACES_SAMPLER_ARG: String(sampling),
+      },
+    });
+    stopAll.push(() => shape.stop());
+    const data = await prepare(shape, env.ADMIN_TOKEN, CONNECTIONS);
+    const r1 = scenarios(shape, data, b0, b0, oidc, env.INTERNAL_SECRET).find((s) => s.id === 'R1')!;
+    const label = `${r1.label}, traced (${sampling * 100}% sampled)`;
+    const measurement = await measure(`traced ${sampling}:R1`, { ...r1, id: `R1 traced ${sampling}`, label }, [
+      ...shape.processes,
+      ...stores,
+    ]);
+    await shape.stop();
+    return { sampling, measurement, spans: receiver.received };
+  } finally {
+    await receiver.close();
+  }
+}
+
 /** The gateway's decisions-per-PDP-call histogram, read from its metrics: its running sum and count. */
 async function pdpCallCounts(shape: Shape): Promise<{ sum: number; count: number }> {
   const text = await (await fetch(shape.gatewayMetricsUrl)).text();
@@ -421,6 +469,15 @@ try {
         shapes[0]?.measurements,
       ),
     );
+  // The cost of tracing: R1 traced against R1 untraced, both deployed.
+  const untracedR1 = shapes.find((s) => s.shape === 'deployed')?.measurements.find((m) => m.id === 'R1');
+  const traced: TracedR1[] = [];
+  if (untracedR1)
+    for (const sampling of TRACE_SAMPLING) {
+      const env = { REDIS_URL: redis.url, INTERNAL_SECRET: secret, ADMIN_TOKEN: adminToken, DATABASE_URL: '' };
+      traced.push(await tracedR1(sampling, env, b0.url, oidc));
+      console.error(`bench deployed: R1 traced at ${sampling}: ${traced.at(-1)!.measurement.rps} req/s`);
+    }
   let extensions: LoopResult[] = [];
   let exports: ExportResult[] = [];
   if (EXTENSION_RECORDS > 0) {
@@ -446,6 +503,12 @@ try {
   }
   const judged = shapes.find((s) => s.targets);
   if (judged) printTargets(judged);
+  for (const t of traced)
+    console.log(
+      `R1 traced/R1 ${(t.measurement.rps / untracedR1!.rps).toFixed(2)}   ` +
+        `(deployed, parentbased_traceidratio ${t.sampling}: ${t.measurement.rps} vs ${untracedR1!.rps} req/s, ` +
+        `p99 ${t.measurement.p99} vs ${untracedR1!.p99} ms, ${t.spans} spans exported)`,
+    );
   if (extensions.length) {
     console.log('\n== extension records, backend direct (in the bench process), 1,000 vs 1,000,000 records');
     for (const r of extensions)
@@ -477,6 +540,7 @@ try {
     shapes,
     extensions,
     exports,
+    traced: traced.map((t) => ({ sampling: t.sampling, ...t.measurement, spans: t.spans })),
   });
   console.log(`\nresults: ${file}`);
   if (judged?.targets) console.log(`sweep chart: ${writeSweepChart(file, judged.targets.sweep, judged.shape)}`);

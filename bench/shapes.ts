@@ -63,6 +63,8 @@ export interface ShapeEnv {
   REDIS_URL: string;
   INTERNAL_SECRET: string;
   ADMIN_TOKEN: string;
+  /** More settings for every service (the traced R1 run's OTEL_ settings). */
+  settings?: Record<string, string>;
 }
 
 /**
@@ -81,7 +83,7 @@ export async function startDeployed(env: ShapeEnv): Promise<Shape> {
     databaseUrl: env.DATABASE_URL,
     redisUrl: env.REDIS_URL,
     secrets: { adminToken: env.ADMIN_TOKEN, internalSecret: env.INTERNAL_SECRET },
-    settings: BENCH_SETTINGS,
+    settings: { ...BENCH_SETTINGS, ...env.settings },
     nodeArgs: PROFILE_ARGS,
   });
   const processes = SERVICES.map((s) => reportingEarlyExit(system.services[s]));
@@ -99,7 +101,7 @@ export async function startDeployed(env: ShapeEnv): Promise<Shape> {
 }
 
 /** The four services in one process, as `npm start` runs them. */
-export async function startAllInOne(env: ShapeEnv): Promise<Shape> {
+export async function startAllInOne({ settings, ...env }: ShapeEnv): Promise<Shape> {
   const [issuer, pdp, backend, gateway, management] = (await freePorts(5)) as [number, number, number, number, number];
   const url = (port: number) => `http://127.0.0.1:${port}`;
   const urls = { authUrl: url(issuer), gatewayUrl: url(gateway), pdpUrl: url(pdp), backendUrl: url(backend) };
@@ -113,7 +115,7 @@ export async function startAllInOne(env: ShapeEnv): Promise<Shape> {
   const child = await spawnChild(
     'all-in-one',
     'infra/start.ts',
-    { ...env, ...BENCH_SETTINGS, ...ports, MANAGEMENT_PORT: String(management) },
+    { ...env, ...BENCH_SETTINGS, ...settings, ...ports, MANAGEMENT_PORT: String(management) },
     [],
     true,
   );

@@ -1,4 +1,5 @@
 import { pino, type DestinationStream, type Logger } from 'pino';
+import { traceFields, tracingOn } from './tracing.js';
 
 export type { Logger };
 
@@ -20,9 +21,16 @@ function bufferedStdout(): DestinationStream {
   return (stdout = destination);
 }
 
-/** JSON lines on stdout, or on `destination` (tests capture them). */
+/**
+ * JSON lines on stdout, or on `destination` (tests capture them). While tracing is on, a line written inside a traced
+ * request carries its trace_id and span_id (tracing.ts).
+ */
 export const createLogger = (
   service: string,
   level = process.env.LOG_LEVEL ?? 'info',
   destination?: DestinationStream,
-): Logger => pino({ name: service, level, base: { service } }, destination ?? bufferedStdout());
+): Logger =>
+  pino(
+    { name: service, level, base: { service }, ...(tracingOn() && { mixin: () => traceFields() }) },
+    destination ?? bufferedStdout(),
+  );

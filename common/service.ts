@@ -7,6 +7,7 @@ import type { Knex } from 'knex';
 import { ListenError, listen, markStoppingOnSignal, type Listening } from './http.js';
 import { startManagement } from './management.js';
 import { createTelemetry, type ServiceName, type Telemetry } from './telemetry.js';
+import { flushTracing, noteServicePort } from './tracing.js';
 
 /** What every service's start function takes, in one shape (each adds what only it needs). */
 export interface ServiceDeps {
@@ -60,6 +61,7 @@ export async function serve(
   app: RequestListener,
 ): Promise<Listening> {
   const http = await listen(port, config.LISTEN_HOST, PORT_SETTINGS[name]);
+  noteServicePort(Number(new URL(http.url).port), name);
   http.server.on('request', telemetry.observe(name, log));
   http.server.on('request', app);
   return http;
@@ -67,7 +69,8 @@ export async function serve(
 
 /**
  * What a process does on SIGTERM/SIGINT: report unready at once (load balancers stop sending), let requests in flight
- * finish, flush background batches and close pools (each `close`), say so, then exit.
+ * finish, flush background batches and close pools (each `close`), export the spans still queued (tracing on, 2 s at
+ * most), say so, then exit.
  */
 export function closeOnSignal(telemetry: Telemetry, log: Logger, close: () => Promise<void>): void {
   for (const signal of ['SIGINT', 'SIGTERM'] as const)
@@ -75,10 +78,12 @@ export function closeOnSignal(telemetry: Telemetry, log: Logger, close: () => Pr
       log.info({ signal }, 'shutting down: unready, draining requests in flight');
       telemetry.drain();
       markStoppingOnSignal();
-      void close().then(
-        () => (log.info('stopped: requests drained, batches flushed, pools closed'), process.exit(0)),
-        (err: unknown) => (log.error({ err }, 'shutdown failed'), process.exit(1)),
-      );
+      void close()
+        .then(flushTracing)
+        .then(
+          () => (log.info('stopped: requests drained, batches flushed, pools closed'), process.exit(0)),
+          (err: unknown) => (log.error({ err }, 'shutdown failed'), process.exit(1)),
+        );
     });
 }
 

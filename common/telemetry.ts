@@ -6,6 +6,7 @@ import type { Knex } from 'knex';
 import { callerOf, REQUEST_ID_HEADER } from './http.js';
 import type { Logger } from './log.js';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { describeRequest, serverSpan, spansDropped, traceFields } from './tracing.js';
 
 export type ServiceName = 'issuer' | 'policies' | 'gateway' | 'backend';
 type Check = () => Promise<unknown>;
@@ -20,8 +21,9 @@ export interface Telemetry {
   /**
    * A server 'request' listener that counts, times and logs every request of `service` by method, route template and
    * status. Registered before the app's own listener, it sees the route the app's router matched once it answers.
-   * The log line (info) carries requestId, tenant, client, method, route, status and durationMs: never the raw URL,
-   * whose query may hold an authorization code, nor any header.
+   * The log line (info) carries requestId, tenant, client, method, route, status and durationMs (and, traced, the
+   * server span's trace_id and span_id): never the raw URL, whose query may hold an authorization code, nor any header.
+   * The server span is named by the route template and carries the tenant and client (tracing.ts).
    */
   observe(service: ServiceName, log: Logger): (req: IncomingMessage, res: ServerResponse) => void;
   decisions: Counter<'outcome' | 'code'>;
@@ -39,7 +41,12 @@ export interface Telemetry {
   redisErrors: Counter;
   /** Administrative changes committed with their audit entry, by action. */
   adminChanges: Counter<'action'>;
-  /** Counts the pool failures of this database handle (once per handle, however many services share it). */
+  /** Audit chain checks (GET /admin/v1/audit/verify), by result: ok, broken. */
+  auditVerifications: Counter<'result'>;
+  /**
+   * Counts the pool failures of this database handle and exports its connections in use, free and waited for at each
+   * scrape (once per handle, however many services share it).
+   */
   watchDatabase(knex: Knex): void;
   /** Registers a batch whose unwritten rows are exported as `batch_backlog{batch}` at each scrape. */
   addBacklog(batch: string, pending: () => number): void;
@@ -53,6 +60,15 @@ export interface Telemetry {
 }
 
 const CHECK_TIMEOUT_MS = 1000;
+
+/** What knex's pool (tarn) tells about itself. */
+interface TarnPool {
+  max: number;
+  numUsed(): number;
+  numFree(): number;
+  numPendingAcquires(): number;
+  on(event: 'createFail' | 'acquireFail', listener: () => void): void;
+}
 
 /** Names the route of a request that no Express route matched (oidc-provider's own routes), for metrics and logs. */
 export function noteRoute(res: ServerResponse, template: string): void {
@@ -86,6 +102,7 @@ function routeTemplateOf(req: IncomingMessage, res: ServerResponse): string {
 export function createTelemetry(): Telemetry {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
+  registry.registerMetric(spansDropped);
   const registers = [registry];
   const requests = new Counter({
     name: 'http_requests_total',
@@ -107,6 +124,32 @@ export function createTelemetry(): Telemetry {
     labelNames: ['event'],
     registers,
   });
+  const pools = new Set<TarnPool>();
+  new Gauge({
+    name: 'database_pool_connections',
+    help: 'Database pool connections by state: used, free, pending (acquisitions waiting), max (the cap).',
+    labelNames: ['state'],
+    registers,
+    collect() {
+      const sum = (f: (p: TarnPool) => number) => [...pools].reduce((n, p) => n + f(p), 0);
+      this.set(
+        { state: 'used' },
+        sum((p) => p.numUsed()),
+      );
+      this.set(
+        { state: 'free' },
+        sum((p) => p.numFree()),
+      );
+      this.set(
+        { state: 'pending' },
+        sum((p) => p.numPendingAcquires()),
+      );
+      this.set(
+        { state: 'max' },
+        sum((p) => p.max),
+      );
+    },
+  });
   const backlogs = new Map<string, () => number>();
   new Gauge({
     name: 'batch_backlog',
@@ -124,6 +167,7 @@ export function createTelemetry(): Telemetry {
     registry,
     observe: (service, log) => (req, res) => {
       const end = duration.startTimer();
+      const span = serverSpan();
       res.once('finish', () => {
         const route = routeTemplateOf(req, res);
         const labels = { service, method: req.method ?? 'GET', route, status: String(res.statusCode) };
@@ -131,8 +175,10 @@ export function createTelemetry(): Telemetry {
         const seconds = end(labels);
         const { tenant = null, client = null } = callerOf(res);
         const requestId = res.getHeader(REQUEST_ID_HEADER) ?? null;
+        if (span) describeRequest(span, labels.method, route, tenant, client);
         log.info(
           {
+            ...(span && traceFields(span)),
             requestId,
             tenant,
             client,
@@ -183,11 +229,19 @@ export function createTelemetry(): Telemetry {
       labelNames: ['action'],
       registers,
     }),
+    auditVerifications: new Counter({
+      name: 'audit_chain_verifications_total',
+      help: 'Audit chain checks (GET /admin/v1/audit/verify), by result: ok, broken.',
+      labelNames: ['result'],
+      registers,
+    }),
     addBacklog: (batch, pending) => void backlogs.set(batch, pending),
     watchDatabase(knex) {
-      const pool = (knex.client as { pool?: { on(event: string, listener: () => void): void } }).pool;
-      pool?.on('createFail', () => databasePoolErrors.inc({ event: 'create' }));
-      pool?.on('acquireFail', () => databasePoolErrors.inc({ event: 'acquire' }));
+      const pool = (knex.client as { pool?: TarnPool }).pool;
+      if (!pool || pools.has(pool)) return;
+      pools.add(pool);
+      pool.on('createFail', () => databasePoolErrors.inc({ event: 'create' }));
+      pool.on('acquireFail', () => databasePoolErrors.inc({ event: 'acquire' }));
     },
     addReadinessCheck: (name, check) => void checks.set(name, check),
     started: () => void (started = true),

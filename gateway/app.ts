@@ -4,6 +4,7 @@
 import express, { type RequestHandler } from 'express';
 import type { Pool } from 'undici';
 import { errorHandler, notFound } from '../common/http.js';
+import { tracedHandler } from '../common/tracing.js';
 import type { GatewayDefinition } from './gateway-file.js';
 import type { GatewayEnv, PluginInstance, RouteDefinition } from './plugins/plugin.js';
 import { loadApiGuide, loadPublicApiDocument } from './openapi-document.js';
@@ -25,7 +26,10 @@ export const startPlugins = (def: GatewayDefinition, env: GatewayEnv): StartedPl
     screenBefore: plugin.screenBefore,
   }));
 
-/** Each plugin's handler, preceded by the screens that run ahead of it (plugin.ts `screenBefore`). */
+/**
+ * Each plugin's handler, preceded by the screens that run ahead of it (plugin.ts `screenBefore`). Traced, each is a
+ * span of the request's trace named after its plugin (verify-token, rate-limit, authorize: the PDP call, ...).
+ */
 function routeChain(
   plugins: StartedPlugin[],
   route: RouteDefinition,
@@ -36,8 +40,8 @@ function routeChain(
   return plugins.flatMap((p) => [
     ...plugins
       .filter((s) => s.instance.screen && screenPlace(s) === p.name)
-      .map((s) => s.instance.screen!(route, settingsOf(s))),
-    ...(p.instance.handler ? [p.instance.handler(route, settingsOf(p))] : []),
+      .map((s) => tracedHandler(`gateway ${s.name} screen`, s.instance.screen!(route, settingsOf(s)))),
+    ...(p.instance.handler ? [tracedHandler(`gateway ${p.name}`, p.instance.handler(route, settingsOf(p)))] : []),
   ]);
 }
 

@@ -1,9 +1,13 @@
 // Entry: the gateway alone, `validate [file]` to check a gateway file without starting anything (exit 0/1), or
 // `--help`. Running needs the issuer (AUTH_URL), the PDP and the backend reachable, INTERNAL_SECRET and the database
 // (metering).
-import { openServiceDatabase, requireInternalSecret, runService } from '../common/service.js';
-import { GatewayFileError, loadGatewayFile } from './gateway-file.js';
-import { gatewayFileOf, gatewayTargetsFrom, startGateway } from './service.js';
+import { startTracing } from '../common/tracing.js';
+
+// Tracing first: its instrumentations must see the modules imported below (common/tracing.ts).
+await startTracing('gateway');
+const { openServiceDatabase, requireInternalSecret, runService } = await import('../common/service.js');
+const { GatewayFileError, loadGatewayFile } = await import('./gateway-file.js');
+const { gatewayFileOf, gatewayTargetsFrom, startGateway } = await import('./service.js');
 
 const USAGE = `usage: npm run gateway [-- <command>]
 

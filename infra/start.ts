@@ -1,10 +1,15 @@
 // `npm start`: the four services on their configured ports, embedded PostgreSQL and in-process rate limiting unless
 // DATABASE_URL / REDIS_URL are set, demo data seeded, URLs and demo credentials printed.
-import { ConfigError, loadConfig } from '../common/config.js';
-import { startSystem } from './system.js';
-import { createLogger } from '../common/log.js';
-import { checkDistinctPorts, closeOnSignal, exitOnStartError } from '../common/service.js';
-import { DEMO, seedDemo } from './seed.js';
+import { startTracing } from '../common/tracing.js';
+
+// Tracing first: its instrumentations must see the modules imported below (common/tracing.ts). One SDK for the four
+// services: each span's platform.service attribute says which made it.
+await startTracing('integration-platform');
+const { ConfigError, loadConfig } = await import('../common/config.js');
+const { startSystem } = await import('./system.js');
+const { createLogger } = await import('../common/log.js');
+const { checkDistinctPorts, closeOnSignal, exitOnStartError } = await import('../common/service.js');
+const { DEMO, seedDemo } = await import('./seed.js');
 
 let config;
 try {

@@ -1,7 +1,11 @@
 // Entry: the issuer alone, configured from the environment (README "Running each service alone"). runService loads
 // and validates the configuration, logs the URL and closes on SIGINT/SIGTERM; openServiceDatabase opens and migrates.
-import { openServiceDatabase, runService } from '../common/service.js';
-import { startIssuer } from './service.js';
+import { startTracing } from '../common/tracing.js';
+
+// Tracing first: its instrumentations must see the modules imported below (common/tracing.ts).
+await startTracing('issuer');
+const { openServiceDatabase, runService } = await import('../common/service.js');
+const { startIssuer } = await import('./service.js');
 
 await runService('issuer', async (config, log, telemetry) => {
   const db = await openServiceDatabase(config, telemetry);

@@ -40,7 +40,7 @@ export interface PoliciesDeps {
   log: Logger;
   decisionLog: DecisionLog;
   /** Counts decisions by outcome and deny code. */
-  telemetry: Pick<Telemetry, 'decisions' | 'adminChanges'>;
+  telemetry: Pick<Telemetry, 'decisions' | 'adminChanges' | 'auditVerifications'>;
   /** Express "trust proxy" (TRUST_PROXY): which X-Forwarded-For hop is the admin's address (throttle, audit trail). */
   trustProxy?: boolean | number | string;
   /** Wrong admin credentials per address (admin API bearers and console sign-ins share it). */
@@ -107,7 +107,7 @@ export function createPoliciesApp({
     extensionsRouter(db),
     exportRouter(knex, log),
     tenantExportRouter(knex, log),
-    auditTrailRouter(knex),
+    auditTrailRouter(knex, (result) => telemetry.auditVerifications.inc({ result })),
   );
   app.use('/admin/v1', admin);
   app.use(CONSOLE_PATH, consoleRouter({ knex, adminToken, log, countChange, throttle: adminThrottle, authUrl }));

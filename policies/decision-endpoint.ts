@@ -9,6 +9,8 @@ import type { Telemetry } from '../common/telemetry.js';
 import { DecisionRequestSchema, MAX_DECISIONS_PER_CALL, type Decision, type DecisionInput } from '../wire/decision.js';
 import type { DecisionLog } from './decision-log.js';
 import { evaluate } from './evaluate.js';
+import { tracedDecision } from './decision-span.js';
+import { BATCH_MEMBERS_HEADER, linkBatchMembers } from '../common/tracing.js';
 import type { PolicyStore } from './store.js';
 
 /**
@@ -28,7 +30,7 @@ export interface DecisionDeps {
 }
 
 export function decisionEndpoints({ store, log, decisionLog, telemetry }: DecisionDeps) {
-  async function decide(input: DecisionInput): Promise<Decision> {
+  const decide = tracedDecision(async (input: DecisionInput): Promise<Decision> => {
     const decision = evaluate(input, await store.facts(input));
     const logged = {
       request_id: input.requestId,
@@ -57,7 +59,7 @@ export function decisionEndpoints({ store, log, decisionLog, telemetry }: Decisi
       'decision',
     );
     return decision;
-  }
+  });
 
   /** The call's request line names the tenant and client when every decision in it is for the same one. */
   function noteCallers(res: express.Response, inputs: DecisionInput[]): void {
@@ -82,6 +84,7 @@ export function decisionEndpoints({ store, log, decisionLog, telemetry }: Decisi
     if (!parsed.success)
       return sendProblem(res, 'schema_invalid', { message: 'a batch is {"items": [decision request, ...]}' });
     const { items } = parsed.data;
+    linkBatchMembers(req.get(BATCH_MEMBERS_HEADER));
     if (items.length > MAX_DECISIONS_PER_CALL)
       return sendProblem(res, 'schema_invalid', {
         message: `a batch carries at most ${MAX_DECISIONS_PER_CALL} decisions; this one has ${items.length}`,

@@ -1,7 +1,11 @@
 // Entry: the policies service alone (PDP decisions + admin API). Needs INTERNAL_SECRET, shared with the gateway.
-import { openServiceDatabase, requireInternalSecret, runService } from '../common/service.js';
-import { randomSecret } from '../common/secrets.js';
-import { startPolicies } from './service.js';
+import { startTracing } from '../common/tracing.js';
+
+// Tracing first: its instrumentations must see the modules imported below (common/tracing.ts).
+await startTracing('policies');
+const { openServiceDatabase, requireInternalSecret, runService } = await import('../common/service.js');
+const { randomSecret } = await import('../common/secrets.js');
+const { startPolicies } = await import('./service.js');
 
 await runService('policies', async (config, log, telemetry) => {
   const internalSecret = requireInternalSecret(config);

@@ -31,6 +31,8 @@ const defaults = loadConfig({});
 /** The management port the manifests configure (the code has no default: unset = no listener). */
 const MANAGEMENT_PORT = 9464;
 const settingNames = new Set(Object.keys(SETTINGS));
+/** The OpenTelemetry SDK's standard settings (common/tracing.ts), read by the SDK rather than by config.ts. */
+const readBySdk = (name: string) => name.startsWith('OTEL_');
 
 const KINDS: Record<string, new (data: any) => { validate(): void }> = {
   'apps/v1 Deployment': Deployment,
@@ -185,7 +187,7 @@ describe('compose file', () => {
         expect(exists(`${service}/main.ts`)).toBe(true);
         expect(s.depends_on.migrate.condition).toBe('service_completed_successfully');
         for (const name of Object.keys(s.environment))
-          expect({ name, read: settingNames.has(name) }).toEqual({ name, read: true });
+          expect({ name, read: settingNames.has(name) || readBySdk(name) }).toEqual({ name, read: true });
         expect(s.environment.DATABASE_URL).toMatch(/^postgres:\/\/.*@postgres:5432\//);
         expect(s.environment.REDIS_URL).toBe('redis://redis:6379');
         for (const mapping of s.ports ?? []) expect(mapping).toBe(`${defaults[portSetting]}:${defaults[portSetting]}`);

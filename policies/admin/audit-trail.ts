@@ -1,5 +1,5 @@
 // Reading the audit trail: a tenant's entries, all entries (operator), and the chain check. Newest first, cursor pages.
-import { Router } from 'express';
+import { Router, type Response } from 'express';
 import { z } from 'zod';
 import type { Knex } from 'knex';
 import { isId } from '../../common/ids.js';
@@ -84,15 +84,20 @@ export async function verifyChain(knex: Knex, tenantId: string | null): Promise<
   }
 }
 
-export function auditTrailRouter(knex: Knex): Router {
+/** `verified` counts each chain check by its result (the audit_chain_verifications_total metric). */
+export function auditTrailRouter(knex: Knex, verified: (result: 'ok' | 'broken') => void): Router {
   const r = Router();
   r.get('/tenants/:tenantId/audit', async (req, res) =>
     reply(res, await auditPage(knex, String(req.params.tenantId), req.query)),
   );
-  r.get('/tenants/:tenantId/audit/verify', async (req, res) =>
-    reply(res, await verifyChain(knex, String(req.params.tenantId))),
-  );
+  /** Answers a chain check (the whole chain, or one tenant's entries) and counts its result. */
+  const verify = async (res: Response, tenantId: string | null) => {
+    const outcome = await verifyChain(knex, tenantId);
+    if (outcome.ok) verified(outcome.value.ok ? 'ok' : 'broken');
+    reply(res, outcome);
+  };
+  r.get('/tenants/:tenantId/audit/verify', (req, res) => verify(res, String(req.params.tenantId)));
   r.get('/audit', async (req, res) => reply(res, await auditPage(knex, null, req.query)));
-  r.get('/audit/verify', async (_req, res) => reply(res, await verifyChain(knex, null)));
+  r.get('/audit/verify', (_req, res) => verify(res, null));
   return r;
 }

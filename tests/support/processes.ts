@@ -305,6 +305,8 @@ export interface ProcessOptions {
   redisUrl?: string | undefined;
   /** Settings for every service beyond ports, stores and secrets (a gateway file, lifted limits). */
   settings?: Record<string, string>;
+  /** Settings for one service only (each service's own tracing protocol). */
+  serviceSettings?: Partial<Record<ServiceName, Record<string, string>>>;
   /** Node flags for every service (CPU profiles). */
   nodeArgs?: string[];
   /** Fixed secrets instead of fresh random ones. */
@@ -343,7 +345,7 @@ export async function startProcesses(opts: ProcessOptions): Promise<ProcessSyste
   };
   const service = (name: ServiceName) =>
     new Child(name, ...nodeEntry(`${name}/main.ts`, [], opts.nodeArgs), {
-      env: { ...env, MANAGEMENT_PORT: String(management[name]) },
+      env: { ...env, ...opts.serviceSettings?.[name], MANAGEMENT_PORT: String(management[name]) },
       readyLine: new RegExp(`"msg":"${name}[^"]*listening"`),
     });
   const services = Object.fromEntries(SERVICES.map((name) => [name, service(name)])) as Record<ServiceName, Child>;

@@ -2,11 +2,14 @@
 // works through one batch of I/O (one event-loop turn) travel to the PDP in one call, flushed when that turn ends
 // (setImmediate: never a timer that waits for more work, so a lone request is sent at once). Anything but a well-formed
 // answer is "undecidable" (fail closed): a failed call answers every decision in it so, a failed item its own.
+// Traced, a call for one request is part of its trace; a call for several is a trace of its own linked to each.
 import { randomUUID } from 'node:crypto';
 import type { Pool } from 'undici';
 import { asDenyCode } from '../../../wire/codes.js';
 import { INTERNAL_SECRET_HEADER } from '../../../common/internal-context.js';
 import { REQUEST_ID_HEADER } from '../../../common/http.js';
+import { batchCall, memberContext } from '../../../common/tracing.js';
+import type { Context } from '@opentelemetry/api';
 import {
   AllowSchema,
   DECISION_BATCH_PATH,
@@ -32,6 +35,8 @@ export interface PdpClientOptions {
 interface Pending {
   input: DecisionInput;
   resolve(answer: PdpAnswer): void;
+  /** The asking request's trace (tracing on), which the call joins or links to. */
+  trace?: Context | undefined;
 }
 
 /** One item of the PDP's answer, read as strictly as the pipeline needs it. */
@@ -53,7 +58,7 @@ export function pdpClient(
 ) {
   let pending: Pending[] = [];
 
-  async function ask(batch: Pending[]): Promise<unknown[]> {
+  async function ask(batch: Pending[], traceHeaders: Record<string, string>): Promise<unknown[]> {
     const res = await pdp.request({
       path: DECISION_BATCH_PATH,
       method: 'POST',
@@ -63,6 +68,7 @@ export function pdpClient(
         'content-type': 'application/json',
         [INTERNAL_SECRET_HEADER]: internalSecret,
         [REQUEST_ID_HEADER]: batch.length === 1 ? batch[0]!.input.requestId : randomUUID(),
+        ...traceHeaders,
       },
       body: JSON.stringify({ items: batch.map((p) => p.input) }),
       headersTimeout: timeoutMs,
@@ -81,7 +87,11 @@ export function pdpClient(
   async function send(batch: Pending[]): Promise<void> {
     onCall?.(batch.length);
     try {
-      const items = await ask(batch);
+      const items = await batchCall(
+        'gateway pdp batch',
+        batch.map((p) => p.trace),
+        (headers) => ask(batch, headers),
+      );
       batch.forEach((p, i) => p.resolve(readDecision(items[i])));
     } catch (err) {
       const detail = (err as Error).message || (err as Error).name || 'pdp call failed';
@@ -97,7 +107,7 @@ export function pdpClient(
 
   return function decide(input: DecisionInput): Promise<PdpAnswer> {
     return new Promise((resolve) => {
-      if (pending.push({ input, resolve }) === 1) setImmediate(flush);
+      if (pending.push({ input, resolve, trace: memberContext() }) === 1) setImmediate(flush);
     });
   };
 }

@@ -1,6 +1,12 @@
-// Issue 30. The PDP's decision facts (the function of migration 004) also say whether the token's client holds records
-// in the token's tenant: the plan ceiling's one exception (docs/decisions.md "Data ownership after a downgrade").
+// Two changes of issue 30.
+// 1. The PDP's decision facts (the function of migration 004) also say whether the token's client holds records in
+//    the token's tenant: the plan ceiling's one exception (docs/decisions.md "Data ownership after a downgrade").
+// 2. Usernames are unique per tenant in their comparison form (common/usernames.ts): the column username_folded and
+//    a unique index on (tenant_id, username_folded). Existing names that collide once folded are neither refused nor
+//    merged: the oldest account of each folded name owns it, the others keep username_folded null and sign in with
+//    their exact spelling only (docs/decisions.md "Usernames: one person per name, whatever its case").
 import type { Knex } from 'knex';
+import { foldUsername } from '../usernames.js';
 import * as m004 from './004_decision_facts_function.js';
 
 const FACTS_SIGNATURE = 'pdp_decision_facts(text[], text[], text[], text[], text[], text[])';
@@ -44,11 +50,53 @@ end
 $fn$`);
 }
 
+/** Accounts folded per statement: memory stays at one page, whatever the number of accounts. */
+const PAGE = 5000;
+
+/**
+ * Folds every username, then leaves the folded name only on the oldest account of each (tenant, folded name): a later
+ * one that collides with it keeps null.
+ */
+async function foldExistingUsernames(knex: Knex): Promise<void> {
+  for (let after = ''; ;) {
+    const rows: { id: string; username: string }[] = await knex('accounts')
+      .whereNotNull('username')
+      .andWhere('id', '>', after)
+      .orderBy('id')
+      .limit(PAGE)
+      .select('id', 'username');
+    if (!rows.length) break;
+    await knex.raw(
+      'update accounts a set username_folded = f.name ' +
+        'from unnest(?::text[], ?::text[]) as f(id, name) where a.id = f.id',
+      [rows.map((r) => r.id), rows.map((r) => foldUsername(r.username))],
+    );
+    after = rows.at(-1)!.id;
+  }
+  await knex.raw(`
+update accounts set username_folded = null where id in (
+  select id from (select id, row_number() over (partition by tenant_id, username_folded order by created_at, id) as nth
+    from accounts where username_folded is not null) ranked
+  where nth > 1)`);
+}
+
 export async function up(knex: Knex): Promise<void> {
   await replaceDecisionFacts(knex);
+  await knex.schema.alterTable('accounts', (t) => t.text('username_folded'));
+  await foldExistingUsernames(knex);
+  await knex.schema.alterTable('accounts', (t) => t.unique(['tenant_id', 'username_folded']));
+  // A sign-in without a tenant (connected apps) looks the name up across tenants: folded, or exactly as spelled for
+  // the few accounts left without a folded name.
+  await knex.schema.alterTable('accounts', (t) => t.index(['username_folded']));
+  await knex.raw(
+    'create index accounts_exact_case_usernames on accounts (username) ' +
+      'where username_folded is null and username is not null',
+  );
 }
 
 export async function down(knex: Knex): Promise<void> {
+  await knex.raw('drop index accounts_exact_case_usernames');
+  await knex.schema.alterTable('accounts', (t) => t.dropColumn('username_folded'));
   await knex.raw(`drop function ${FACTS_SIGNATURE}`);
   await m004.up(knex);
 }

@@ -14,7 +14,7 @@ const scratch = mkdtempSync(join(tmpdir(), 'tp-fresh-start-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 /** Runs a TypeScript entry the way npm scripts do, with `env` added to a configuration that has no database set. */
-function run(entry: string, env: Record<string, string>, args: string[] = []) {
+function run(entry: string, env: Record<string, string>, args: string[] = [], timeoutMs = 60_000) {
   const {
     DATABASE_URL: _db,
     REDIS_URL: _redis,
@@ -25,7 +25,7 @@ function run(entry: string, env: Record<string, string>, args: string[] = []) {
   const result = spawnSync(join('node_modules', '.bin', 'tsx'), [entry, ...args], {
     env: { ...inherited, ...env },
     encoding: 'utf8',
-    timeout: 60_000,
+    timeout: timeoutMs,
   });
   const lines = result.stderr.split('\n').filter((l) => l.trim() !== '' && !l.includes('Unsupported runtime'));
   return { status: result.status, lines, stdout: result.stdout };
@@ -159,6 +159,109 @@ describe('a start that cannot use a setting', () => {
     expect((await parseJwks(JSON.stringify(retired), 'test')).map((k) => k.kid)).toEqual([rotated.keys[0]!.kid]);
   });
 });
+
+describe('a bad DATABASE_URL or REDIS_URL, for every service and npm start', () => {
+  const ENTRIES = [
+    ['issuer', 'issuer/main.ts'],
+    ['policies', 'policies/main.ts'],
+    ['backend', 'backend/main.ts'],
+    ['gateway', 'gateway/main.ts'],
+    ['npm start', 'infra/start.ts'],
+  ] as const;
+  const QUIET = {
+    INTERNAL_SECRET: 'x'.repeat(48),
+    ...Object.fromEntries(['ISSUER_PORT', 'PDP_PORT', 'BACKEND_PORT', 'GATEWAY_PORT'].map((p) => [p, '0'])),
+  };
+
+  /** Exit 2 and, on stderr, the one line; on stdout nothing raw (knex's warning, a stack frame). */
+  // A start that reaches Redis has first created and migrated an embedded database: slow on a busy machine.
+  const START_MS = 150_000;
+  function expectOneLine(entry: string, env: Record<string, string>, line: RegExp) {
+    const { status, lines, stdout } = run(
+      entry,
+      { ...QUIET, PGLITE_DATA_DIR: mkdtempSync(join(scratch, 'db-')), ...env },
+      [],
+      START_MS,
+    );
+    expect({ status, lines }).toEqual({ status: 2, lines: [expect.stringMatching(line)] });
+    expect(stdout).not.toContain('Acquire connection error');
+    expect(stdout).not.toMatch(/^\s+at /m);
+  }
+
+  const connectionFailure = (name: string, code: string) =>
+    new RegExp(
+      `^${name}: DATABASE_URL=\\S+: cannot connect \\(${code}: .*\\); ` +
+        'check that PostgreSQL runs there and accepts this user and database$',
+    );
+  // The servers' own refusals need the real servers: those of CI's second run (and of this machine's test runs).
+  const postgres = process.env.DATABASE_URL;
+  const redis = process.env.REDIS_URL;
+
+  const databaseCases: [string, string, string, RegExp][] = [
+    ...ENTRIES.map(([name, entry]): [string, string, string, RegExp] => [
+      `${name}: nothing listens there`,
+      entry,
+      'postgres://nobody@127.0.0.1:1/x',
+      connectionFailure(name, 'ECONNREFUSED'),
+    ]),
+    ...(postgres
+      ? [ENTRIES[1], ENTRIES[4]].flatMap(([name, entry]): [string, string, string, RegExp][] => [
+          [
+            `${name}: an unknown user`,
+            entry,
+            withUrl(postgres, (u) => (u.username = 'no_such_role_30')),
+            connectionFailure(name, '28000'),
+          ],
+          [
+            `${name}: an unknown database`,
+            entry,
+            withUrl(postgres, (u) => (u.pathname = '/no_such_db_30')),
+            connectionFailure(name, '3D000'),
+          ],
+        ])
+      : []),
+  ];
+  it.each(databaseCases)(
+    'DATABASE_URL, %s',
+    (_case, entry, url, line) => expectOneLine(entry, { DATABASE_URL: url }, line),
+    START_MS + 10_000,
+  );
+
+  const redisCases: [string, string, string, RegExp][] = [
+    ...ENTRIES.map(([name, entry]): [string, string, string, RegExp] => [
+      `${name}: not a Redis URL`,
+      entry,
+      'http://user:secret@127.0.0.1:6379',
+      new RegExp(
+        `^${name}: Invalid configuration: ` +
+          String.raw`REDIS_URL="http://user:\*\*\*@127\.0\.0\.1:6379/?": must be a redis:// or rediss:// URL$`,
+      ),
+    ]),
+    ...(redis
+      ? [ENTRIES[0], ENTRIES[3], ENTRIES[4]].map(([name, entry]): [string, string, string, RegExp] => [
+          `${name}: a user and password Redis refuses`,
+          entry,
+          withUrl(redis, (u) => ((u.username = 'nobody'), (u.password = 'wrong'))),
+          new RegExp(
+            `^${name}: REDIS_URL=redis://nobody:\\*\\*\\*@\\S+: Redis refused the connection \\(WRONGPASS .*\\); ` +
+              'check the user, password and database number in it, or unset REDIS_URL for in-process limits$',
+          ),
+        ])
+      : []),
+  ];
+  it.each(redisCases)(
+    'REDIS_URL, %s',
+    (_case, entry, url, line) => expectOneLine(entry, { REDIS_URL: url }, line),
+    START_MS + 10_000,
+  );
+});
+
+/** `url` changed by `change`. */
+function withUrl(url: string, change: (u: URL) => void): string {
+  const u = new URL(url);
+  change(u);
+  return u.toString();
+}
 
 describe('the browser check before npm test', () => {
   it('stops with one line naming the fix when CHROMIUM_PATH names no executable', () => {

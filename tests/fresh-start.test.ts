@@ -1,7 +1,7 @@
 // What a new user meets before anything runs: the embedded data directory is created where it is missing and reused
 // where it exists, and a directory that cannot serve, or a missing browser, stops with one line naming what to fix.
 import { describe, it, expect, afterAll } from '@jest/globals';
-import { spawnSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -13,8 +13,31 @@ import { parseJwks } from '../issuer/keys.js';
 const scratch = mkdtempSync(join(tmpdir(), 'tp-fresh-start-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
-/** Runs a TypeScript entry the way npm scripts do, with `env` added to a configuration that has no database set. */
-function run(entry: string, env: Record<string, string>, args: string[] = [], timeoutMs = 60_000) {
+let dataDirs = 0;
+type Ran = { status: number | null; lines: string[]; stdout: string };
+
+/**
+ * The issuer's cases share one embedded database, migrated by the first of them, and so take turns; the other cases
+ * run beside them.
+ */
+const issuerData = join(scratch, 'issuer-data');
+/**
+ * The cases below run side by side (a dozen Node processes starting at once on a 2-core machine), and an issuer case
+ * may wait for the four others before its turn: each gets minutes, not jest's default minute.
+ */
+const CASE_TIMEOUT_MS = 5 * 60_000;
+let issuerTurn: Promise<unknown> = Promise.resolve();
+function runIssuer(env: Record<string, string>): Promise<Ran> {
+  const ran = issuerTurn.then(() => run('issuer/main.ts', { PGLITE_DATA_DIR: issuerData, ...env }));
+  issuerTurn = ran.catch(() => undefined);
+  return ran;
+}
+
+/**
+ * Runs a TypeScript entry the way npm scripts do, with `env` added to a configuration that has no database set and an
+ * embedded data directory of its own (so cases may run side by side: they are separate processes that mostly wait).
+ */
+function run(entry: string, env: Record<string, string>, args: string[] = []) {
   const {
     DATABASE_URL: _db,
     REDIS_URL: _redis,
@@ -22,29 +45,38 @@ function run(entry: string, env: Record<string, string>, args: string[] = [], ti
     ISSUER_JWKS_FILE: _jwksFile,
     ...inherited
   } = process.env;
-  const result = spawnSync(join('node_modules', '.bin', 'tsx'), [entry, ...args], {
-    env: { ...inherited, ...env },
-    encoding: 'utf8',
-    timeout: timeoutMs,
+  const dataDir = join(scratch, `data-${++dataDirs}`);
+  return new Promise<Ran>((done) => {
+    execFile(
+      join('node_modules', '.bin', 'tsx'),
+      [entry, ...args],
+      { env: { ...inherited, PGLITE_DATA_DIR: dataDir, ...env }, encoding: 'utf8', timeout: 180_000 },
+      (error, stdout, stderr) => {
+        const lines = stderr.split('\n').filter((l) => l.trim() !== '' && !l.includes('Unsupported runtime'));
+        done({ status: error ? ((error.code as number | undefined) ?? null) : 0, lines, stdout });
+      },
+    );
   });
-  const lines = result.stderr.split('\n').filter((l) => l.trim() !== '' && !l.includes('Unsupported runtime'));
-  return { status: result.status, lines, stdout: result.stdout };
 }
 
 describe('the embedded data directory', () => {
-  it('is created with its parents on first use and holds the data for the next start', async () => {
-    const dataDir = join(scratch, 'new', 'nested', 'pglite');
-    const first = await openDatabase({ dataDir });
-    await first.knex.raw('create table kept (value text)');
-    await first.knex('kept').insert({ value: 'still here' });
-    await first.close();
+  it(
+    'is created with its parents on first use and holds the data for the next start',
+    async () => {
+      const dataDir = join(scratch, 'new', 'nested', 'pglite');
+      const first = await openDatabase({ dataDir });
+      await first.knex.raw('create table kept (value text)');
+      await first.knex('kept').insert({ value: 'still here' });
+      await first.close();
 
-    const second = await openDatabase({ dataDir });
-    expect(await second.knex('kept').pluck('value')).toEqual(['still here']);
-    await second.close();
-  });
+      const second = await openDatabase({ dataDir });
+      expect(await second.knex('kept').pluck('value')).toEqual(['still here']);
+      await second.close();
+    },
+    CASE_TIMEOUT_MS,
+  );
 
-  it.each([
+  it.concurrent.each([
     [
       'a file stands where the directory should be',
       () => (writeFileSync(join(scratch, 'a-file'), 'x'), join(scratch, 'a-file')),
@@ -75,16 +107,20 @@ describe('the embedded data directory', () => {
       },
       'cannot open the embedded database',
     ],
-  ])('stops npm start with one line naming the path and PGLITE_DATA_DIR when %s', (_case, makePath, reason) => {
-    const dataDir = makePath();
-    const { status, lines } = run('infra/start.ts', { PGLITE_DATA_DIR: dataDir });
-    expect(status).toBe(2);
-    expect(lines).toEqual([expect.stringContaining(`PGLITE_DATA_DIR=${dataDir}: ${reason}`)]);
-  });
+  ])(
+    'stops npm start with one line naming the path and PGLITE_DATA_DIR when %s',
+    async (_case, makePath, reason) => {
+      const dataDir = makePath();
+      const { status, lines } = await run('infra/start.ts', { PGLITE_DATA_DIR: dataDir });
+      expect(status).toBe(2);
+      expect(lines).toEqual([expect.stringContaining(`PGLITE_DATA_DIR=${dataDir}: ${reason}`)]);
+    },
+    CASE_TIMEOUT_MS,
+  );
 });
 
 describe('a start that cannot use a setting', () => {
-  it.each([
+  it.concurrent.each([
     [
       'an unreachable DATABASE_URL',
       { DATABASE_URL: 'postgres://postgres:secret@127.0.0.1:1/none' },
@@ -105,59 +141,71 @@ describe('a start that cannot use a setting', () => {
       { ISSUER_JWKS_FILE: '/nonexistent/jwks.json' },
       /^issuer: ISSUER_JWKS_FILE=\/nonexistent\/jwks\.json: cannot be read \(ENOENT\)/,
     ],
-  ])('stops with exit 2 and one line naming the setting and the fix: %s', (_case, env, line) => {
-    const { status, lines } = run('issuer/main.ts', { ISSUER_PORT: '0', ...env });
-    expect(status).toBe(2);
-    expect(lines).toEqual([expect.stringMatching(line)]);
-  });
+  ])(
+    'stops with exit 2 and one line naming the setting and the fix: %s',
+    async (_case, env, line) => {
+      const { status, lines } = await runIssuer({ ISSUER_PORT: '0', ...env });
+      expect(status).toBe(2);
+      expect(lines).toEqual([expect.stringMatching(line)]);
+    },
+    CASE_TIMEOUT_MS,
+  );
 
-  it('refuses two services on one port naming both settings, and names the setting of a port in use', async () => {
-    const clash = run('infra/start.ts', {
-      PGLITE_DATA_DIR: join(scratch, 'ports'),
-      ISSUER_PORT: '18411',
-      GATEWAY_PORT: '18411',
-    });
-    expect(clash.status).toBe(2);
-    expect(clash.lines).toEqual([expect.stringContaining('ISSUER_PORT and GATEWAY_PORT are both 18411')]);
-    const holder = createServer();
-    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
-    const port = (holder.address() as AddressInfo).port;
-    try {
-      const taken = run('issuer/main.ts', { ISSUER_PORT: String(port) });
-      expect(taken.status).toBe(1);
-      expect(taken.lines).toEqual([
-        expect.stringMatching(
-          new RegExp(
-            `^issuer: ISSUER_PORT=${port}: cannot listen on 127\\.0\\.0\\.1:${port}: the port is already in use`,
+  it.concurrent(
+    'refuses two services on one port naming both settings, and names the setting of a port in use',
+    async () => {
+      const clash = await run('infra/start.ts', {
+        PGLITE_DATA_DIR: join(scratch, 'ports'),
+        ISSUER_PORT: '18411',
+        GATEWAY_PORT: '18411',
+      });
+      expect(clash.status).toBe(2);
+      expect(clash.lines).toEqual([expect.stringContaining('ISSUER_PORT and GATEWAY_PORT are both 18411')]);
+      const holder = createServer();
+      await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+      const port = (holder.address() as AddressInfo).port;
+      try {
+        const taken = await runIssuer({ ISSUER_PORT: String(port) });
+        expect(taken.status).toBe(1);
+        expect(taken.lines).toEqual([
+          expect.stringMatching(
+            new RegExp(
+              `^issuer: ISSUER_PORT=${port}: cannot listen on 127\\.0\\.0\\.1:${port}: the port is already in use`,
+            ),
           ),
-        ),
-      ]);
-    } finally {
-      holder.close();
-    }
-  });
+        ]);
+      } finally {
+        holder.close();
+      }
+    },
+    CASE_TIMEOUT_MS,
+  );
 
-  it('makes, rotates and retires a signing-key set the issuer accepts: npm run admin -- keys', async () => {
-    const keys = (args: string[], env: Record<string, string> = {}) =>
-      run('infra/admin-cli.ts', env, ['keys', ...args]);
-    const generated = keys(['generate']);
-    expect({ status: generated.status, errors: generated.lines }).toEqual({ status: 0, errors: [] });
-    const first = JSON.parse(generated.stdout) as { keys: { kid: string; d: string }[] };
-    expect(first.keys).toHaveLength(1);
-    const rotating = keys(['rotate'], { ISSUER_JWKS: generated.stdout });
-    expect({ status: rotating.status, errors: rotating.lines }).toEqual({ status: 0, errors: [] });
-    const rotated = JSON.parse(rotating.stdout) as typeof first;
-    expect(rotated.keys.map((k) => k.kid)).toEqual([expect.any(String), first.keys[0]!.kid]);
-    expect(rotated.keys[0]!.kid).not.toBe(first.keys[0]!.kid);
-    const file = join(scratch, 'rotated.json');
-    writeFileSync(file, JSON.stringify(rotated));
-    expect(keys(['retire', '--kid', rotated.keys[0]!.kid, '--file', file]).status).toBe(2); // never the signing key
-    const retiring = keys(['retire', '--kid', first.keys[0]!.kid, '--file', file]);
-    expect({ status: retiring.status, errors: retiring.lines }).toEqual({ status: 0, errors: [] }); // says why, if not
-    const retired = JSON.parse(retiring.stdout) as typeof first;
-    expect(retired.keys.map((k) => k.kid)).toEqual([rotated.keys[0]!.kid]);
-    expect((await parseJwks(JSON.stringify(retired), 'test')).map((k) => k.kid)).toEqual([rotated.keys[0]!.kid]);
-  });
+  it.concurrent(
+    'makes, rotates and retires a signing-key set the issuer accepts: npm run admin -- keys',
+    async () => {
+      const keys = (args: string[], env: Record<string, string> = {}) =>
+        run('infra/admin-cli.ts', env, ['keys', ...args]);
+      const generated = await keys(['generate']);
+      expect({ status: generated.status, errors: generated.lines }).toEqual({ status: 0, errors: [] });
+      const first = JSON.parse(generated.stdout) as { keys: { kid: string; d: string }[] };
+      expect(first.keys).toHaveLength(1);
+      const rotating = await keys(['rotate'], { ISSUER_JWKS: generated.stdout });
+      expect({ status: rotating.status, errors: rotating.lines }).toEqual({ status: 0, errors: [] });
+      const rotated = JSON.parse(rotating.stdout) as typeof first;
+      expect(rotated.keys.map((k) => k.kid)).toEqual([expect.any(String), first.keys[0]!.kid]);
+      expect(rotated.keys[0]!.kid).not.toBe(first.keys[0]!.kid);
+      const file = join(scratch, 'rotated.json');
+      writeFileSync(file, JSON.stringify(rotated));
+      expect((await keys(['retire', '--kid', rotated.keys[0]!.kid, '--file', file])).status).toBe(2); // never the signing key
+      const retiring = await keys(['retire', '--kid', first.keys[0]!.kid, '--file', file]);
+      expect({ status: retiring.status, errors: retiring.lines }).toEqual({ status: 0, errors: [] }); // says why, if not
+      const retired = JSON.parse(retiring.stdout) as typeof first;
+      expect(retired.keys.map((k) => k.kid)).toEqual([rotated.keys[0]!.kid]);
+      expect((await parseJwks(JSON.stringify(retired), 'test')).map((k) => k.kid)).toEqual([rotated.keys[0]!.kid]);
+    },
+    CASE_TIMEOUT_MS,
+  );
 });
 
 describe('a bad DATABASE_URL or REDIS_URL, for every service and npm start', () => {
@@ -174,15 +222,8 @@ describe('a bad DATABASE_URL or REDIS_URL, for every service and npm start', () 
   };
 
   /** Exit 2 and, on stderr, the one line; on stdout nothing raw (knex's warning, a stack frame). */
-  // A start that reaches Redis has first created and migrated an embedded database: slow on a busy machine.
-  const START_MS = 150_000;
-  function expectOneLine(entry: string, env: Record<string, string>, line: RegExp) {
-    const { status, lines, stdout } = run(
-      entry,
-      { ...QUIET, PGLITE_DATA_DIR: mkdtempSync(join(scratch, 'db-')), ...env },
-      [],
-      START_MS,
-    );
+  async function expectOneLine(entry: string, env: Record<string, string>, line: RegExp) {
+    const { status, lines, stdout } = await run(entry, { ...QUIET, ...env });
     expect({ status, lines }).toEqual({ status: 2, lines: [expect.stringMatching(line)] });
     expect(stdout).not.toContain('Acquire connection error');
     expect(stdout).not.toMatch(/^\s+at /m);
@@ -221,10 +262,10 @@ describe('a bad DATABASE_URL or REDIS_URL, for every service and npm start', () 
         ])
       : []),
   ];
-  it.each(databaseCases)(
+  it.concurrent.each(databaseCases)(
     'DATABASE_URL, %s',
     (_case, entry, url, line) => expectOneLine(entry, { DATABASE_URL: url }, line),
-    START_MS + 10_000,
+    CASE_TIMEOUT_MS,
   );
 
   const redisCases: [string, string, string, RegExp][] = [
@@ -249,10 +290,10 @@ describe('a bad DATABASE_URL or REDIS_URL, for every service and npm start', () 
         ])
       : []),
   ];
-  it.each(redisCases)(
+  it.concurrent.each(redisCases)(
     'REDIS_URL, %s',
     (_case, entry, url, line) => expectOneLine(entry, { REDIS_URL: url }, line),
-    START_MS + 10_000,
+    CASE_TIMEOUT_MS,
   );
 });
 
@@ -264,13 +305,17 @@ function withUrl(url: string, change: (u: URL) => void): string {
 }
 
 describe('the browser check before npm test', () => {
-  it('stops with one line naming the fix when CHROMIUM_PATH names no executable', () => {
-    const missing = join(scratch, 'no-chromium-here');
-    const { status, lines } = run('tests/support/ensure-chromium.ts', { CHROMIUM_PATH: missing });
-    expect(status).toBe(1);
-    expect(lines).toEqual([
-      `CHROMIUM_PATH=${missing} is not an executable file: ` +
-        `point it at a Chromium binary, or unset it to use Debian's /usr/bin/chromium.`,
-    ]);
-  });
+  it.concurrent(
+    'stops with one line naming the fix when CHROMIUM_PATH names no executable',
+    async () => {
+      const missing = join(scratch, 'no-chromium-here');
+      const { status, lines } = await run('tests/support/ensure-chromium.ts', { CHROMIUM_PATH: missing });
+      expect(status).toBe(1);
+      expect(lines).toEqual([
+        `CHROMIUM_PATH=${missing} is not an executable file: ` +
+          `point it at a Chromium binary, or unset it to use Debian's /usr/bin/chromium.`,
+      ]);
+    },
+    CASE_TIMEOUT_MS,
+  );
 });

@@ -6,6 +6,19 @@ import { z } from 'zod';
 const port = z.coerce.number().int().min(0).max(65535);
 const url = z.url({ protocol: /^https?$/ }).transform((u) => u.replace(/\/+$/, ''));
 const optionalUrl = z.string().trim().min(1).optional();
+/**
+ * A URL with one of `schemes`: the drivers read anything else as something else (ioredis a bare word as a host name,
+ * an http URL as a socket path), which would fail only at the first connection, and far from the setting.
+ */
+const serviceUrl = (...schemes: string[]) =>
+  z
+    .string()
+    .trim()
+    .min(1)
+    .refine((v) => URL.canParse(v) && schemes.includes(new URL(v).protocol.slice(0, -1)), {
+      message: `must be a ${schemes.map((s) => `${s}://`).join(' or ')} URL`,
+    })
+    .optional();
 const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 
 export const SETTINGS = {
@@ -38,7 +51,10 @@ export const SETTINGS = {
       'Port of the management listener (one per process): /metrics, /livez, /readyz. ' +
       'Unset = none, so a run that sets only the documented service ports never collides on it; containers set 9464.',
   },
-  DATABASE_URL: { schema: optionalUrl, doc: 'PostgreSQL URL. Unset = embedded PostgreSQL (PGlite).' },
+  DATABASE_URL: {
+    schema: serviceUrl('postgres', 'postgresql'),
+    doc: 'PostgreSQL URL. Unset = embedded PostgreSQL (PGlite).',
+  },
   DATABASE_STATEMENT_TIMEOUT_MS: {
     schema: z.coerce.number().int().min(0).default(10_000),
     doc:
@@ -61,7 +77,7 @@ export const SETTINGS = {
     doc: 'Path of the gateway file (upstreams, routes, plugins). Unset = gateway/gateway.yaml.',
   },
   REDIS_URL: {
-    schema: optionalUrl,
+    schema: serviceUrl('redis', 'rediss'),
     doc:
       'Redis URL for rate limiting (gateway layers, flood guard, token endpoint), shared by every instance. ' +
       'Unset = in-process limiters (each process counts alone).',
@@ -144,6 +160,15 @@ export type Config = { [K in keyof Settings]: z.output<Settings[K]['schema']> };
 export class ConfigError extends Error {}
 
 /** Parses every setting from `env`; throws ConfigError listing each bad variable. */
+/** A refused value as the message shows it: a URL's password hidden. */
+export function withoutPassword(raw: string | undefined): string | undefined {
+  if (!raw || !URL.canParse(raw)) return raw;
+  const url = new URL(raw);
+  if (!url.password) return raw;
+  url.password = '***';
+  return url.toString();
+}
+
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   const out: Record<string, unknown> = {};
   const problems: string[] = [];
@@ -151,10 +176,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     const raw = env[name] === '' ? undefined : env[name];
     const parsed = (schema as z.ZodType).safeParse(raw);
     if (parsed.success) out[name] = parsed.data;
-    else problems.push(`${name}=${JSON.stringify(raw)}: ${parsed.error.issues.map((i) => i.message).join('; ')}`);
+    else
+      problems.push(
+        `${name}=${JSON.stringify(withoutPassword(raw))}: ${parsed.error.issues.map((i) => i.message).join(', ')}`,
+      );
   }
   if (env.ISSUER_JWKS && env.ISSUER_JWKS_FILE) problems.push('ISSUER_JWKS and ISSUER_JWKS_FILE: set one, not both');
-  if (problems.length) throw new ConfigError(`Invalid configuration:\n  ${problems.join('\n  ')}`);
+  // One line, whatever the number of problems: a start that fails ends with that line alone.
+  if (problems.length) throw new ConfigError(`Invalid configuration: ${problems.join('; ')}`);
   return out as Config;
 }
 

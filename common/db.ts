@@ -11,7 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import { migrationSource } from './migrations/index.js';
-import { ConfigError, type Config } from './config.js';
+import { ConfigError, withoutPassword, type Config } from './config.js';
 
 export type Db = Knex;
 
@@ -40,6 +40,17 @@ export interface DatabaseOptions {
 /** The embedded server's socket is `.s.PGSQL.5432` in a new directory that mkdtemp creates with mode 0700. */
 const SOCKET_PORT = 5432;
 
+/**
+ * knex's own log. Its "Acquire connection error" warning prints, with a stack, an error that knex also throws to the
+ * caller, who reports it (a start as the one line naming DATABASE_URL, a request as its 503 and log line): it is left
+ * out. Any other warning (deprecations) is printed as knex prints it.
+ */
+const KNEX_LOG = {
+  warn(message: unknown) {
+    if (!String(message).startsWith('Acquire connection error')) console.warn(message);
+  },
+};
+
 /** The database a service opens from its settings. */
 export const databaseOptions = (config: Config): DatabaseOptions => ({
   databaseUrl: config.DATABASE_URL,
@@ -60,7 +71,12 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
       ...(opts.statementTimeoutMs && { statement_timeout: opts.statementTimeoutMs }),
       ...(opts.idleInTransactionTimeoutMs && { idle_in_transaction_session_timeout: opts.idleInTransactionTimeoutMs }),
     };
-    const knex = knexFactory({ client: 'pg', connection, pool: { min: 0, max: opts.poolMax ?? 10, ...idle } });
+    const knex = knexFactory({
+      client: 'pg',
+      connection,
+      pool: { min: 0, max: opts.poolMax ?? 10, ...idle },
+      log: KNEX_LOG,
+    });
     await reachable(knex, opts.databaseUrl);
     return { knex, embedded: false, close: () => knex.destroy() };
   }
@@ -87,6 +103,7 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
     connection: { host: socketDir, port: SOCKET_PORT, user: 'postgres', database: 'postgres' },
     pool: { min: 0, max: 1, ...idle, afterCreate: startFreshSession },
     acquireConnectionTimeout: 5000,
+    log: KNEX_LOG,
   });
   return {
     knex,
@@ -110,10 +127,9 @@ async function reachable(knex: Knex, databaseUrl: string): Promise<void> {
   } catch (err) {
     await knex.destroy();
     const { code, message } = err as { code?: string; message?: string };
-    const shown = new URL(databaseUrl);
-    if (shown.password) shown.password = '***';
     throw new ConfigError(
-      `DATABASE_URL=${shown}: cannot connect (${code ?? 'error'}: ${(message ?? String(err)).split('\n')[0]}); ` +
+      `DATABASE_URL=${withoutPassword(databaseUrl)}: ` +
+        `cannot connect (${code ?? 'error'}: ${(message ?? String(err)).split('\n')[0]}); ` +
         'check that PostgreSQL runs there and accepts this user and database',
     );
   }

@@ -4,6 +4,7 @@
 // tenant and account layers (gateway/plugins/rate-limit/limiter.ts).
 import { Cluster, Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import { ConfigError, withoutPassword } from './config.js';
 import type { Logger } from './log.js';
 import type { Telemetry } from './telemetry.js';
 import type { RateLimitWindow } from '../wire/decision.js';
@@ -61,11 +62,25 @@ export async function connectRedis(
     telemetry?.redisErrors.inc();
     log.warn({ err: err.message }, 'redis error; limits continue in-process');
   });
+  // A server that answers but refuses the connection's setup (wrong user or password, no such database number) will
+  // refuse it on every retry: that is a bad setting and stops the start. One that does not answer is an outage, which
+  // the limits ride out in process (docs/decisions.md "Redis outage").
+  let refusal: Error | undefined;
+  const noteRefusal = (err: Error) => void (err.name === 'ReplyError' && (refusal ??= err));
+  redis.on('error', noteRefusal);
   await new Promise<void>((resolve) => {
     const done = () => (clearTimeout(timer), resolve());
     const timer = setTimeout(done, READY_WAIT_MS);
     redis.once('ready', done);
   });
+  redis.off('error', noteRefusal);
+  if (refusal) {
+    redis.disconnect();
+    throw new ConfigError(
+      `REDIS_URL=${withoutPassword(url)}: Redis refused the connection (${refusal.message.split('\n')[0]}); ` +
+        'check the user, password and database number in it, or unset REDIS_URL for in-process limits',
+    );
+  }
   return redis;
 }
 

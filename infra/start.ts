@@ -16,7 +16,7 @@ try {
   config = loadConfig({ PGLITE_DATA_DIR: '.data/pglite', ...process.env });
 } catch (err) {
   if (!(err instanceof ConfigError)) throw err;
-  console.error(err.message);
+  console.error(`npm start: ${err.message}`);
   process.exit(2);
 }
 const system = await Promise.resolve()

@@ -4,6 +4,7 @@ import type { Knex } from 'knex';
 import { HashingBusy, SIGN_IN_HASHING, hashSecret, verifySecret } from '../common/secrets.js';
 import { runPrepared, storableText } from '../common/db.js';
 import { waitMessage, type CredentialThrottle } from '../common/credential-throttle.js';
+import { foldUsername } from '../common/usernames.js';
 import { done, refused, type Outcome, type Refusal } from '../wire/outcome.js';
 
 let dummyHash: Promise<string> | undefined;
@@ -13,11 +14,42 @@ const timingDummy = () => (dummyHash ??= hashSecret('no-such-account'));
 /** Tenants whose accounts a sign-in without a tenant (connected apps) tries under one username, at most. */
 const MAX_TENANTS_PER_USERNAME = 5;
 
+type LoginRow = {
+  tenant_id: string;
+  username: string;
+  person_id: string | null;
+  status: string;
+  password_hash: string;
+};
+
+/**
+ * The accounts a typed username names, at most one per tenant: the one whose folded name it folds to (any case), or,
+ * where an account is spelled exactly as typed, that one. Only an account whose name collided with an older one's
+ * when usernames were folded (migration 010) has no folded name: it answers to its exact spelling alone.
+ */
+async function accountsNamed(knex: Knex, username: string, tenantId: string | undefined): Promise<LoginRow[]> {
+  if (!storableText(username)) return [];
+  const rows: LoginRow[] = await knex('accounts')
+    .where({ kind: 'person', ...(tenantId !== undefined && { tenant_id: tenantId }) })
+    .andWhere((q) =>
+      q
+        .where('username_folded', foldUsername(username))
+        .orWhere((exact) => exact.whereNull('username_folded').andWhere('username', username)),
+    )
+    .orderBy('created_at')
+    .limit(2 * MAX_TENANTS_PER_USERNAME)
+    .select('tenant_id', 'username', 'person_id', 'status', 'password_hash');
+  const spelledExactly = new Set(rows.filter((r) => r.username === username).map((r) => r.tenant_id));
+  return rows
+    .filter((r) => r.username === username || !spelledExactly.has(r.tenant_id))
+    .slice(0, MAX_TENANTS_PER_USERNAME);
+}
+
 /**
  * The personId (psn_…) when username/password belong to an active person login account; undefined otherwise, without
- * saying which part failed. Usernames are unique per tenant: with `tenantId` (the authorize step) only that tenant's
- * account is tried; without it (connected apps) each tenant's account by that name, and the sign-in succeeds only
- * when exactly one person's password matches.
+ * saying which part failed. Usernames are unique per tenant in any case: with `tenantId` (the authorize step) only
+ * that tenant's account is tried; without it (connected apps) each tenant's account by that name, and the sign-in
+ * succeeds only when exactly one person's password matches.
  */
 async function checkPersonLogin(
   knex: Knex,
@@ -25,14 +57,7 @@ async function checkPersonLogin(
   password: string,
   tenantId: string | undefined,
 ): Promise<string | undefined> {
-  type Row = { person_id: string | null; status: string; password_hash: string };
-  const accounts: Row[] = storableText(username)
-    ? await knex('accounts')
-        .where({ username, kind: 'person', ...(tenantId !== undefined && { tenant_id: tenantId }) })
-        .orderBy('created_at')
-        .limit(MAX_TENANTS_PER_USERNAME)
-        .select('person_id', 'status', 'password_hash')
-    : [];
+  const accounts = await accountsNamed(knex, username, tenantId);
   if (!accounts.length) {
     await verifySecret(password, await timingDummy(), SIGN_IN_HASHING);
     return undefined;
@@ -83,7 +108,9 @@ export function signInRefusal(result: Refusal<'forbidden' | 'rate_limited' | 'au
  */
 export async function signIn(knex: Knex, throttle: CredentialThrottle, attempt: SignInAttempt): Promise<SignInResult> {
   const { username, password, address, tenantId } = attempt;
-  const retryAfterS = await throttle.waitSeconds(username, address);
+  // The failure budget is the name's, whatever case each attempt types it in.
+  const budgetName = foldUsername(username);
+  const retryAfterS = await throttle.waitSeconds(budgetName, address);
   if (retryAfterS !== undefined) return refused('rate_limited', 'past the failure budget', retryAfterS);
   let personId: string | undefined;
   try {
@@ -94,10 +121,10 @@ export async function signIn(knex: Knex, throttle: CredentialThrottle, attempt: 
     throw err;
   }
   if (!personId || (tenantId !== undefined && !(await hasRelationship(knex, tenantId, personId)))) {
-    await throttle.failed(username || undefined, address);
+    await throttle.failed(budgetName || undefined, address);
     return refused('forbidden');
   }
-  await throttle.succeeded(username);
+  await throttle.succeeded(budgetName);
   return done(personId);
 }
 

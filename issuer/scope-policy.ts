@@ -1,7 +1,8 @@
 // Which capabilities a client may receive in a token: the tenant's grant to the client ∩ the tenant plan's ceiling
 // ∩ the capabilities open on this deployment (contract §1 rule 3, minus the per-request parts the PDP checks). The
-// capabilities over the app's own stored records pass the ceiling: after a downgrade the app still reads and deletes
-// what it stored, and writes are refused with the write (docs/decisions.md "Data ownership after a downgrade").
+// capabilities over the app's own stored records pass the ceiling only while its extensions hold records in the
+// tenant: after a downgrade the app still reads and deletes what it stored, and writes are refused with the write
+// (docs/decisions.md "Data ownership after a downgrade").
 import type { Knex } from 'knex';
 import { runPrepared } from '../common/db.js';
 import { CAPABILITIES, RETAINED_DATA_CAPABILITIES, type Capability } from '../wire/decision.js';
@@ -12,6 +13,11 @@ export const API_AUDIENCE = 'svc-api';
 
 const ORDER = new Map<string, number>(CAPABILITIES.map((c, i) => [c, i]));
 const byCatalogueOrder = (a: string, b: string) => (ORDER.get(a) ?? 99) - (ORDER.get(b) ?? 99);
+
+/** The client's extensions hold at least one record in the grant's tenant (the counters are kept with the records). */
+const HOLDS_RECORDS =
+  'exists (select 1 from extensions e join extension_record_counts rc on rc.extension_id = e.id ' +
+  'where e.client_id = g.client_id and rc.tenant_id = g.tenant_id and rc.records > 0)';
 
 export async function allowedCapabilities(knex: Knex, clientId: string): Promise<Capability[]> {
   const { rows } = await runPrepared(
@@ -26,7 +32,14 @@ export async function allowedCapabilities(knex: Knex, clientId: string): Promise
       .join('plans as cp', 'cp.id', 'c.min_plan')
       .where('g.client_id', clientId)
       .andWhere('c.enabled', true)
-      .andWhere((q) => void q.whereRaw('cp.level <= tp.level').orWhereIn('c.id', [...RETAINED_DATA_CAPABILITIES]))
+      .andWhere(
+        (q) =>
+          void q
+            .whereRaw('cp.level <= tp.level')
+            .orWhere(
+              (retained) => void retained.whereIn('c.id', [...RETAINED_DATA_CAPABILITIES]).andWhereRaw(HOLDS_RECORDS),
+            ),
+      )
       .select('c.id'),
   );
   return rows

@@ -56,7 +56,10 @@ export function evaluate(input: DecisionInput, f: DecisionFacts): Decision {
   const entry = f.catalogue.find((c) => c.id === capability);
   if (!entry || !entry.enabled) return deny('capability_unavailable', 'capability.open');
   const planLevel = f.tenant.plan_level;
-  const withinPlan = (c: CatalogueEntry) => c.min_plan_level <= planLevel || RETAINED_DATA_CAPABILITIES.has(c.id);
+  // Stored records keep their app's access to them after a downgrade (docs/decisions.md "Data ownership after a
+  // downgrade"); with none stored, the ceiling holds as for every capability.
+  const withinPlan = (c: CatalogueEntry) =>
+    c.min_plan_level <= planLevel || (f.holdsRecords && RETAINED_DATA_CAPABILITIES.has(c.id));
   if (!withinPlan(entry)) return deny('plan_capability_excluded', 'capability.plan');
   const granted = new Set(f.granted);
   if (!granted.has(capability)) return deny('capability_not_granted', 'capability.tenant_grant');

@@ -33,6 +33,8 @@ export interface DecisionFacts {
   personOfOtherTenant: boolean;
   /** The token's subject has a live relationship with the token's tenant (meaningful for self tokens). */
   subjectRelationship: boolean;
+  /** The token's client has extension records stored in the token's tenant (the plan ceiling's one exception). */
+  holdsRecords: boolean;
 }
 
 export interface PolicyStore {
@@ -42,7 +44,7 @@ export interface PolicyStore {
 /**
  * The facts of many decisions in one statement: one row per input, in input order. The inputs are arrays (one per
  * column), so every batch size is the same statement, prepared once per connection. The query is the function
- * pdp_decision_facts (migration 004), so PostgreSQL plans it once per session instead of on every call.
+ * pdp_decision_facts (migration 004, replaced by 010), so PostgreSQL plans it once per session instead of on every call.
  */
 const FACTS_SQL = 'select * from pdp_decision_facts($1, $2, $3, $4, $5, $6)';
 
@@ -87,6 +89,7 @@ const factsOf = (r: Record<string, unknown>): DecisionFacts =>
     relationship: r.relationship,
     subjectRelationship: r.subject_relationship,
     personOfOtherTenant: r.person_of_other_tenant,
+    holdsRecords: r.holds_records,
   }) as DecisionFacts;
 
 /**

@@ -94,6 +94,19 @@ describe('against a live system', () => {
     );
     expect(person.code).toBe(0);
     expect(json(person).personId).toMatch(/^psn_/);
+    // The same username in another case is the same name: 409, exit 1.
+    const twin = await admin(
+      'create-person',
+      tenantId,
+      '--display-name',
+      'Pat Again',
+      '--username',
+      'CLI-Pat',
+      '--password',
+      'a long enough password',
+    );
+    expect(twin.code).toBe(1);
+    expect(twin.err).toContain('"error": "already_exists"');
 
     const client = await admin(
       'create-client',

@@ -35,6 +35,19 @@ describe('configuration', () => {
       expect(message).toContain(name);
   });
 
+  it('refuses a DATABASE_URL or REDIS_URL of another scheme, in one line and with the password hidden', () => {
+    expect(() => loadConfig({ DATABASE_URL: 'mysql://u:pw@db/x', REDIS_URL: 'localhost:6379' })).toThrow(
+      new ConfigError(
+        'Invalid configuration: DATABASE_URL="mysql://u:***@db/x": must be a postgres:// or postgresql:// URL; ' +
+          'REDIS_URL="localhost:6379": must be a redis:// or rediss:// URL',
+      ),
+    );
+    expect(loadConfig({ DATABASE_URL: 'postgresql://db/x', REDIS_URL: 'rediss://cache:6380' })).toMatchObject({
+      DATABASE_URL: 'postgresql://db/x',
+      REDIS_URL: 'rediss://cache:6380',
+    });
+  });
+
   it('refuses ISSUER_JWKS and ISSUER_JWKS_FILE together', () => {
     expect(() => loadConfig({ ISSUER_JWKS: '{"keys":[]}', ISSUER_JWKS_FILE: '/tmp/k.json' })).toThrow(
       /set one, not both/,

@@ -208,6 +208,102 @@ describe('a start that cannot use a setting', () => {
   );
 });
 
+describe('a bad DATABASE_URL or REDIS_URL, for every service and npm start', () => {
+  const ENTRIES = [
+    ['issuer', 'issuer/main.ts'],
+    ['policies', 'policies/main.ts'],
+    ['backend', 'backend/main.ts'],
+    ['gateway', 'gateway/main.ts'],
+    ['npm start', 'infra/start.ts'],
+  ] as const;
+  const QUIET = {
+    INTERNAL_SECRET: 'x'.repeat(48),
+    ...Object.fromEntries(['ISSUER_PORT', 'PDP_PORT', 'BACKEND_PORT', 'GATEWAY_PORT'].map((p) => [p, '0'])),
+  };
+
+  /** Exit 2 and, on stderr, the one line; on stdout nothing raw (knex's warning, a stack frame). */
+  async function expectOneLine(entry: string, env: Record<string, string>, line: RegExp) {
+    const { status, lines, stdout } = await run(entry, { ...QUIET, ...env });
+    expect({ status, lines }).toEqual({ status: 2, lines: [expect.stringMatching(line)] });
+    expect(stdout).not.toContain('Acquire connection error');
+    expect(stdout).not.toMatch(/^\s+at /m);
+  }
+
+  const connectionFailure = (name: string, code: string) =>
+    new RegExp(
+      `^${name}: DATABASE_URL=\\S+: cannot connect \\(${code}: .*\\); ` +
+        'check that PostgreSQL runs there and accepts this user and database$',
+    );
+  // The servers' own refusals need the real servers: those of CI's second run (and of this machine's test runs).
+  const postgres = process.env.DATABASE_URL;
+  const redis = process.env.REDIS_URL;
+
+  const databaseCases: [string, string, string, RegExp][] = [
+    ...ENTRIES.map(([name, entry]): [string, string, string, RegExp] => [
+      `${name}: nothing listens there`,
+      entry,
+      'postgres://nobody@127.0.0.1:1/x',
+      connectionFailure(name, 'ECONNREFUSED'),
+    ]),
+    ...(postgres
+      ? [ENTRIES[1], ENTRIES[4]].flatMap(([name, entry]): [string, string, string, RegExp][] => [
+          [
+            `${name}: an unknown user`,
+            entry,
+            withUrl(postgres, (u) => (u.username = 'no_such_role_30')),
+            connectionFailure(name, '28000'),
+          ],
+          [
+            `${name}: an unknown database`,
+            entry,
+            withUrl(postgres, (u) => (u.pathname = '/no_such_db_30')),
+            connectionFailure(name, '3D000'),
+          ],
+        ])
+      : []),
+  ];
+  it.concurrent.each(databaseCases)(
+    'DATABASE_URL, %s',
+    (_case, entry, url, line) => expectOneLine(entry, { DATABASE_URL: url }, line),
+    CASE_TIMEOUT_MS,
+  );
+
+  const redisCases: [string, string, string, RegExp][] = [
+    ...ENTRIES.map(([name, entry]): [string, string, string, RegExp] => [
+      `${name}: not a Redis URL`,
+      entry,
+      'http://user:secret@127.0.0.1:6379',
+      new RegExp(
+        `^${name}: Invalid configuration: ` +
+          String.raw`REDIS_URL="http://user:\*\*\*@127\.0\.0\.1:6379/?": must be a redis:// or rediss:// URL$`,
+      ),
+    ]),
+    ...(redis
+      ? [ENTRIES[0], ENTRIES[3], ENTRIES[4]].map(([name, entry]): [string, string, string, RegExp] => [
+          `${name}: a user and password Redis refuses`,
+          entry,
+          withUrl(redis, (u) => ((u.username = 'nobody'), (u.password = 'wrong'))),
+          new RegExp(
+            `^${name}: REDIS_URL=redis://nobody:\\*\\*\\*@\\S+: Redis refused the connection \\(WRONGPASS .*\\); ` +
+              'check the user, password and database number in it, or unset REDIS_URL for in-process limits$',
+          ),
+        ])
+      : []),
+  ];
+  it.concurrent.each(redisCases)(
+    'REDIS_URL, %s',
+    (_case, entry, url, line) => expectOneLine(entry, { REDIS_URL: url }, line),
+    CASE_TIMEOUT_MS,
+  );
+});
+
+/** `url` changed by `change`. */
+function withUrl(url: string, change: (u: URL) => void): string {
+  const u = new URL(url);
+  change(u);
+  return u.toString();
+}
+
 describe('the browser check before npm test', () => {
   it.concurrent(
     'stops with one line naming the fix when CHROMIUM_PATH names no executable',

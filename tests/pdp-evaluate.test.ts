@@ -55,6 +55,7 @@ function facts(over: Partial<DecisionFacts> = {}): DecisionFacts {
     relationship: true,
     subjectRelationship: true,
     personOfOtherTenant: false,
+    holdsRecords: false,
     ...over,
   };
 }
@@ -86,6 +87,28 @@ describe('PDP evaluation', () => {
     f.catalogue = f.catalogue.map((c) => (c.id === 'svc.tenant.info.read' ? { ...c, enabled: false } : c));
     const d = evaluate(input({ scope: 'svc.profile.self.read svc.tenant.info.read svc.person.read' }), f);
     expect(d.allow && d.effectiveScopes).toEqual(['svc.profile.self.read']);
+  });
+
+  describe('the plan ceiling over metadata, whose one exception is an app holding records in the tenant', () => {
+    const L1 = { id: T, status: 'active', plan_level: 1, rate_limit: null };
+    const metadata = input(
+      {},
+      { capability: 'svc.person.metadata.read', resource: { type: 'person_extension', personId: P } },
+    );
+
+    it('denies an app that holds no record plan_capability_excluded', () => {
+      expect(codeOf(metadata, facts({ tenant: L1, holdsRecords: false }))).toBe('plan_capability_excluded');
+    });
+
+    it('allows an app that holds records, with the two metadata scopes and never svc.person.read', () => {
+      const d = evaluate(metadata, facts({ tenant: L1, holdsRecords: true }));
+      expect(d.allow && d.effectiveScopes).toEqual([
+        'svc.person.metadata.read',
+        'svc.person.metadata.write',
+        'svc.profile.self.read',
+        'svc.tenant.info.read',
+      ]);
+    });
   });
 
   it('uses the tenant rate-limit policy when one is set', () => {

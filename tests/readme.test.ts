@@ -1,7 +1,8 @@
 // What README.md promises is what the code does: each line of README's `sh` blocks must appear, as written, in
 // .ci/run (no command can rot unnoticed), and its configuration reference is the one generated from the code.
+// It also stands alone: nothing it names lies outside the repository.
 import { describe, it, expect } from '@jest/globals';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { withGeneratedTables } from '../infra/config-reference.js';
 import { PLUGINS } from '../gateway/plugins/index.js';
 import type { z } from 'zod';
@@ -40,5 +41,21 @@ describe('README.md generated references', () => {
         .filter(([, setting]) => !setting.description)
         .map(([setting]) => setting),
     ).toEqual([]);
+  });
+});
+
+describe('README.md stands alone', () => {
+  const root = new URL('../', import.meta.url);
+  const links = [...readme.matchAll(/\]\(([^)\s]+)\)/g)]
+    .map((m) => m[1]!)
+    .filter((target) => !/^(https?:|mailto:|#)/.test(target));
+
+  it('names no path that leaves the repository (a clone alone has everything it points to)', () => {
+    expect(readme.match(/(^|[\s`(['"])\.\.\/\S*/gm) ?? []).toEqual([]);
+  });
+
+  it.each(links)('links to %s, a file of this repository', (target) => {
+    const file = new URL(target.split('#')[0]!, root);
+    expect(file.href.startsWith(root.href) && existsSync(file)).toBe(true);
   });
 });

@@ -23,9 +23,10 @@ export const CAPABILITIES = [
 export type Capability = (typeof CAPABILITIES)[number];
 
 /**
- * Capabilities over the app's own stored records (contract §3 last row, §8 rule 2): below their minimum plan they stay
- * usable for reading and deleting what is stored; the plan ceiling is enforced on writes instead (422
- * quota_exceeded, checked with the write). See docs/decisions.md "Data ownership after a downgrade".
+ * Capabilities over the app's own stored records (contract §3 last row, §8 rule 2). The plan ceiling holds for them
+ * like for every capability, except for an app whose extensions hold records in the tenant: it keeps them (when
+ * granted) to read, list, delete and export what it stored, and its writes are refused with the write (422
+ * quota_exceeded). See docs/decisions.md "Data ownership after a downgrade".
  */
 export const RETAINED_DATA_CAPABILITIES: ReadonlySet<Capability> = new Set([
   'svc.person.metadata.read',

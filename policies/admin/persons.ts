@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { Knex } from 'knex';
 import { newId, isId } from '../../common/ids.js';
 import { hashSecret } from '../../common/secrets.js';
+import { foldUsername } from '../../common/usernames.js';
 import { DISPLAY_NAME, idPages, reply, unlessTaken, parseForTenant, type Page } from './support.js';
 import { done, refused, type Outcome } from '../../wire/outcome.js';
 import { REDACTED, recordChange } from './audit.js';
@@ -105,7 +106,8 @@ export async function createPerson(knex: Knex, tenantId: string, body: unknown):
   if (!parsed.ok) return parsed;
   const { displayName, username, password } = parsed.value;
   const passwordHash = await hashSecret(password);
-  return unlessTaken('username is taken in this tenant', async () => {
+  // Taken in any case: the folded name is unique per tenant (migration 010).
+  return unlessTaken('username is taken in this tenant (in any case)', async () => {
     const created = await knex.transaction(async (trx) => {
       const [person] = await trx('persons')
         .insert({ id: newId('psn'), display_name: displayName })
@@ -117,6 +119,7 @@ export async function createPerson(knex: Knex, tenantId: string, body: unknown):
         kind: 'person',
         person_id: person.id,
         username,
+        username_folded: foldUsername(username),
         password_hash: passwordHash,
       });
       await trx('tenant_person_relationships').insert({ tenant_id: tenantId, person_id: person.id });

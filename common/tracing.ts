@@ -118,13 +118,19 @@ export function describeRequest(
   if (client) span.setAttribute('client.id', client);
 }
 
-/** `fn` in a span named `name` (a child of the active one), ended when it settles; straight through when off. */
+/** Whether the active span is being recorded: a request the sampler left out costs our helpers nothing more. */
+const recording = () => trace.getActiveSpan()?.isRecording() === true;
+
+/**
+ * `fn` in a span named `name` (a child of the active one, or a root with `options.root`), ended when it settles;
+ * straight through when off or inside a span that is not recorded (not sampled).
+ */
 export function inSpan<T>(
   name: string,
   fn: (span: Span | undefined) => Promise<T>,
   options: SpanOptions = {},
 ): Promise<T> {
-  if (!tracing) return fn(undefined);
+  if (!tracing || (!options.root && !recording())) return fn(undefined);
   const service = activeService();
   const attributes = { ...options.attributes, ...(service && { [SERVICE_ATTRIBUTE]: service }) };
   return trace.getTracer(TRACER).startActiveSpan(name, { ...options, attributes }, (span) =>
@@ -142,12 +148,14 @@ export function inSpan<T>(
 
 /**
  * An Express handler in a span `name` that ends when the handler passes the request on (next) or the response is
- * finished: a gateway plugin's share of the request. Off, the handler itself.
+ * finished: a gateway plugin's share of the request. Off, the handler itself; in a request that is not sampled, the
+ * handler called as it is.
  */
 export function tracedHandler(name: string, handler: RequestHandler): RequestHandler {
   if (!tracing) return handler;
   const tracer = trace.getTracer(TRACER);
   return (req, res, next) => {
+    if (!recording()) return handler(req, res, next);
     const service = activeService();
     const span = tracer.startSpan(name, { attributes: service ? { [SERVICE_ATTRIBUTE]: service } : {} });
     let ended = false;
@@ -161,8 +169,8 @@ export function tracedHandler(name: string, handler: RequestHandler): RequestHan
   };
 }
 
-/** The active context, to remember for a later batched call (undefined when off). */
-export const memberContext = (): Context | undefined => (tracing ? context.active() : undefined);
+/** The active context, to remember for a later batched call (undefined when off or not sampled). */
+export const memberContext = (): Context | undefined => (tracing && recording() ? context.active() : undefined);
 
 const traceparentOf = (span: SpanContext | undefined): string => {
   const carrier: Record<string, string> = {};
@@ -173,14 +181,14 @@ const traceparentOf = (span: SpanContext | undefined): string => {
 /**
  * Runs a batched call (the gateway's PDP call) for its members' contexts: one member, inside that member's trace (the
  * PDP's span is its child); several, in a trace of its own whose span links to each member. `call` gets the header
- * that names every member, for the callee's links. Off, just the call.
+ * that names every member, for the callee's links. Off, or no member sampled, just the call.
  */
 export function batchCall<T>(
   name: string,
   members: (Context | undefined)[],
   call: (headers: Record<string, string>) => Promise<T>,
 ): Promise<T> {
-  if (!tracing) return call({});
+  if (!tracing || members.every((m) => m === undefined)) return call({});
   const spans = members.map((m) => (m ? trace.getSpanContext(m) : undefined));
   const headers = { [BATCH_MEMBERS_HEADER]: spans.map(traceparentOf).join(',') };
   if (members.length === 1) return context.with(members[0] ?? context.active(), () => call(headers));

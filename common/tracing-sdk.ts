@@ -7,7 +7,7 @@
 // stay JSON lines on stdout.
 import { register } from 'node:module';
 import type { IncomingMessage } from 'node:http';
-import type { Attributes, Span } from '@opentelemetry/api';
+import { createNoopMeter, type Attributes, type MeterProvider, type Span } from '@opentelemetry/api';
 import { NodeSDK, metrics, resources } from '@opentelemetry/sdk-node';
 import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
 import { IORedisInstrumentation } from '@opentelemetry/instrumentation-ioredis';
@@ -53,6 +53,8 @@ export interface SdkHandle {
   shutdown(): Promise<void>;
 }
 
+const NO_METERS: MeterProvider = { getMeter: () => createNoopMeter() };
+
 export function startSdk(resourceName: string, hooks: SdkHooks): SdkHandle {
   const withService = (): Attributes => {
     const service = hooks.serviceOfActiveSpan();
@@ -67,6 +69,18 @@ export function startSdk(resourceName: string, hooks: SdkHooks): SdkHandle {
   process.env.OTEL_LOGS_EXPORTER ??= 'none';
   // The span processor's own counts (dropped spans) are the SDK's self-metrics, kept in a reader read at scrapes.
   process.env.OTEL_NODE_EXPERIMENTAL_SDK_METRICS ??= 'true';
+  const instrumentations = [
+    new HttpInstrumentation({
+      ignoreIncomingRequestHook: (req) => hooks.serviceOfRequest(req) === undefined,
+      startIncomingSpanHook: (req) => ({ [hooks.serviceAttribute]: hooks.serviceOfRequest(req)! }),
+      startOutgoingSpanHook: withService,
+      requireParentforOutgoingSpans: true,
+      redactedQueryParamsServer: REDACTED_QUERY,
+    }),
+    new UndiciInstrumentation({ requireParentforSpans: true, startSpanHook: withService }),
+    new PgInstrumentation({ requireParentSpan: true, ignoreConnectSpans: true, requestHook: markService }),
+    new IORedisInstrumentation({ requireParentSpan: true, requestHook: markService }),
+  ];
   const reader = new ScrapeReader();
   const sdk = new NodeSDK({
     // The default name; OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES (read by the SDK's detectors) override it.
@@ -76,20 +90,12 @@ export function startSdk(resourceName: string, hooks: SdkHooks): SdkHandle {
       { instrumentName: '*', aggregation: { type: metrics.AggregationType.DROP } },
       { instrumentName: PROCESSED_SPANS, name: KEPT_STREAM },
     ],
-    instrumentations: [
-      new HttpInstrumentation({
-        ignoreIncomingRequestHook: (req) => hooks.serviceOfRequest(req) === undefined,
-        startIncomingSpanHook: (req) => ({ [hooks.serviceAttribute]: hooks.serviceOfRequest(req)! }),
-        startOutgoingSpanHook: withService,
-        requireParentforOutgoingSpans: true,
-        redactedQueryParamsServer: REDACTED_QUERY,
-      }),
-      new UndiciInstrumentation({ requireParentforSpans: true, startSpanHook: withService }),
-      new PgInstrumentation({ requireParentSpan: true, ignoreConnectSpans: true, requestHook: markService }),
-      new IORedisInstrumentation({ requireParentSpan: true, requestHook: markService }),
-    ],
+    instrumentations,
   });
   sdk.start();
+  // The instrumentations' own metrics (HTTP durations) would be computed on every request only to be dropped by the
+  // view: they get a meter that does nothing (the SDK gave them the global one, which the dropped-span count needs).
+  for (const instrumentation of instrumentations) instrumentation.setMeterProvider(NO_METERS);
   return {
     shutdown: () => sdk.shutdown(),
     async droppedSpans() {

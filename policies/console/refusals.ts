@@ -3,6 +3,7 @@
 // >=1"); here each known path becomes the field's name on the form and each known phrasing plain words. A message
 // the table does not know is shown as it came, as a sentence.
 import type { Refusal } from '../../wire/outcome.js';
+import { redirectUriProblem } from '../admin/redirect-uris.js';
 
 /** The form field a body path names. Redirect URIs are worded by the app form itself. */
 const FIELDS: Record<string, string> = {
@@ -63,8 +64,13 @@ const sentence = (text: string) => {
   return t && `${t[0]!.toUpperCase()}${t.slice(1)}${/[.!?]$/.test(t) ? '' : '.'}`;
 };
 
+/** `uri: why`, a redirect URI the rule refused (admin/redirect-uris.ts): already in words, and the URI as typed. */
+const isRefusedRedirect = (text: string) =>
+  [...text.matchAll(/: /g)].some(({ index }) => redirectUriProblem(text.slice(0, index)) === text.slice(index + 2));
+
 /** One clause of an API message: `path: phrase`, `path phrase` or plain text (a path it does not know, kept). */
 function clause(text: string): string {
+  if (isRefusedRedirect(text)) return `${text}.`;
   const m = /^([\w.]*)(?:: | )(.*)$/s.exec(text);
   if (m?.[1] === '')
     return sentence(m[2]!.replace(/^Unrecognized key: (.*)$/, 'The form has a field $1 it should not'));

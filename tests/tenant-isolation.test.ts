@@ -216,7 +216,9 @@ const MATRIX: Record<string, Probe[]> = {
   'admin listDecisions': [{ name: "B's decisions", expect: FORBIDDEN, control: true }],
   'admin getUsage': [{ name: "B's usage", expect: FORBIDDEN, control: true }],
   'admin exportRecords': [{ name: "B's records", expect: FORBIDDEN, control: true }],
+  'admin exportTenant': [{ name: "B's whole tenant", expect: FORBIDDEN, control: true }],
   'admin listTenantAudit': [{ name: "B's audit trail", expect: FORBIDDEN, control: true }],
+  'admin verifyTenantAudit': [{ name: "B's audit entries", expect: FORBIDDEN, control: true }],
   'admin listAudit': [{ name: 'operator only', expect: FORBIDDEN }],
   'admin verifyAudit': [{ name: 'operator only', expect: FORBIDDEN }],
 };

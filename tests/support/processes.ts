@@ -352,10 +352,10 @@ export async function startProcesses(opts: ProcessOptions): Promise<ProcessSyste
   try {
     if (opts.together) await Promise.all(SERVICES.map((s) => services[s].start()));
     else {
-      // Migrations first, in one process, so four concurrent starts do not all wait on knex's migration lock.
+      // Migrations first, in one process, so four concurrent starts do not all wait on knex's migration lock; then
+      // the other three together (the gateway needs nobody at start: it fetches the key set on its first request).
       await services.policies.start();
-      await Promise.all([services.issuer.start(), services.backend.start()]);
-      await services.gateway.start();
+      await Promise.all([services.issuer.start(), services.backend.start(), services.gateway.start()]);
     }
   } catch (err) {
     await Promise.all(SERVICES.map((s) => services[s].stop('SIGKILL')));

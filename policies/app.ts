@@ -44,6 +44,8 @@ export interface PoliciesDeps {
   trustProxy?: boolean | number | string;
   /** Wrong admin credentials per address (admin API bearers and console sign-ins share it). */
   adminThrottle: CredentialThrottle;
+  /** Decision facts kept in memory at most (PDP_FACT_CACHE_ENTRIES); unset = the documented default. */
+  maxFacts?: number;
 }
 
 export function createPoliciesApp({
@@ -55,6 +57,7 @@ export function createPoliciesApp({
   telemetry,
   trustProxy = false,
   adminThrottle,
+  maxFacts,
 }: PoliciesDeps): express.Express {
   const isInternalSecret = secretChecker(internalSecret);
   const app = express();
@@ -69,7 +72,8 @@ export function createPoliciesApp({
     if (!secret || !isInternalSecret(secret)) return sendProblem(res, 'forbidden', { message: 'internal service' });
     next();
   };
-  const decisions = decisionEndpoints({ store: knexPolicyStore(knex), log, decisionLog, telemetry });
+  const store = knexPolicyStore(knex, maxFacts === undefined ? {} : { maxFacts });
+  const decisions = decisionEndpoints({ store, log, decisionLog, telemetry });
   app.post(DECISION_PATH, fromGateway, express.json({ limit: '16kb' }), decisions.single);
   app.post(
     DECISION_BATCH_PATH,

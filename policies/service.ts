@@ -41,6 +41,7 @@ export async function startPolicies({
       telemetry,
       trustProxy: config.TRUST_PROXY,
       adminThrottle,
+      maxFacts: config.PDP_FACT_CACHE_ENTRIES,
     }),
   );
   return {

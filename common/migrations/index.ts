@@ -9,6 +9,7 @@ import * as m006 from './006_admin_audit.js';
 import * as m007 from './007_plan_rate_limit_ceilings.js';
 import * as m008 from './008_usage_call_ids.js';
 import * as m009 from './009_usernames_per_tenant.js';
+import * as m012 from './012_pdp_fact_revisions.js';
 
 const MIGRATIONS: Record<string, Knex.Migration> = {
   '001_data_model': m001,
@@ -20,6 +21,7 @@ const MIGRATIONS: Record<string, Knex.Migration> = {
   '007_plan_rate_limit_ceilings': m007,
   '008_usage_call_ids': m008,
   '009_usernames_per_tenant': m009,
+  '012_pdp_fact_revisions': m012,
 };
 
 /**

@@ -21,8 +21,8 @@ export const SETTINGS = {
     schema: z.coerce.number().int().min(0).default(100_000),
     doc:
       'Decision facts each PDP keeps in memory (a client, tenant, account, session, app grants, person), least ' +
-      'recently used dropped first; about 1 KB each. Kept current by a revision read on every decision batch. ' +
-      '0 = none kept: every decision reads the database.',
+      'recently used dropped first; ~400 bytes each (the default ~40 MB). Kept current by a revision read on every ' +
+      'decision batch. 0 = none kept: every decision reads the database.',
   },
   BACKEND_PORT: { schema: port.default(8090), doc: 'Backend port; internal, only the gateway may call it.' },
   BACKEND_URL: {

@@ -169,7 +169,7 @@ export function printTargets(r: ShapeResult): void {
   console.log(`\n== issue 19 figures (${r.shape} shape)`);
   for (const [name, value] of [...figures, ...at10])
     console.log(
-      `${name} ${fixed(value, name.startsWith('PDP CPU per decision') ? 0 : /^(added|PostgreSQL)/.test(name) ? 2 : 3)}`,
+      `${name} ${fixed(value, name === 'PDP CPU per decision @10' ? 0 : /^(added|PostgreSQL)/.test(name) ? 2 : 3)}`,
     );
   for (const s of t.sweep) {
     const [id, c] = s.id.split(' ');

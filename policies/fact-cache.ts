@@ -25,14 +25,15 @@ export class FactCache {
   }
 
   /**
-   * Moves to `revision`, evicting the facts the changes after this one named: `changed` lists them (in any order,
-   * possibly with some already applied), or is undefined when the log no longer holds them all, and everything goes.
-   * The same revision again changes nothing. A lower one (a reading overtaken by a later one, or a database restored
-   * from a backup) clears everything: a lost fact is only read again, a kept one could be from another history.
+   * Applies a reading sent when the cache was at `from`: the database is at `revision`, and `changed` names the facts
+   * changed after `from`, one per revision in order, complete only if it holds revision − from of them (else, or on
+   * `all`, everything goes). A reading overtaken by one applied meanwhile changes nothing. A revision below the one the
+   * reading was sent from means another history (a database restored from a backup): everything goes.
    */
-  advance(revision: number, changed: string[] | undefined): void {
-    if (revision === this.at) return;
-    if (!changed || revision < this.at || this.at < 0 || changed.includes(EVERYTHING)) this.facts.clear();
+  advance(from: number, revision: number, changed: string[]): void {
+    if (revision === this.at || (revision < this.at && from < this.at)) return;
+    const complete = from >= 0 && revision > from && changed.length === revision - from;
+    if (!complete || changed.includes(EVERYTHING)) this.facts.clear();
     else for (const fact of changed) this.facts.delete(fact);
     this.at = revision;
   }

@@ -183,9 +183,7 @@ export function knexPolicyStore(knex: Knex, { maxFacts = DEFAULT_FACT_ENTRIES }:
     const { rows } = await preparedQuery<{ revision: string; changed: string[] }>(knex, 'pdp_revision', REVISION_SQL, [
       from,
     ]);
-    const { revision, changed } = rows[0]!;
-    const current = Number(revision);
-    cache.advance(current, changed.length === current - from ? changed : undefined);
+    cache.advance(from, Number(rows[0]!.revision), rows[0]!.changed);
   }
 
   async function readRows(batch: Pending[]): Promise<void> {

@@ -487,7 +487,7 @@ describe('decisions from memory, in one PDP, while each kind of change is made',
 describe('the fact cache', () => {
   it('holds at most its bound, dropping the least recently used', () => {
     const cache = new FactCache(2);
-    cache.advance(1, []);
+    cache.advance(-1, 1, []);
     cache.keep(1, 'a', 1);
     cache.keep(1, 'b', 2);
     cache.get('a');
@@ -497,17 +497,22 @@ describe('the fact cache', () => {
 
   it('evicts exactly the facts a change names, everything when the log is incomplete, and keeps no stale read', () => {
     const cache = new FactCache();
-    cache.advance(5, []);
+    cache.advance(-1, 5, []);
     for (const f of ['client:a', 'client:b', 'catalogue']) cache.keep(5, f, f);
-    cache.advance(6, ['client:a']);
+    cache.advance(5, 6, ['client:a']);
     expect([cache.get('client:a'), cache.get('client:b')]).toEqual([undefined, 'client:b']);
     cache.keep(5, 'client:a', 'read before revision 6'); // began at 5: may predate the change
     expect(cache.get('client:a')).toBeUndefined();
-    cache.advance(9, undefined);
+    cache.advance(5, 6, ['client:a']); // a reading overtaken by the one applied: nothing changes
+    expect(cache.get('client:b')).toBe('client:b');
+    cache.advance(6, 9, ['client:b']); // two of three changes: the log no longer holds them all
     expect([cache.size, cache.revision]).toEqual([0, 9]);
     cache.keep(9, 'catalogue', 'c');
-    cache.advance(10, ['all']);
+    cache.advance(9, 10, ['all']);
     expect(cache.size).toBe(0);
+    cache.keep(10, 'catalogue', 'c');
+    cache.advance(10, 4, []); // the database went back (restored): nothing held can be trusted
+    expect([cache.size, cache.revision]).toEqual([0, 4]);
   });
 });
 

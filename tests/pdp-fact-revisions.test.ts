@@ -469,6 +469,50 @@ describe('decisions from memory, in one PDP, while each kind of change is made',
     expect(await decide(system.pdpUrl, input)).toMatch(/^allow/);
   });
 
+  it(
+    'sends only the revision reading for a decision whose facts are held, ' +
+      'and after a change reads again only the inputs whose facts it named',
+    async () => {
+      const target_ = target();
+      // The store's statements, by name (with the inputs a fact read carries): the real database behind a pool that
+      // notes what each connection is asked.
+      const sent: string[] = [];
+      const pool = system.db.knex.client as unknown as {
+        acquireConnection(): Promise<{ query(q: { name?: string; values: unknown[][] }): Promise<unknown> }>;
+        releaseConnection(c: unknown): Promise<void>;
+      };
+      const noting = {
+        client: {
+          acquireConnection: async () => {
+            const connection = await pool.acquireConnection();
+            return {
+              query: (q: { name?: string; values: unknown[][] }) => {
+                sent.push(q.name === 'pdp_fact_rows' ? `pdp_fact_rows of ${q.values[0]!.length}` : q.name!);
+                return connection.query(q);
+              },
+              connection,
+            };
+          },
+          releaseConnection: (c: { connection: unknown }) => pool.releaseConnection(c.connection),
+        },
+      } as unknown as Knex;
+      const store = knexPolicyStore(noting);
+      const [a, b] = [await selfSetup(target_), await selfSetup(target_)];
+      const both = () => Promise.all([a.input, b.input].map((i) => store.facts(i)));
+      await both();
+      expect(sent.splice(0)).toEqual(['pdp_revision', 'pdp_fact_rows of 2']);
+      await both();
+      await both();
+      expect(sent.splice(0)).toEqual(['pdp_revision', 'pdp_revision']);
+      await target_.admin.call('PATCH', `/clients/${b.t.clientId}`, { name: 'renamed' });
+      const [, facts] = await both();
+      expect(sent.splice(0)).toEqual(['pdp_revision', 'pdp_fact_rows of 1']);
+      expect(facts!.client?.status).toBe('active');
+      await both();
+      expect(sent.splice(0)).toEqual(['pdp_revision']);
+    },
+  );
+
   it('decides right with room for only a few facts: the least recently used go, and are read again', async () => {
     const target_ = target();
     const store = knexPolicyStore(system.db.knex, { maxFacts: 3 });

@@ -23,15 +23,11 @@ import { callApi } from './support/api.js';
 import { assertResponseMatches } from './support/openapi.js';
 import { personApi, registerExtension } from './support/extensions.js';
 import { authorizationRequest, clientCredentialsToken, discover, signInAndConsent } from './support/oauth.js';
+import { CAPABILITIES } from '../wire/decision.js';
 
 const ARTIFACTS = 'test-artifacts/admin-console';
-const ALL = [
-  'svc.profile.self.read',
-  'svc.tenant.info.read',
-  'svc.person.read',
-  'svc.person.metadata.read',
-  'svc.person.metadata.write',
-];
+/** Every capability of the catalogue. */
+const ALL = [...CAPABILITIES];
 
 let system: System;
 let operator: AdminClient;

@@ -311,6 +311,18 @@ async function benchShape(
   );
   // oidc-provider's refresh chains (T0) serve every shape; everything else belongs to this shape's data.
   const keyOf = (s: Scenario) => (s.id === 'T0' || s.id === 'C0' ? s.id : `${name}:${s.id}`);
+  // Every path warmed before any is measured: a process's first load runs unoptimized code and V8 compiles it
+  // meanwhile (on threads whose CPU is the process's), so the first scenario through a service (R1 for the gateway)
+  // measured its warm-up; the sweep, measured after everything, did not, and the two R1/B2 figures differed by 40 %.
+  if (WARMUP_S > 0)
+    for (const s of list)
+      await loader.run({
+        key: keyOf(s),
+        origin: s.origin,
+        spec: s.spec,
+        connections: CONNECTIONS,
+        durationS: WARMUP_S,
+      });
   for (const s of list) {
     measurements.push(await measure(keyOf(s), s, processes));
     console.error(`bench ${name}: ${s.id} ${measurements.at(-1)!.rps} req/s`);

@@ -199,19 +199,40 @@ export function printTargets(r: ShapeResult): void {
     ['added p50 R1-B1 @half', r.addedLatencyMs.p50, '≤ 1 ms', (v) => v <= 1],
     ['T1/oidc-provider', r.ratios['T1/oidc-provider'] ?? NaN, '≥ 0.3', (v) => v >= 0.3],
   ];
+  // Issue 33: what the PDP's facts in memory save, at 10 connections (one decision per R1 request).
+  const r1At10 = m('R1 c=10');
+  const at10: typeof figures = [
+    ['PostgreSQL statements per R1 request', r1At10.roundTrips.postgres, '≤ 0.05', (v) => v <= 0.05],
+    ['PDP CPU per decision @10', r1At10.cpuUs.policies ?? NaN, '≤ 120', (v) => v <= 120],
+  ];
   console.log(`\n== issue 19 figures (${r.shape} shape)`);
-  for (const [name, value] of figures) console.log(`${name} ${fixed(value, name.startsWith('added') ? 2 : 3)}`);
+  for (const [name, value] of [...figures, ...at10])
+    console.log(
+      `${name} ${fixed(value, name === 'PDP CPU per decision @10' ? 0 : /^(added|PostgreSQL)/.test(name) ? 2 : 3)}`,
+    );
   for (const s of t.sweep) {
     const [id, c] = s.id.split(' ');
     console.log(`sweep ${id} ${c} ${s.rps} req/s p50 ${s.p50} p99 ${s.p99} errors ${errorsOf(s)}`);
   }
-  console.log('\n== against the targets');
-  for (const [name, value, target, met] of figures)
-    console.log(
-      `${name.padEnd(42)} ${fixed(value).padStart(8)}  target ${target.padEnd(7)} ` +
-        `${Number.isFinite(value) ? (met(value) ? 'met' : 'NOT MET') : 'not measured'}`,
-    );
   const sweepOf = (id: string, c: number) => m(`${id} c=${c}`);
+  const sweepRatio = (c: number) => sweepOf('R1', c).rps / sweepOf('B2', c).rps;
+  const issue33: typeof figures = [
+    ['sweep R1/B2 c=10', sweepRatio(10), '≥ 0.5', (v) => v >= 0.5],
+    ['sweep R1/B2 c=64', sweepRatio(64), '≥ 0.7', (v) => v >= 0.7],
+    ...at10,
+    ['added p50 R1-B1 @half', r.addedLatencyMs.p50, '≤ 1.5 ms', (v) => v <= 1.5],
+    ['tail p99 R1/B2 @half', m('R1@½').p99 / t.b2Half.p99, '≤ 3', (v) => v <= 3],
+    ['headline R1/B2 / sweep R1/B2 c=10', r1.rps / b2.rps / sweepRatio(10), '0.9–1.1', (v) => v >= 0.9 && v <= 1.1],
+  ];
+  const judge = (list: typeof figures) => {
+    for (const [name, value, target, met] of list)
+      console.log(
+        `${name.padEnd(42)} ${fixed(value).padStart(8)}  target ${target.padEnd(7)} ` +
+          `${Number.isFinite(value) ? (met(value) ? 'met' : 'NOT MET') : 'not measured'}`,
+      );
+  };
+  console.log('\n== against the targets');
+  judge(figures);
   const at256 = sweepOf('R1', 256);
   console.log(
     `${'sweep: no errors at 256 connections'.padEnd(42)} ` +
@@ -222,4 +243,6 @@ export function printTargets(r: ShapeResult): void {
     `${'sweep: R1 c=256 / R1 c=10'.padEnd(42)} ${fixed(at256.rps / sweepOf('R1', 10).rps).padStart(8)}  ` +
       `target ≥ 1    ${at256.rps >= sweepOf('R1', 10).rps ? 'met' : 'NOT MET'}`,
   );
+  console.log("\n== against issue 33's targets");
+  judge(issue33);
 }

@@ -30,6 +30,13 @@ export const SETTINGS = {
     doc: 'Policy decision point and admin API port (the admin API under /admin/v1).',
   },
   PDP_URL: { schema: url.optional(), doc: 'Where the gateway reaches the PDP. Unset = http://127.0.0.1:PDP_PORT.' },
+  PDP_FACT_CACHE_ENTRIES: {
+    schema: z.coerce.number().int().min(0).default(100_000),
+    doc:
+      'Decision facts each PDP keeps in memory (a client, tenant, account, session, app grants, person), least ' +
+      'recently used dropped first; ~400 bytes each (the default ~40 MB). Kept current by a revision read on every ' +
+      'decision batch. 0 = none kept: every decision reads the database.',
+  },
   BACKEND_PORT: { schema: port.default(8090), doc: 'Backend port; internal, only the gateway may call it.' },
   BACKEND_URL: {
     schema: url.optional(),

@@ -47,6 +47,8 @@ export interface PoliciesDeps {
   adminThrottle: CredentialThrottle;
   /** The issuer's public URL (AUTH_URL): the console shows its token endpoint. */
   authUrl: string;
+  /** Decision facts kept in memory at most (PDP_FACT_CACHE_ENTRIES); unset = the documented default. */
+  maxFacts?: number;
 }
 
 export function createPoliciesApp({
@@ -59,6 +61,7 @@ export function createPoliciesApp({
   trustProxy = false,
   adminThrottle,
   authUrl,
+  maxFacts,
 }: PoliciesDeps): express.Express {
   const isInternalSecret = secretChecker(internalSecret);
   const app = express();
@@ -73,7 +76,8 @@ export function createPoliciesApp({
     if (!secret || !isInternalSecret(secret)) return sendProblem(res, 'forbidden', { message: 'internal service' });
     next();
   };
-  const decisions = decisionEndpoints({ store: knexPolicyStore(knex), log, decisionLog, telemetry });
+  const store = knexPolicyStore(knex, maxFacts === undefined ? {} : { maxFacts });
+  const decisions = decisionEndpoints({ store, log, decisionLog, telemetry });
   app.post(DECISION_PATH, fromGateway, express.json({ limit: '16kb' }), decisions.single);
   app.post(
     DECISION_BATCH_PATH,

@@ -1,6 +1,6 @@
 // The PDP's decision endpoints, the gateway's only calls here: one decision per call, or a batch of the decisions the
-// gateway's concurrent requests need. Every decision gets its own evaluation against facts read for it (the store
-// reads the decisions of one turn in one statement), its own decision-log row and metric; nothing is reused.
+// gateway's concurrent requests need. Every decision gets its own evaluation against facts current when it was asked
+// (the store checks the database's revision once per turn), its own decision-log row and metric; no decision is reused.
 import express from 'express';
 import { z } from 'zod';
 import { noteCaller, sendProblem } from '../common/http.js';
@@ -94,7 +94,7 @@ export function decisionEndpoints({ store, log, decisionLog, telemetry }: Decisi
       res,
       inputs.flatMap((i) => (i.success ? [i.data] : [])),
     );
-    // Asked in one turn, so the store reads all their facts in one statement; answered in the order asked.
+    // Asked in one turn, so they share the store's revision reading; answered in the order asked.
     res.json({ items: await Promise.all(inputs.map((i) => (i.success ? decide(i.data) : MALFORMED_ITEM))) });
   };
 

@@ -42,6 +42,7 @@ export async function startPolicies({
       trustProxy: config.TRUST_PROXY,
       adminThrottle,
       authUrl: config.AUTH_URL,
+      maxFacts: config.PDP_FACT_CACHE_ENTRIES,
     }),
   );
   return {

@@ -1,8 +1,12 @@
-// Everything one decision needs, read in a single round trip. No caching: a revocation shows on the next request.
+// Everything one decision needs, from memory kept at the database's current revision (issue 33): each batch first
+// reads the revision and the changes since the one held (one small statement), evicts what they name, and reads from
+// the database only the inputs whose facts are not held. A change acknowledged before a decision was asked for has
+// committed before that decision's revision is read, so it is never decided without (docs/decisions.md).
 import type { Knex } from 'knex';
 import { preparedQuery } from '../common/db.js';
 import { isId } from '../common/ids.js';
 import type { Capability, DecisionInput, RateLimitPolicy } from '../wire/decision.js';
+import { FactCache, DEFAULT_FACT_ENTRIES } from './fact-cache.js';
 
 export interface CatalogueEntry {
   id: Capability;
@@ -11,19 +15,24 @@ export interface CatalogueEntry {
   enabled: boolean;
 }
 
+type ClientFact = { tenant_id: string; kind: string; status: string };
+type TenantFact = { id: string; status: string; plan_level: number; rate_limit: RateLimitPolicy | null };
+type AccountFact = {
+  id: string;
+  tenant_id: string;
+  kind: string;
+  status: string;
+  epoch: number;
+  person_id: string | null;
+  client_id: string | null;
+};
+type SessionFact = { account_id: string; client_id: string; revoked: boolean };
+
 export interface DecisionFacts {
-  client: { tenant_id: string; kind: string; status: string } | null;
-  tenant: { id: string; status: string; plan_level: number; rate_limit: RateLimitPolicy | null } | null;
-  account: {
-    id: string;
-    tenant_id: string;
-    kind: string;
-    status: string;
-    epoch: number;
-    person_id: string | null;
-    client_id: string | null;
-  } | null;
-  session: { account_id: string; client_id: string; revoked: boolean } | null;
+  client: ClientFact | null;
+  tenant: TenantFact | null;
+  account: AccountFact | null;
+  session: SessionFact | null;
   granted: Capability[];
   accountCapabilities: Capability[];
   catalogue: CatalogueEntry[];
@@ -41,14 +50,26 @@ export interface PolicyStore {
   facts(input: DecisionInput): Promise<DecisionFacts>;
 }
 
-/**
- * The facts of many decisions in one statement: one row per input, in input order. The inputs are arrays (one per
- * column), so every batch size is the same statement, prepared once per connection. The query is the function
- * pdp_decision_facts (migration 004, replaced by 010), so PostgreSQL plans it once per session instead of on every call.
- */
-const FACTS_SQL = 'select * from pdp_decision_facts($1, $2, $3, $4, $5, $6)';
+export interface PolicyStoreOptions {
+  /** Facts kept in memory at most (PDP_FACT_CACHE_ENTRIES). */
+  maxFacts?: number;
+}
 
-/** Most decisions one statement carries; a larger backlog goes out as several statements at once. */
+/** A PDP further behind than this reads its facts afresh rather than the changes it missed. */
+const MAX_CATCH_UP = 1000;
+
+/**
+ * The current revision and the facts changed since `$1`, in one snapshot. The list is complete when it holds
+ * revision − $1 entries (revisions are consecutive, one change each); it is left empty when too long to be worth it.
+ */
+const REVISION_SQL =
+  "select p.revision::text as revision, (select coalesce(json_agg(c.fact), '[]') from pdp_changes c " +
+  `where c.revision > $1 and p.revision - $1 <= ${MAX_CATCH_UP}) as changed from pdp_revision p`;
+
+/** The facts of the inputs not held, one row per input in input order (the function pdp_fact_rows, migration 011). */
+const FACT_ROWS_SQL = 'select * from pdp_fact_rows($1, $2, $3, $4, $5, $6)';
+
+/** Most inputs one fact-rows statement carries; more go out as several statements at once. */
 const MAX_BATCH = 64;
 
 interface Pending {
@@ -57,60 +78,157 @@ interface Pending {
   reject(err: unknown): void;
 }
 
-/** The statement's parameters: one array per input column. */
-function columnsOf(batch: Pending[]): (string | null)[][] {
-  const columns: (string | null)[][] = [[], [], [], [], [], []];
-  for (const {
-    input: { token, resource },
-  } of batch) {
-    // A personId that is not one cannot name a person: looked up as none (and never sent to SQL as odd text).
-    const row = [
-      token.client_id,
-      token.tenant_id,
-      token.actor_account_id ?? null,
-      token.sid ?? null,
-      isId('psn', resource.personId) ? resource.personId : null,
-      token.sub,
-    ];
-    row.forEach((v, i) => columns[i]!.push(v));
-  }
-  return columns;
+/** The names (as the change log spells them) of the facts a decision reads, from the input's ids. */
+function factNames({ token, resource }: DecisionInput) {
+  // A personId that is not one cannot name a person: looked up as none (and never sent to SQL as odd text).
+  const personId = isId('psn', resource.personId) ? resource.personId : null;
+  return {
+    client: `client:${token.client_id}`,
+    tenant: `tenant:${token.tenant_id}`,
+    account: token.actor_account_id ? `account:${token.actor_account_id}` : null,
+    session: token.sid ? `session:${token.sid}` : null,
+    app: `app:${token.tenant_id}:${token.client_id}`,
+    person: personId ? `person:${personId}` : null,
+    subject: `person:${token.sub}`,
+    catalogue: 'catalogue',
+    ids: [token.client_id, token.tenant_id, token.actor_account_id ?? null, token.sid ?? null, personId, token.sub] as (
+      string | null
+    )[],
+  };
 }
 
-const factsOf = (r: Record<string, unknown>): DecisionFacts =>
+/** An account's row and its capabilities change together (both are named `account:<id>`). */
+type AccountEntry = { account: AccountFact | null; capabilities: Capability[] };
+/** An app's grants in a tenant and whether it holds records there (both are named `app:<tenant>:<client>`). */
+type AppEntry = { granted: Capability[]; holdsRecords: boolean };
+
+/** One decision's facts as they are kept: a person's live relationships as the list of their tenants. */
+interface Parts {
+  client: ClientFact | null;
+  tenant: TenantFact | null;
+  account: AccountEntry;
+  session: SessionFact | null;
+  app: AppEntry;
+  personTenants: string[];
+  subjectTenants: string[];
+  catalogue: CatalogueEntry[];
+}
+
+type Names = ReturnType<typeof factNames>;
+const NO_ACCOUNT: AccountEntry = { account: null, capabilities: [] };
+const NO_TENANTS: string[] = [];
+
+/** The parts held for these names, or undefined when any is missing. */
+function heldParts(cache: FactCache, names: Names): Parts | undefined {
+  const parts = {
+    client: cache.get<ClientFact | null>(names.client),
+    tenant: cache.get<TenantFact | null>(names.tenant),
+    account: names.account ? cache.get<AccountEntry>(names.account) : NO_ACCOUNT,
+    session: names.session ? cache.get<SessionFact | null>(names.session) : null,
+    app: cache.get<AppEntry>(names.app),
+    personTenants: names.person ? cache.get<string[]>(names.person) : NO_TENANTS,
+    subjectTenants: cache.get<string[]>(names.subject),
+    catalogue: cache.get<CatalogueEntry[]>(names.catalogue),
+  };
+  return Object.values(parts).includes(undefined) ? undefined : (parts as Parts);
+}
+
+/** The parts of a pdp_fact_rows row (a missing id reads as none: null, or an empty list). */
+const rowParts = (r: Record<string, unknown>): Parts =>
   ({
     client: r.client,
     tenant: r.tenant,
-    account: r.account,
+    account: { account: r.account, capabilities: r.account_capabilities },
     session: r.session,
-    granted: r.granted,
-    accountCapabilities: r.account_capabilities,
+    app: { granted: r.granted, holdsRecords: r.holds_records },
+    personTenants: r.person_tenants,
+    subjectTenants: r.subject_tenants,
     catalogue: r.catalogue ?? [],
-    relationship: r.relationship,
-    subjectRelationship: r.subject_relationship,
-    personOfOtherTenant: r.person_of_other_tenant,
-    holdsRecords: r.holds_records,
-  }) as DecisionFacts;
+  }) as Parts;
+
+/** Keeps the parts read at revision `readAt` under their change-log names. */
+function keepParts(cache: FactCache, readAt: number, names: Names, parts: Parts): void {
+  const keep = (name: string | null, value: unknown) => name && cache.keep(readAt, name, value);
+  keep(names.client, parts.client);
+  keep(names.tenant, parts.tenant);
+  keep(names.account, parts.account);
+  keep(names.session, parts.session);
+  keep(names.app, parts.app);
+  keep(names.person, parts.personTenants);
+  keep(names.subject, parts.subjectTenants);
+  keep(names.catalogue, parts.catalogue);
+}
+
+function decisionFacts(tenantId: string, p: Parts): DecisionFacts {
+  return {
+    client: p.client,
+    tenant: p.tenant,
+    account: p.account.account,
+    session: p.session,
+    granted: p.app.granted,
+    accountCapabilities: p.account.capabilities,
+    catalogue: p.catalogue,
+    relationship: p.personTenants.includes(tenantId),
+    personOfOtherTenant: p.personTenants.some((t) => t !== tenantId),
+    subjectRelationship: p.subjectTenants.includes(tenantId),
+    holdsRecords: p.app.holdsRecords,
+  };
+}
 
 /**
- * Decisions asked for in the same event-loop turn are read together, in one statement per MAX_BATCH, when the turn
- * ends. Each is read after it was asked for, from the database as it is then: nothing is kept between batches.
+ * Decisions asked for in the same event-loop turn share one revision reading when the turn ends; it is sent after
+ * each of them was asked for. Those whose facts are not all held are read together, MAX_BATCH to a statement.
  */
-export function knexPolicyStore(knex: Knex): PolicyStore {
+export function knexPolicyStore(knex: Knex, { maxFacts = DEFAULT_FACT_ENTRIES }: PolicyStoreOptions = {}): PolicyStore {
+  const cache = new FactCache(maxFacts);
   let pending: Pending[] = [];
+
+  async function catchUp(): Promise<void> {
+    const from = cache.revision;
+    const { rows } = await preparedQuery<{ revision: string; changed: string[] }>(knex, 'pdp_revision', REVISION_SQL, [
+      from,
+    ]);
+    cache.advance(from, Number(rows[0]!.revision), rows[0]!.changed);
+  }
+
+  async function readRows(batch: Pending[]): Promise<void> {
+    const readAt = cache.revision;
+    const names = batch.map((p) => factNames(p.input));
+    const columns: (string | null)[][] = [[], [], [], [], [], []];
+    for (const n of names) n.ids.forEach((v, i) => columns[i]!.push(v));
+    const { rows } = await preparedQuery(knex, 'pdp_fact_rows', FACT_ROWS_SQL, columns);
+    batch.forEach((p, i) => {
+      // Read after the batch's revision reading, so at least as fresh as it.
+      const parts = rowParts(rows[i]!);
+      keepParts(cache, readAt, names[i]!, parts);
+      p.resolve(decisionFacts(p.input.token.tenant_id, parts));
+    });
+  }
 
   async function run(batch: Pending[]): Promise<void> {
     try {
-      const { rows } = await preparedQuery(knex, 'pdp_decision_facts', FACTS_SQL, columnsOf(batch));
-      batch.forEach((p, i) => p.resolve(factsOf(rows[i]!)));
+      await catchUp();
     } catch (err) {
+      // No revision, no decision from memory: every decision of the batch fails (the endpoint answers 503).
       for (const p of batch) p.reject(err);
+      return;
+    }
+    const cold: Pending[] = [];
+    for (const p of batch) {
+      const held = heldParts(cache, factNames(p.input));
+      if (held) p.resolve(decisionFacts(p.input.token.tenant_id, held));
+      else cold.push(p);
+    }
+    for (let i = 0; i < cold.length; i += MAX_BATCH) {
+      const part = cold.slice(i, i + MAX_BATCH);
+      readRows(part).catch((err) => part.forEach((p) => p.reject(err)));
     }
   }
+
   function flush(): void {
     const all = pending;
     pending = [];
-    for (let i = 0; i < all.length; i += MAX_BATCH) void run(all.slice(i, i + MAX_BATCH));
+    void run(all);
   }
   return {
     facts: (input) =>

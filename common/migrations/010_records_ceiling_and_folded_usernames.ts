@@ -11,8 +11,8 @@ import * as m004 from './004_decision_facts_function.js';
 
 const FACTS_SIGNATURE = 'pdp_decision_facts(text[], text[], text[], text[], text[], text[])';
 
-async function replaceDecisionFacts(knex: Knex): Promise<void> {
-  await knex.raw(`drop function ${FACTS_SIGNATURE}`);
+/** This migration's pdp_decision_facts (also what migration 011's down restores). */
+export async function createDecisionFacts(knex: Knex): Promise<void> {
   await knex.raw(`
 create function pdp_decision_facts(client_ids text[], tenant_ids text[], account_ids text[], sids text[], person_ids text[], subject_ids text[])
   returns table (n bigint, client json, tenant json, account json, session json, granted json, account_capabilities json,
@@ -81,7 +81,8 @@ update accounts set username_folded = null where id in (
 }
 
 export async function up(knex: Knex): Promise<void> {
-  await replaceDecisionFacts(knex);
+  await knex.raw(`drop function ${FACTS_SIGNATURE}`);
+  await createDecisionFacts(knex);
   await knex.schema.alterTable('accounts', (t) => t.text('username_folded'));
   await foldExistingUsernames(knex);
   await knex.schema.alterTable('accounts', (t) => t.unique(['tenant_id', 'username_folded']));

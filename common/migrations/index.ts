@@ -10,6 +10,7 @@ import * as m007 from './007_plan_rate_limit_ceilings.js';
 import * as m008 from './008_usage_call_ids.js';
 import * as m009 from './009_usernames_per_tenant.js';
 import * as m010 from './010_records_ceiling_and_folded_usernames.js';
+import * as m011 from './011_pdp_fact_revisions.js';
 
 const MIGRATIONS: Record<string, Knex.Migration> = {
   '001_data_model': m001,
@@ -22,6 +23,7 @@ const MIGRATIONS: Record<string, Knex.Migration> = {
   '008_usage_call_ids': m008,
   '009_usernames_per_tenant': m009,
   '010_records_ceiling_and_folded_usernames': m010,
+  '011_pdp_fact_revisions': m011,
 };
 
 /**

@@ -365,41 +365,50 @@ async function benchShape(
 }
 
 interface TracedR1 {
-  sampling: number;
+  /** The sampling ratio; null for the untraced baseline measured the same way. */
+  sampling: number | null;
   measurement: Measurement;
   /** Spans the receiver got during the run. */
   spans: number;
 }
 
+/** Warm-up of each tracing run: as long as a measurement, so that fresh processes run optimized code when measured. */
+const TRACE_WARMUP_S = Math.max(WARMUP_S, DURATION_S);
+
 /**
- * R1 on a deployed shape of its own whose services export traces (parent-based, `sampling` of new traces) to an OTLP
- * receiver in this process, on a database of its own.
+ * R1 on a deployed shape of its own, on a database of its own, warmed for TRACE_WARMUP_S and then measured: with
+ * `sampling`, its services export traces (parent-based, that ratio of new traces) to an OTLP receiver in this process;
+ * with null, tracing is off. Each ratio is compared with the untraced run made the same way in the same run: the
+ * headline R1 ran on processes warmed by every scenario before it, which fresh processes are not.
  */
 async function tracedR1(
-  sampling: number,
+  sampling: number | null,
   env: ShapeEnv,
   b0: string,
   oidc: Awaited<ReturnType<typeof startBaseline>>,
 ): Promise<TracedR1> {
   const receiver = await startOtlpReceiver({ keepSpans: false });
+  const name = sampling === null ? 'untraced' : `traced_${String(sampling).replace('.', '_')}`;
   try {
     const shape = await startDeployed({
       ...env,
-      DATABASE_URL: await databaseFor(`deployed_traced_${String(sampling).replace('.', '_')}`),
-      settings: {
-        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
-        OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
-        OTEL_TRACES_SAMPLER_ARG: String(sampling),
-      },
+      DATABASE_URL: await databaseFor(`deployed_${name}`),
+      settings:
+        sampling === null
+          ? {}
+          : {
+              OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
+              OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+              OTEL_TRACES_SAMPLER_ARG: String(sampling),
+            },
     });
     stopAll.push(() => shape.stop());
     const data = await prepare(shape, env.ADMIN_TOKEN, CONNECTIONS);
     const r1 = scenarios(shape, data, b0, b0, oidc, env.INTERNAL_SECRET).find((s) => s.id === 'R1')!;
-    const label = `${r1.label}, traced (${sampling * 100}% sampled)`;
-    const measurement = await measure(`traced ${sampling}:R1`, { ...r1, id: `R1 traced ${sampling}`, label }, [
-      ...shape.processes,
-      ...stores,
-    ]);
+    const key = `${name}:R1`;
+    await loader.run({ key, origin: r1.origin, spec: r1.spec, connections: CONNECTIONS, durationS: TRACE_WARMUP_S });
+    const label = sampling === null ? `${r1.label}, untraced` : `${r1.label}, traced (${sampling * 100}% sampled)`;
+    const measurement = await measure(key, { ...r1, id: `R1 ${name}`, label }, [...shape.processes, ...stores]);
     await shape.stop();
     return { sampling, measurement, spans: receiver.received };
   } finally {
@@ -481,15 +490,15 @@ try {
         shapes[0]?.measurements,
       ),
     );
-  // The cost of tracing: R1 traced against R1 untraced, both deployed.
-  const untracedR1 = shapes.find((s) => s.shape === 'deployed')?.measurements.find((m) => m.id === 'R1');
+  // The cost of tracing: R1 traced against R1 untraced, each on fresh deployed processes warmed the same way.
   const traced: TracedR1[] = [];
-  if (untracedR1)
-    for (const sampling of TRACE_SAMPLING) {
+  if (TRACE_SAMPLING.length)
+    for (const sampling of [null, ...TRACE_SAMPLING]) {
       const env = { REDIS_URL: redis.url, INTERNAL_SECRET: secret, ADMIN_TOKEN: adminToken, DATABASE_URL: '' };
       traced.push(await tracedR1(sampling, env, b0.url, oidc));
-      console.error(`bench deployed: R1 traced at ${sampling}: ${traced.at(-1)!.measurement.rps} req/s`);
+      console.error(`bench deployed: R1 ${sampling ?? 'untraced'}: ${traced.at(-1)!.measurement.rps} req/s`);
     }
+  const [untracedR1, ...tracedRuns] = traced;
   let extensions: LoopResult[] = [];
   let exports: ExportResult[] = [];
   if (EXTENSION_RECORDS > 0) {
@@ -515,12 +524,15 @@ try {
   }
   const judged = shapes.find((s) => s.targets);
   if (judged) printTargets(judged);
-  for (const t of traced)
+  for (const t of tracedRuns) {
+    const [on, off] = [t.measurement, untracedR1!.measurement];
     console.log(
-      `R1 traced/R1 ${(t.measurement.rps / untracedR1!.rps).toFixed(2)}   ` +
-        `(deployed, parentbased_traceidratio ${t.sampling}: ${t.measurement.rps} vs ${untracedR1!.rps} req/s, ` +
-        `p99 ${t.measurement.p99} vs ${untracedR1!.p99} ms, ${t.spans} spans exported)`,
+      `R1 traced/R1 ${(on.rps / off.rps).toFixed(2)}   ` +
+        `(deployed, fresh processes warmed ${TRACE_WARMUP_S} s, parentbased_traceidratio ${t.sampling}: ` +
+        `${on.rps} vs ${off.rps} req/s, CPU ${on.cpuUs.total} vs ${off.cpuUs.total} µs a request, ` +
+        `p99 ${on.p99} vs ${off.p99} ms, ${t.spans} spans exported)`,
     );
+  }
   if (extensions.length) {
     console.log('\n== extension records, backend direct (in the bench process), 1,000 vs 1,000,000 records');
     for (const r of extensions)

@@ -60,8 +60,11 @@ export function ratiosOf(ms: Measurement[]): Record<string, number> {
   return out;
 }
 
-/** The processes a token or a sign-in costs: the issuer and the stores it uses (the gateway and the PDP take no part). */
-const ISSUER_SIDE = ['issuer', 'postgres', 'redis'];
+/**
+ * The processes a token or a sign-in costs: the issuer and the stores it uses (the gateway and the PDP take no part);
+ * in the all-in-one shape the issuer is the one process of all four services.
+ */
+const ISSUER_SIDE = ['issuer', 'all-in-one', 'postgres', 'redis'];
 
 /**
  * Requests of `id` one core answers a second: 1,000,000 / CPU µs per request of the issuer, PostgreSQL and Redis

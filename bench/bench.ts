@@ -29,7 +29,7 @@ import {
   type TargetRuns,
 } from './report.js';
 import type { ScenarioSpec } from './scenarios.js';
-import { MACHINE_SCOPE, prepare, type BenchData } from './setup.js';
+import { MACHINE_SCOPE, prepare, WRITE_MIX_PERSONS, type BenchData } from './setup.js';
 import { basicAuth } from '../tests/support/oauth.js';
 import { startPrivatePostgres, startPrivateRedis, storeCounters } from './stores.js';
 import { freePort, type Child } from '../tests/support/processes.js';
@@ -206,7 +206,12 @@ function scenarios(
       id: 'W1',
       label: 'PUT If-Match, own record per connection',
       origin: shape.gatewayUrl,
-      spec: { kind: 'own-record-put', bearer, paths: data.personIds.map((_, i) => record(i)), etags: data.recordEtags },
+      spec: {
+        kind: 'own-record-put',
+        bearer,
+        paths: data.personIds.slice(0, -WRITE_MIX_PERSONS).map((_, i) => record(i)),
+        etags: data.recordEtags,
+      },
     },
     {
       id: 'K6R',
@@ -218,7 +223,12 @@ function scenarios(
       id: 'K6W',
       label: 'write mix of api-write.k6.ts, replayed (not k6)',
       origin: shape.gatewayUrl,
-      spec: { kind: 'write-mix', bearer, personIds: data.personIds.slice(0, 3), extensionId: data.extensionId },
+      spec: {
+        kind: 'write-mix',
+        bearer,
+        personIds: data.personIds.slice(-WRITE_MIX_PERSONS),
+        extensionId: data.extensionId,
+      },
     },
     {
       id: 'T1',

@@ -35,6 +35,9 @@ export interface BenchData {
   recordEtags: string[];
 }
 
+/** The persons whose records the write mix (K6W) shares among its connections: the last ones of `personIds`. */
+export const WRITE_MIX_PERSONS = 3;
+
 export async function prepare(shape: Shape, adminToken: string, connections: number): Promise<BenchData> {
   const admin = adminClient({ pdpUrl: shape.pdpUrl, adminToken });
   const tenant = await setupTenant(admin, { capabilities: CAPABILITIES });
@@ -44,8 +47,10 @@ export async function prepare(shape: Shape, adminToken: string, connections: num
   });
   const machine = await setupMachineClient(admin, { grant: CAPABILITIES, capabilities: [MACHINE_SCOPE] });
   const extensionId = await registerExtension(admin, tenant.clientId);
+  // One person (and record) per connection for W1, and WRITE_MIX_PERSONS more that only the write mix writes: were
+  // they shared, W1's connections would hold ETags that the mix's writes (its warm-up included) made stale.
   const personIds: string[] = [];
-  for (let i = 0; i < connections; i++) personIds.push(await createPerson(admin, tenant.tenantId));
+  for (let i = 0; i < connections + WRITE_MIX_PERSONS; i++) personIds.push(await createPerson(admin, tenant.tenantId));
 
   const browser = await launchBrowser();
   /** `connections` consented tokens of `app`, PARALLEL_FLOWS browser flows at a time. */

@@ -2,8 +2,11 @@
 // first seconds build the migrated template database on one core, and its last suites often leave a core idle, so the
 // checks cost the run little wall time. Each part's time is printed; the run fails when any part fails.
 //   npm test [-- <jest arguments>]   type check, format check and every jest suite
+//   TEST_SCOPE=long npm test         only the long suites (process starts, faults, shutdown, tracing), no checks
 //   TEST_SCOPE=stores npm test       only the suites whose outcome can depend on the stores, no checks (CI's second
 //                                    pass, on PostgreSQL and Redis: the checks and the other suites cannot change there)
+//   TEST_SCOPE=all npm test          the checks and every suite, the long ones too
+// (tests/support/suite-scopes.js says which suite is in which scope.)
 //   npm run coverage                 every suite with V8 coverage, then line and branch coverage per folder
 import { spawn } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
@@ -11,7 +14,9 @@ import { printCoverage } from './coverage-report.js';
 
 const coverage = process.argv.includes('--coverage');
 const jestArgs = process.argv.slice(2);
-const storesOnly = process.env.TEST_SCOPE === 'stores';
+const scope = process.env.TEST_SCOPE;
+/** The type and format checks run with `npm test` and TEST_SCOPE=all, not with a partial scope or coverage. */
+const withChecks = (!scope || scope === 'all') && !coverage;
 
 interface Finished {
   ok: boolean;
@@ -45,20 +50,22 @@ async function part(name: string, commands: [string, string[]][], shown = false)
 }
 
 const bin = (name: string) => `node_modules/.bin/${name}`;
+const CACHE = 'node_modules/.cache';
 const checks =
-  storesOnly || coverage
+  !withChecks
     ? []
     : [
+        // Both keep what they learnt in node_modules/.cache, so a second run checks only what changed.
         part('type check', [
-          [bin('tsc'), ['--noEmit']],
-          [bin('tsc'), ['-p', 'infra/k6']],
+          [bin('tsc'), ['--noEmit', '--incremental', '--tsBuildInfoFile', `${CACHE}/tsc/project.tsbuildinfo`]],
+          [bin('tsc'), ['-p', 'infra/k6', '--incremental', '--tsBuildInfoFile', `${CACHE}/tsc/k6.tsbuildinfo`]],
         ]),
         part('format check (prettier; `npm run format` rewrites)', [
-          [bin('prettier'), ['--check', '--log-level', 'warn', '**/*.ts']],
+          [bin('prettier'), ['--check', '--cache', '--log-level', 'warn', '**/*.ts']],
         ]),
       ];
 const jest = part(
-  storesOnly ? 'jest (TEST_SCOPE=stores)' : 'jest',
+  scope ? `jest (TEST_SCOPE=${scope})` : 'jest',
   [[process.execPath, ['--experimental-vm-modules', 'node_modules/jest/bin/jest.js', ...jestArgs]]],
   true,
 );

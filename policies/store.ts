@@ -118,6 +118,14 @@ type Names = ReturnType<typeof factNames>;
 const NO_ACCOUNT: AccountEntry = { account: null, capabilities: [] };
 const NO_TENANTS: string[] = [];
 
+/**
+ * ADDRESSED_PERSONS_READ_FRESH: a decision about an addressed person (a path's personId, which the caller chooses)
+ * always reads that person from the database. Held, a person of another tenant would be answered from memory while a
+ * person who does not exist never is, and the time of the 404 would tell the two apart (contract: a 404 says nothing
+ * about existence; tests/existence.test.ts measures it). Nor can a caller fill the bounded memory with ids of its
+ * choosing. The token's own subject, which the caller does not choose, is held as any other fact.
+ */
+
 /** The parts held for these names, or undefined when any is missing. */
 function heldParts(cache: FactCache, names: Names): Parts | undefined {
   const parts = {
@@ -126,7 +134,8 @@ function heldParts(cache: FactCache, names: Names): Parts | undefined {
     account: names.account ? cache.get<AccountEntry>(names.account) : NO_ACCOUNT,
     session: names.session ? cache.get<SessionFact | null>(names.session) : null,
     app: cache.get<AppEntry>(names.app),
-    personTenants: names.person ? cache.get<string[]>(names.person) : NO_TENANTS,
+    // The addressed person is never taken from memory (see ADDRESSED_PERSONS_READ_FRESH).
+    personTenants: names.person ? undefined : NO_TENANTS,
     subjectTenants: cache.get<string[]>(names.subject),
     catalogue: cache.get<CatalogueEntry[]>(names.catalogue),
   };
@@ -154,7 +163,6 @@ function keepParts(cache: FactCache, readAt: number, names: Names, parts: Parts)
   keep(names.account, parts.account);
   keep(names.session, parts.session);
   keep(names.app, parts.app);
-  keep(names.person, parts.personTenants);
   keep(names.subject, parts.subjectTenants);
   keep(names.catalogue, parts.catalogue);
 }

@@ -372,6 +372,34 @@ function changesUnderLoad(target: () => Target) {
   });
 }
 
+/**
+ * A policy store on the suite's database that notes the statements it sends, by name (with the inputs a fact read
+ * carries): the real database behind a pool that notes what each connection is asked.
+ */
+function notingStore(knex: Knex): { store: ReturnType<typeof knexPolicyStore>; sent: string[] } {
+  const sent: string[] = [];
+  const pool = knex.client as unknown as {
+    acquireConnection(): Promise<{ query(q: { name?: string; values: unknown[][] }): Promise<unknown> }>;
+    releaseConnection(c: unknown): Promise<void>;
+  };
+  const noting = {
+    client: {
+      acquireConnection: async () => {
+        const connection = await pool.acquireConnection();
+        return {
+          query: (q: { name?: string; values: unknown[][] }) => {
+            sent.push(q.name === 'pdp_fact_rows' ? `pdp_fact_rows of ${q.values[0]!.length}` : q.name!);
+            return connection.query(q);
+          },
+          connection,
+        };
+      },
+      releaseConnection: (c: { connection: unknown }) => pool.releaseConnection(c.connection),
+    },
+  } as unknown as Knex;
+  return { store: knexPolicyStore(noting), sent };
+}
+
 describe('decisions from memory, in one PDP, while each kind of change is made', () => {
   let system: System;
   beforeAll(async () => {
@@ -474,29 +502,7 @@ describe('decisions from memory, in one PDP, while each kind of change is made',
       'and after a change reads again only the inputs whose facts it named',
     async () => {
       const target_ = target();
-      // The store's statements, by name (with the inputs a fact read carries): the real database behind a pool that
-      // notes what each connection is asked.
-      const sent: string[] = [];
-      const pool = system.db.knex.client as unknown as {
-        acquireConnection(): Promise<{ query(q: { name?: string; values: unknown[][] }): Promise<unknown> }>;
-        releaseConnection(c: unknown): Promise<void>;
-      };
-      const noting = {
-        client: {
-          acquireConnection: async () => {
-            const connection = await pool.acquireConnection();
-            return {
-              query: (q: { name?: string; values: unknown[][] }) => {
-                sent.push(q.name === 'pdp_fact_rows' ? `pdp_fact_rows of ${q.values[0]!.length}` : q.name!);
-                return connection.query(q);
-              },
-              connection,
-            };
-          },
-          releaseConnection: (c: { connection: unknown }) => pool.releaseConnection(c.connection),
-        },
-      } as unknown as Knex;
-      const store = knexPolicyStore(noting);
+      const { store, sent } = notingStore(system.db.knex);
       const [a, b] = [await selfSetup(target_), await selfSetup(target_)];
       const both = () => Promise.all([a.input, b.input].map((i) => store.facts(i)));
       await both();
@@ -509,6 +515,25 @@ describe('decisions from memory, in one PDP, while each kind of change is made',
       expect(sent.splice(0)).toEqual(['pdp_revision', 'pdp_fact_rows of 1']);
       expect(facts!.client?.status).toBe('active');
       await both();
+      expect(sent.splice(0)).toEqual(['pdp_revision']);
+    },
+  );
+
+  it(
+    'reads an addressed person from the database for every decision, whether the person exists or not, so that ' +
+      'the time of a 404 cannot tell a person of another tenant from none (tests/existence.test.ts)',
+    async () => {
+      const { store, sent } = notingStore(system.db.knex);
+      const a = await selfSetup(target());
+      const about = (personId: string) => ({ ...a.input, resource: { ...a.input.resource, personId } });
+      const absent = `psn_${'0'.repeat(26)}`;
+      for (const personId of [a.t.personId, absent]) {
+        await store.facts(about(personId));
+        await store.facts(about(personId));
+        expect(sent.splice(0)).toEqual(['pdp_revision', 'pdp_fact_rows of 1', 'pdp_revision', 'pdp_fact_rows of 1']);
+      }
+      // The token's own facts are held all the while: a decision about no person sends only the revision reading.
+      await store.facts(a.input);
       expect(sent.splice(0)).toEqual(['pdp_revision']);
     },
   );

@@ -51,19 +51,18 @@ async function part(name: string, commands: [string, string[]][], shown = false)
 
 const bin = (name: string) => `node_modules/.bin/${name}`;
 const CACHE = 'node_modules/.cache';
-const checks =
-  !withChecks
-    ? []
-    : [
-        // Both keep what they learnt in node_modules/.cache, so a second run checks only what changed.
-        part('type check', [
-          [bin('tsc'), ['--noEmit', '--incremental', '--tsBuildInfoFile', `${CACHE}/tsc/project.tsbuildinfo`]],
-          [bin('tsc'), ['-p', 'infra/k6', '--incremental', '--tsBuildInfoFile', `${CACHE}/tsc/k6.tsbuildinfo`]],
-        ]),
-        part('format check (prettier; `npm run format` rewrites)', [
-          [bin('prettier'), ['--check', '--cache', '--log-level', 'warn', '**/*.ts']],
-        ]),
-      ];
+const checks = !withChecks
+  ? []
+  : [
+      // Both keep what they learnt in node_modules/.cache, so a second run checks only what changed.
+      part('type check', [
+        [bin('tsc'), ['--noEmit', '--incremental', '--tsBuildInfoFile', `${CACHE}/tsc/project.tsbuildinfo`]],
+        [bin('tsc'), ['-p', 'infra/k6', '--incremental', '--tsBuildInfoFile', `${CACHE}/tsc/k6.tsbuildinfo`]],
+      ]),
+      part('format check (prettier; `npm run format` rewrites)', [
+        [bin('prettier'), ['--check', '--cache', '--log-level', 'warn', '**/*.ts']],
+      ]),
+    ];
 const jest = part(
   scope ? `jest (TEST_SCOPE=${scope})` : 'jest',
   [[process.execPath, ['--experimental-vm-modules', 'node_modules/jest/bin/jest.js', ...jestArgs]]],

@@ -4,13 +4,14 @@
 // owns records (Disable, not Delete), limits and plans shown before they refuse, denials in words, verifying the audit
 // trail, exporting, and the pages a person and a signed-out admin read.
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
-import { mkdir, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { Writable } from 'node:stream';
 import * as oidc from 'openid-client';
-import type { Browser, BrowserContext, Page, Response as PageResponse } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import type { System } from '../infra/system.js';
 import { main as adminCli } from '../infra/admin-cli.js';
 import { launchBrowser } from './support/browser.js';
+import { consoleOf, press, row, shot, signIn } from './support/console.js';
 import { startTestSystem } from './support/system.js';
 import {
   adminClient,
@@ -25,7 +26,6 @@ import { personApi, registerExtension } from './support/extensions.js';
 import { authorizationRequest, clientCredentialsToken, discover, signInAndConsent } from './support/oauth.js';
 import { CAPABILITIES } from '../wire/decision.js';
 
-const ARTIFACTS = 'test-artifacts/admin-console';
 /** Every capability of the catalogue. */
 const ALL = [...CAPABILITIES];
 
@@ -35,22 +35,19 @@ let browser: Browser;
 let consoleUrl: string;
 
 beforeAll(async () => {
-  await mkdir(ARTIFACTS, { recursive: true });
   [system, browser] = await Promise.all([
     startTestSystem({ ISSUER_ENABLE_CLIENT_CREDENTIALS: 'true' }),
     launchBrowser(),
   ]);
   operator = adminClient(system);
-  consoleUrl = `${system.pdpUrl}/admin/console`;
+  consoleUrl = consoleOf(system.pdpUrl);
 });
 afterAll(async () => {
   await browser?.close();
   await system?.close();
 });
 
-const shot = (page: Page, name: string) => page.screenshot({ path: `${ARTIFACTS}/${name}.png`, fullPage: true });
 const pageUrl = (tenantId: string, path: string) => `${consoleUrl}/tenants/${tenantId}/${path}`;
-const row = (page: Page, text: string) => page.getByRole('row').filter({ hasText: text });
 const main = (page: Page) => page.getByRole('main').innerText();
 const getMe = (token: string) => callApi(system.baseUrl, 'getMe', '/me', token);
 const getTenant = (token: string) => callApi(system.baseUrl, 'getTenant', '/tenant', token);
@@ -73,19 +70,10 @@ async function storeRecord(app: MachineClientSetup, extensionId: string, note: s
   return token;
 }
 
-/** Clicks the button (or link) named `name` and waits for the page it leads to. */
-async function press(page: Page, name: string, role: 'button' | 'link' = 'button'): Promise<PageResponse> {
-  const [response] = await Promise.all([page.waitForNavigation(), page.getByRole(role, { name, exact: true }).click()]);
-  return response!;
-}
-
 /** A browser context signed in to the console with `key`, on its first page. */
 async function signedIn(key: string): Promise<{ context: BrowserContext; page: Page }> {
   const context = await browser.newContext({ acceptDownloads: true });
-  const page = await context.newPage();
-  await page.goto(`${consoleUrl}/sign-in`);
-  await page.getByLabel('Admin key or operator token').fill(key);
-  await press(page, 'Sign in');
+  const { page } = await signIn(context, consoleUrl, key);
   return { context, page };
 }
 

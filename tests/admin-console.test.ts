@@ -4,14 +4,14 @@
 // cannot see or touch another tenant, the pages work with JavaScript disabled, sign-out and key revocation end the
 // session, and sessions expire.
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
-import { mkdir } from 'node:fs/promises';
-import type { Browser, BrowserContext, Page, Response as PageResponse } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import type { System } from '../infra/system.js';
 import { IDLE_MS, MAX_AGE_MS, SessionStore } from '../policies/console/sessions.js';
 import { startPolicies } from '../policies/service.js';
 import { createLogger } from '../common/log.js';
 import { createTelemetry } from '../common/telemetry.js';
 import { launchBrowser } from './support/browser.js';
+import { consoleOf, press, row, shot, signIn as signInAt } from './support/console.js';
 import { startTestSystem } from './support/system.js';
 import {
   adminClient,
@@ -32,7 +32,6 @@ import {
   postTokenForm,
 } from './support/oauth.js';
 
-const ARTIFACTS = 'test-artifacts/admin-console';
 const ALL = [
   'svc.profile.self.read',
   'svc.tenant.info.read',
@@ -50,13 +49,12 @@ let other: TenantSetup;
 let adminKey: { keyId: string; key: string };
 
 beforeAll(async () => {
-  await mkdir(ARTIFACTS, { recursive: true });
   [system, browser] = await Promise.all([
     startTestSystem({ ISSUER_ENABLE_CLIENT_CREDENTIALS: 'true' }),
     launchBrowser(),
   ]);
   operator = adminClient(system);
-  consoleUrl = `${system.pdpUrl}/admin/console`;
+  consoleUrl = consoleOf(system.pdpUrl);
   own = await setupMachineClient(operator, { grant: ALL });
   other = await setupTenant(operator);
   adminKey = await operator.ok('POST', `/tenants/${own.tenantId}/admin-keys`);
@@ -66,24 +64,9 @@ afterAll(async () => {
   await system?.close();
 });
 
-const shot = (page: Page, name: string) => page.screenshot({ path: `${ARTIFACTS}/${name}.png`, fullPage: true });
 const pageUrl = (tenantId: string, path: string) => `${consoleUrl}/tenants/${tenantId}/${path}`;
 
-/** Clicks the button named `name` and waits for the page the form's answer (after any redirect) shows. */
-async function press(page: Page, name: string): Promise<PageResponse> {
-  const [response] = await Promise.all([
-    page.waitForNavigation(),
-    page.getByRole('button', { name, exact: true }).click(),
-  ]);
-  return response!;
-}
-
-async function signIn(context: BrowserContext, key: string): Promise<{ page: Page; response: PageResponse }> {
-  const page = await context.newPage();
-  await page.goto(`${consoleUrl}/sign-in`);
-  await page.getByLabel('Admin key or operator token').fill(key);
-  return { page, response: await press(page, 'Sign in') };
-}
+const signIn = (context: BrowserContext, key: string) => signInAt(context, consoleUrl, key);
 
 /** client_credentials at the token endpoint for the own tenant's confidential app. */
 const tokenRequest = (secret = own.clientSecret) =>
@@ -105,9 +88,6 @@ async function reloadUntil(page: Page, text: string): Promise<void> {
   }
   expect(await page.content()).toContain(text);
 }
-
-/** The one row of the table whose header cell or cells contain `text`. */
-const row = (page: Page, text: string) => page.getByRole('row').filter({ hasText: text });
 
 describe('signing in', () => {
   it('answers a wrong key with one generic message, whichever part was wrong, and never echoes it', async () => {

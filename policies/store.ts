@@ -119,14 +119,14 @@ const NO_ACCOUNT: AccountEntry = { account: null, capabilities: [] };
 const NO_TENANTS: string[] = [];
 
 /**
- * ADDRESSED_PERSONS_READ_FRESH: a decision about an addressed person (a path's personId, which the caller chooses)
- * always reads that person from the database. Held, a person of another tenant would be answered from memory while a
- * person who does not exist never is, and the time of the 404 would tell the two apart (contract: a 404 says nothing
- * about existence; tests/existence.test.ts measures it). Nor can a caller fill the bounded memory with ids of its
- * choosing. The token's own subject, which the caller does not choose, is held as any other fact.
+ * The parts held for these names, or undefined when any is missing.
+ *
+ * An addressed person (a path's personId, which the caller chooses) is never held: a decision about one always reads
+ * that person from the database. Held, a person of another tenant would be answered from memory while a person who
+ * does not exist never is, and the time of the 404 would tell the two apart (contract: a 404 says nothing about
+ * existence; tests/existence.test.ts measures it). Nor can a caller fill the bounded memory with ids of its choosing.
+ * The token's own subject, which the caller does not choose, is held as any other fact.
  */
-
-/** The parts held for these names, or undefined when any is missing. */
 function heldParts(cache: FactCache, names: Names): Parts | undefined {
   const parts = {
     client: cache.get<ClientFact | null>(names.client),
@@ -134,7 +134,6 @@ function heldParts(cache: FactCache, names: Names): Parts | undefined {
     account: names.account ? cache.get<AccountEntry>(names.account) : NO_ACCOUNT,
     session: names.session ? cache.get<SessionFact | null>(names.session) : null,
     app: cache.get<AppEntry>(names.app),
-    // The addressed person is never taken from memory (see ADDRESSED_PERSONS_READ_FRESH).
     personTenants: names.person ? undefined : NO_TENANTS,
     subjectTenants: cache.get<string[]>(names.subject),
     catalogue: cache.get<CatalogueEntry[]>(names.catalogue),

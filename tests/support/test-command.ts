@@ -1,13 +1,14 @@
 // `npm test` and `npm run coverage`. The type check and the format check run beside jest rather than before it: jest's
 // first seconds build the migrated template database on one core, and its last suites often leave a core idle, so the
 // checks cost the run little wall time. Each part's time is printed; the run fails when any part fails.
-//   npm test [-- <jest arguments>]   type check, format check and every jest suite
+//   npm test [-- <jest arguments>]   type check, format check and every jest suite but the long ones
 //   TEST_SCOPE=long npm test         only the long suites (process starts, faults, shutdown, tracing), no checks
 //   TEST_SCOPE=stores npm test       only the suites whose outcome can depend on the stores, no checks (CI's second
 //                                    pass, on PostgreSQL and Redis: the checks and the other suites cannot change there)
 //   TEST_SCOPE=all npm test          the checks and every suite, the long ones too
-// (tests/support/suite-scopes.js says which suite is in which scope.)
-//   npm run coverage                 every suite with V8 coverage, then line and branch coverage per folder
+//   npm run coverage                 npm test's suites (or TEST_SCOPE's) with V8 coverage, then line and branch
+//                                    coverage per folder
+// tests/support/suite-scopes.js says which suite is in which scope.
 import { spawn } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
 import { printCoverage } from './coverage-report.js';

@@ -184,8 +184,8 @@ async function openPglite(dataDir: string): Promise<PGlite> {
 }
 
 /**
- * Applies the pending migrations. Processes starting together on a fresh database race: knex creates its own
- * bookkeeping tables without a lock (the losers fail with "already exists") and holds its lock row while migrating
+ * Applies the pending migrations. Processes starting together on a fresh database race: knex's bookkeeping tables are
+ * created one process at a time first (ensureMigrationBookkeeping), and knex holds its lock row while migrating
  * (the others fail with MigrationLocked). Those failures wait and retry, and then find the work done. They wait as
  * long as a migration may reasonably run on a busy server (MIGRATE_WAIT_MS), not a fixed number of tries: a start that
  * gave up while another process was still migrating would only be restarted to wait again.
@@ -194,6 +194,7 @@ export async function migrate(knex: Knex): Promise<void> {
   const started = Date.now();
   for (let attempt = 1; ; attempt++) {
     try {
+      await ensureMigrationBookkeeping(knex);
       return void (await knex.migrate.latest({ migrationSource }));
     } catch (err) {
       const { code, name } = err as { code?: string; name?: string };
@@ -205,6 +206,32 @@ export async function migrate(knex: Knex): Promise<void> {
   }
 }
 const MIGRATE_WAIT_MS = 120_000;
+
+/** Any fixed key of the PostgreSQL advisory lock that serializes the creation of knex's bookkeeping tables. */
+const BOOKKEEPING_LOCK = 7_324_019_001;
+
+/**
+ * Creates knex's bookkeeping tables and its one lock row, one process at a time. knex creates them itself, but checks
+ * for the lock row and inserts it without a lock: two processes starting together on a fresh database could both
+ * insert one, and with two rows knex's lock (an update of the row where is_locked = 0, which must touch exactly one
+ * row) can never be taken again, so every later start fails with MigrationLocked. Under a transaction's advisory lock
+ * the tables are created if missing, a lock row is inserted only if there is none, and extra rows (from a database
+ * started before this) are removed. The same columns as knex's own (knex/lib/migrations/migrate/table-creator.js).
+ */
+async function ensureMigrationBookkeeping(knex: Knex): Promise<void> {
+  await knex.transaction(async (trx) => {
+    await trx.raw('select pg_advisory_xact_lock(?)', [BOOKKEEPING_LOCK]);
+    await trx.raw(
+      'create table if not exists knex_migrations ' +
+        '(id serial primary key, name varchar(255), batch integer, migration_time timestamptz)',
+    );
+    await trx.raw('create table if not exists knex_migrations_lock (index serial primary key, is_locked integer)');
+    await trx.raw(
+      'insert into knex_migrations_lock (is_locked) select 0 where not exists (select 1 from knex_migrations_lock)',
+    );
+    await trx.raw('delete from knex_migrations_lock where index > (select min(index) from knex_migrations_lock)');
+  });
+}
 
 /**
  * False for text PostgreSQL cannot hold (a NUL character). Lookups by such a value can only miss, so callers treat it

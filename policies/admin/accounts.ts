@@ -85,7 +85,7 @@ export async function listServiceAccounts(knex: Knex, tenantId: string): Promise
 export async function setAccountStatus(knex: Knex, accountId: string, body: unknown): Promise<Outcome<AccountView>> {
   const parsed = validate(UpdateAccount, body);
   if (!parsed.ok) return parsed;
-  const before = await account(knex, accountId)?.forUpdate().first('status');
+  const before = await account(knex, accountId)?.forNoKeyUpdate().first('status');
   const [row] = (await account(knex, accountId)?.update({ status: parsed.value.status }).returning('id')) ?? [];
   const updated: AccountRow | undefined = row && (await accountsWithCapabilities(knex).where('a.id', row.id).first());
   if (!updated) return refused('not_found');

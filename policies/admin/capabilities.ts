@@ -61,7 +61,7 @@ export async function setCapability(
 ): Promise<Outcome<{ capability: string; enabled: boolean }>> {
   const parsed = validate(UpdateCapability, body);
   if (!parsed.ok) return parsed;
-  const before = await knex('capabilities').where('id', capability).forUpdate().first('enabled');
+  const before = await knex('capabilities').where('id', capability).forNoKeyUpdate().first('enabled');
   if (!before) return refused('not_found');
   const [row] = await knex('capabilities')
     .where('id', capability)

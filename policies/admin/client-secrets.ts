@@ -19,7 +19,7 @@ export async function createNextSecret(knex: Knex, clientId: string): Promise<Ou
   const secretHash = digestSecret(secret);
   return knex.transaction(async (trx) => {
     // Concurrent rotations of one client queue on its row, so at most one next secret can exist.
-    const client = await trx('clients').where('id', clientId).forUpdate().first('id', 'type', 'tenant_id');
+    const client = await trx('clients').where('id', clientId).forNoKeyUpdate().first('id', 'type', 'tenant_id');
     if (!client) return refused('not_found');
     if (client.type !== 'confidential') return refused('schema_invalid', 'a public client has no secret');
     if (await hasPendingSecret(trx, client.id))
@@ -46,7 +46,7 @@ export async function createNextSecret(knex: Knex, clientId: string): Promise<Ou
 /** The next secret becomes the only one; the old one stops working at once. */
 export async function promoteNextSecret(knex: Knex, clientId: string): Promise<Outcome<ClientView>> {
   return knex.transaction(async (trx) => {
-    const client = await trx('clients').where('id', clientId).forUpdate().first('*');
+    const client = await trx('clients').where('id', clientId).forNoKeyUpdate().first('*');
     if (!client) return refused('not_found');
     const next = await trx('client_secrets').where({ client_id: client.id, state: 'next' }).first('id');
     if (!next) return refused('schema_invalid', 'no next secret to promote');

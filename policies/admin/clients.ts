@@ -101,7 +101,7 @@ const updateColumns = (b: z.output<typeof UpdateClient>) => ({
 export async function updateClient(knex: Knex, clientId: string, body: unknown): Promise<Outcome<ClientView>> {
   const parsed = validate(UpdateClient, body);
   if (!parsed.ok) return parsed;
-  const before = await knex('clients').where({ id: clientId }).forUpdate().first();
+  const before = await knex('clients').where({ id: clientId }).forNoKeyUpdate().first();
   if (!before) return refused('not_found');
   const [row] = await knex('clients').where({ id: clientId }).update(updateColumns(parsed.value)).returning('*');
   const [was, now] = [clientView(before), clientView(row)];

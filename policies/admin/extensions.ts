@@ -46,7 +46,8 @@ export interface RegisteredExtension {
 
 /**
  * Registers an extension for the client. The tenant row is locked while its extensions are counted and the new one
- * inserted, so registrations racing at the plan's limit cannot together exceed it.
+ * inserted, so registrations racing at the plan's limit cannot together exceed it (FOR NO KEY UPDATE: the grants and
+ * accounts being inserted meanwhile for the tenant still take their foreign-key locks on it).
  */
 export async function registerExtension(
   knex: Knex,
@@ -65,7 +66,7 @@ export async function registerExtension(
       const tenant = await trx('tenants')
         .join('plans', 'plans.id', 'tenants.plan')
         .where('tenants.id', client.tenant_id)
-        .forUpdate('tenants')
+        .forNoKeyUpdate('tenants')
         .first('plans.max_extensions');
       const [registered] = await trx('extensions').where({ tenant_id: client.tenant_id }).count({ count: '*' });
       if (Number(registered!.count) >= tenant.max_extensions) return undefined;

@@ -35,8 +35,10 @@ export async function putGrant(knex: Knex, tenantId: string, clientId: string, b
   const capabilities = [...new Set(parsed.value.capabilities)].sort();
   const replaced = await knex.transaction(async (trx) => {
     // Concurrent replacements of one grant queue on the client row instead of racing delete-then-insert; a client
-    // deleted while this one waited is not found.
-    if (!(await trx('clients').where({ id: clientId, tenant_id: tenantId }).forUpdate().first('id'))) return false;
+    // deleted while this one waited is not found. FOR NO KEY UPDATE, like every lock taken on a row that stays: it
+    // queues this change and a deletion, but not the foreign-key checks of rows being inserted that name the client
+    // (FOR UPDATE would, and deadlocked with a registration holding its tenant row: decisions.md "Row locks").
+    if (!(await trx('clients').where({ id: clientId, tenant_id: tenantId }).forNoKeyUpdate().first('id'))) return false;
     const before = await capabilitiesOf(trx, tenantId, clientId);
     await trx('tenant_grants').where({ tenant_id: tenantId, client_id: clientId }).delete();
     if (capabilities.length)

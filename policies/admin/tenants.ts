@@ -138,7 +138,9 @@ export async function updateTenant(
     ...(b.status !== undefined && { status: b.status }),
     ...(b.rateLimit !== undefined && { rate_limit: JSON.stringify(b.rateLimit) }),
   };
-  const before = isId('ten', tenantId) ? await knex('tenants').where({ id: tenantId }).forUpdate().first() : undefined;
+  const before = isId('ten', tenantId)
+    ? await knex('tenants').where({ id: tenantId }).forNoKeyUpdate().first()
+    : undefined;
   if (!before) return refused('not_found');
   if (b.rateLimit && caller.kind === 'tenant') {
     const beyond = beyondCeiling(b.rateLimit, await rateLimitCeiling(knex, before.plan));

@@ -7,7 +7,7 @@ import type { Knex } from 'knex';
 import { ListenError, listen, markStoppingOnSignal, type Listening } from './http.js';
 import { startManagement } from './management.js';
 import { createTelemetry, type ServiceName, type Telemetry } from './telemetry.js';
-import { flushTracing, noteServicePort } from './tracing.js';
+import { flushTracing, traceServer } from './tracing.js';
 
 /** What every service's start function takes, in one shape (each adds what only it needs). */
 export interface ServiceDeps {
@@ -61,7 +61,7 @@ export async function serve(
   app: RequestListener,
 ): Promise<Listening> {
   const http = await listen(port, config.LISTEN_HOST, PORT_SETTINGS[name]);
-  noteServicePort(Number(new URL(http.url).port), name);
+  traceServer(http.server, http.port, name);
   http.server.on('request', telemetry.observe(name, log));
   http.server.on('request', app);
   return http;

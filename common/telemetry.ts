@@ -6,7 +6,7 @@ import type { Knex } from 'knex';
 import { callerOf, REQUEST_ID_HEADER } from './http.js';
 import type { Logger } from './log.js';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { describeRequest, serverSpan, spansDropped, traceFields } from './tracing.js';
+import { describeRequest, serverSpan, spansDropped, traceFields, unrecordedIds } from './tracing.js';
 
 export type ServiceName = 'issuer' | 'policies' | 'gateway' | 'backend';
 type Check = () => Promise<unknown>;
@@ -168,6 +168,7 @@ export function createTelemetry(): Telemetry {
     observe: (service, log) => (req, res) => {
       const end = duration.startTimer();
       const span = serverSpan();
+      const unrecorded = span ? undefined : unrecordedIds(req);
       res.once('finish', () => {
         const route = routeTemplateOf(req, res);
         const labels = { service, method: req.method ?? 'GET', route, status: String(res.statusCode) };
@@ -178,7 +179,7 @@ export function createTelemetry(): Telemetry {
         if (span) describeRequest(span, labels.method, route, tenant, client);
         log.info(
           {
-            ...(span && traceFields(span)),
+            ...((span || unrecorded) && traceFields(span?.spanContext() ?? unrecorded)),
             requestId,
             tenant,
             client,

@@ -5,10 +5,30 @@
 // instrumentation is left out (decisions.md "Tracing"): its spans, one per layer named by the route, would repeat the
 // server span and the gateway's plugin spans. Only traces are exported: metrics stay Prometheus (prom-client), logs
 // stay JSON lines on stdout.
+//
+// The sampler decides before the http instrumentation sees a request (presample): a request it leaves out is handed
+// to the server's own listeners as if tracing were off, so it pays for no span, no emitter binding and no header
+// handling; only the requests it records go through the instrumentation (decisions.md "Tracing").
 import { register } from 'node:module';
-import type { IncomingMessage } from 'node:http';
-import { createNoopMeter, type Attributes, type MeterProvider, type Span } from '@opentelemetry/api';
-import { NodeSDK, metrics, resources } from '@opentelemetry/sdk-node';
+import http, { type IncomingMessage } from 'node:http';
+import {
+  context,
+  createNoopMeter,
+  propagation,
+  ROOT_CONTEXT,
+  SamplingDecision,
+  SpanKind,
+  trace,
+  TraceFlags,
+  type Attributes,
+  type MeterProvider,
+  type Span,
+  type SpanContext,
+} from '@opentelemetry/api';
+import { NodeSDK, metrics, resources, tracing } from '@opentelemetry/sdk-node';
+// The SDK's own reading of OTEL_TRACES_SAMPLER and its argument, which its index does not export: the presampling
+// decision must be the very sampler the SDK uses, built the same way.
+import { createSamplerFromEnv } from '@opentelemetry/sdk-node/build/src/create-from-env.js';
 import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
 import { IORedisInstrumentation } from '@opentelemetry/instrumentation-ioredis';
 import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
@@ -44,6 +64,8 @@ export interface SdkHooks {
   serviceOfActiveSpan(): string | undefined;
   /** The span attribute naming the service (npm start runs every service under one resource). */
   serviceAttribute: string;
+  /** Hands a request the sampler left out to `emit`, with the ids its log lines and calls carry. */
+  unrecorded(req: IncomingMessage, ids: SpanContext, emit: () => boolean): boolean;
 }
 
 export interface SdkHandle {
@@ -51,6 +73,28 @@ export interface SdkHandle {
   droppedSpans(): Promise<Map<string, number>>;
   /** Exports what is queued and stops. */
   shutdown(): Promise<void>;
+  /** Makes `server` ask the sampler about each request before the http instrumentation sees it. */
+  presample(server: http.Server): void;
+}
+
+/**
+ * The SDK's id generator, except that a root span's trace id can be reserved beforehand: the presampling decision was
+ * taken on that id (a ratio sampler decides by the trace id), so the server span must carry the same one.
+ */
+class ReservableIds implements tracing.IdGenerator {
+  private readonly random = new tracing.RandomIdGenerator();
+  private reserved: string | undefined;
+  /** A trace id for a request without a caller's trace, before the sampler is asked about it. */
+  newTraceId = (): string => this.random.generateTraceId();
+  reserve(traceId: string | undefined): void {
+    this.reserved = traceId;
+  }
+  generateTraceId = (): string => {
+    const reserved = this.reserved;
+    this.reserved = undefined;
+    return reserved ?? this.random.generateTraceId();
+  };
+  generateSpanId = (): string => this.random.generateSpanId();
 }
 
 const NO_METERS: MeterProvider = { getMeter: () => createNoopMeter() };
@@ -61,6 +105,12 @@ export function startSdk(resourceName: string, hooks: SdkHooks): SdkHandle {
     return service ? { [hooks.serviceAttribute]: service } : {};
   };
   const markService = (span: Span) => void span.setAttributes(withService());
+  // The specification's default when OTEL_TRACES_SAMPLER is unset, as the SDK's tracer provider would choose it.
+  const sampler = createSamplerFromEnv() ?? new tracing.ParentBasedSampler({ root: new tracing.AlwaysOnSampler() });
+  const ids = new ReservableIds();
+  // Captured before the http instrumentation wraps it: what a server does with a request that is not traced.
+  // eslint-disable-next-line @typescript-eslint/unbound-method
+  const plainEmit = http.Server.prototype.emit;
   // ESM: our modules import ioredis, which only a loader hook sees (pg is required by knex, which the SDK's require
   // hook sees); only these modules go through the loader hook.
   register('@opentelemetry/instrumentation/hook.mjs', import.meta.url, {
@@ -77,7 +127,13 @@ export function startSdk(resourceName: string, hooks: SdkHooks): SdkHandle {
       requireParentforOutgoingSpans: true,
       redactedQueryParamsServer: REDACTED_QUERY,
     }),
-    new UndiciInstrumentation({ requireParentforSpans: true, startSpanHook: withService }),
+    // Asked first, before the URL parsing, attributes and header handling the instrumentation does for every call even
+    // when it will not record it: a call outside a recorded request (an unsampled one carries its own traceparent).
+    new UndiciInstrumentation({
+      requireParentforSpans: true,
+      ignoreRequestHook: () => trace.getSpan(context.active()) === undefined,
+      startSpanHook: withService,
+    }),
     new PgInstrumentation({ requireParentSpan: true, ignoreConnectSpans: true, requestHook: markService }),
     new IORedisInstrumentation({ requireParentSpan: true, requestHook: markService }),
   ];
@@ -91,6 +147,8 @@ export function startSdk(resourceName: string, hooks: SdkHooks): SdkHandle {
       { instrumentName: PROCESSED_SPANS, name: KEPT_STREAM },
     ],
     instrumentations,
+    sampler,
+    idGenerator: ids,
   });
   sdk.start();
   // The instrumentations' own metrics (HTTP durations) would be computed on every request only to be dropped by the
@@ -98,6 +156,28 @@ export function startSdk(resourceName: string, hooks: SdkHooks): SdkHandle {
   for (const instrumentation of instrumentations) instrumentation.setMeterProvider(NO_METERS);
   return {
     shutdown: () => sdk.shutdown(),
+    presample(server) {
+      // The instrumentation has wrapped the prototype's emit by now (the service's modules required http since).
+      const instrumentedEmit = http.Server.prototype.emit;
+      server.emit = function (this: http.Server, event: string | symbol, ...args: unknown[]): boolean {
+        if (event !== 'request') return instrumentedEmit.apply(this, [event, ...args] as never);
+        const req = args[0] as IncomingMessage;
+        const parent = propagation.extract(ROOT_CONTEXT, req.headers);
+        const caller = trace.getSpanContext(parent);
+        const traceId = caller?.traceId ?? ids.newTraceId();
+        const { decision } = sampler.shouldSample(parent, traceId, 'request', SpanKind.SERVER, {}, []);
+        if (decision === SamplingDecision.NOT_RECORD) {
+          const own = { traceId, spanId: ids.generateSpanId(), traceFlags: TraceFlags.NONE };
+          return hooks.unrecorded(req, own, () => plainEmit.apply(this, [event, ...args] as never));
+        }
+        if (!caller) ids.reserve(traceId);
+        try {
+          return instrumentedEmit.apply(this, [event, ...args] as never);
+        } finally {
+          ids.reserve(undefined);
+        }
+      };
+    },
     async droppedSpans() {
       const dropped = new Map<string, number>();
       const { resourceMetrics } = await reader.collect();

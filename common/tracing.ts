@@ -7,6 +7,7 @@
 // pg being loaded: the entries import the rest dynamically after it).
 import {
   context,
+  createContextKey,
   isSpanContextValid,
   propagation,
   ROOT_CONTEXT,
@@ -20,7 +21,7 @@ import {
   type SpanOptions,
 } from '@opentelemetry/api';
 import type { RequestHandler } from 'express';
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, Server } from 'node:http';
 import { Counter } from 'prom-client';
 import type { SdkHandle } from './tracing-sdk.js';
 
@@ -58,6 +59,10 @@ export async function startTracing(resourceName: string): Promise<void> {
     serviceOfRequest,
     serviceOfActiveSpan: activeService,
     serviceAttribute: SERVICE_ATTRIBUTE,
+    unrecorded(req, ids, emit) {
+      (req as WithUnrecorded)[UNRECORDED] = ids;
+      return context.with(ROOT_CONTEXT.setValue(UNRECORDED_KEY, ids), emit);
+    },
   });
   tracing = true;
 }
@@ -69,8 +74,33 @@ export async function flushTracing(): Promise<void> {
   await Promise.race([sdk.shutdown().catch(() => undefined), timeout]);
 }
 
-/** Spans of requests to `port` are the service's (the management listener's scrapes and probes are not traced). */
-export const noteServicePort = (port: number, service: string): void => void portServices.set(port, service);
+/**
+ * Requests to `server` on `port` are the service's (the management listener's scrapes and probes are not traced); the
+ * sampler is asked about each before the http instrumentation sees it.
+ */
+export function traceServer(server: Server, port: number, service: string): void {
+  portServices.set(port, service);
+  sdk?.presample(server);
+}
+
+/**
+ * The ids of a request the sampler left out: no span is made for it, but its log lines carry these ids and its calls
+ * downstream carry them in a `traceparent` flagged unsampled, so that its callees neither start traces of their own
+ * nor log without the caller's trace id. Kept on the request (its event handlers do not run in its context) and, for
+ * the log lines written in it, in its context.
+ */
+const UNRECORDED = Symbol('unrecorded trace ids');
+type WithUnrecorded = IncomingMessage & { [UNRECORDED]?: SpanContext };
+const UNRECORDED_KEY = createContextKey('unrecorded trace ids');
+
+/** The ids of `req` if the sampler left it out (undefined when recorded, or tracing is off). */
+export const unrecordedIds = (req: IncomingMessage): SpanContext | undefined => (req as WithUnrecorded)[UNRECORDED];
+
+/** The `traceparent` a call made for `req` carries if the sampler left it out (a recorded one's, the instrumentation adds). */
+export const unrecordedHeaders = (req: IncomingMessage): Record<string, string> => {
+  const ids = unrecordedIds(req);
+  return ids ? { traceparent: traceparentOf(ids) } : {};
+};
 
 export const serviceOfRequest = (req: IncomingMessage): string | undefined =>
   req.socket.localPort === undefined ? undefined : portServices.get(req.socket.localPort);
@@ -122,7 +152,7 @@ export function describeRequest(
 const recording = () => trace.getActiveSpan()?.isRecording() === true;
 
 /**
- * `fn` in a span named `name` (a child of the active one, or a root with `options.root`), ended when it settles;
+ * `fn` in a span named `name` (a child of the active one), ended when it settles;
  * straight through when off or inside a span that is not recorded (not sampled).
  */
 export function inSpan<T>(
@@ -130,7 +160,7 @@ export function inSpan<T>(
   fn: (span: Span | undefined) => Promise<T>,
   options: SpanOptions = {},
 ): Promise<T> {
-  if (!tracing || (!options.root && !recording())) return fn(undefined);
+  if (!tracing || !recording()) return fn(undefined);
   const service = activeService();
   const attributes = { ...options.attributes, ...(service && { [SERVICE_ATTRIBUTE]: service }) };
   return trace.getTracer(TRACER).startActiveSpan(name, { ...options, attributes }, (span) =>
@@ -169,8 +199,19 @@ export function tracedHandler(name: string, handler: RequestHandler): RequestHan
   };
 }
 
-/** The active context, to remember for a later batched call (undefined when off or not sampled). */
-export const memberContext = (): Context | undefined => (tracing && recording() ? context.active() : undefined);
+/**
+ * What a later batched call must carry of the request `req` it serves: the active context when the request is
+ * recorded, its unrecorded ids otherwise (undefined when off).
+ */
+export function memberContext(req?: IncomingMessage): Context | undefined {
+  if (!tracing) return undefined;
+  if (recording()) return context.active();
+  const ids = req && unrecordedIds(req);
+  return ids && trace.setSpanContext(ROOT_CONTEXT, ids);
+}
+
+const recorded = (member: Context | undefined): member is Context =>
+  trace.getSpan(member ?? ROOT_CONTEXT)?.isRecording() === true;
 
 const traceparentOf = (span: SpanContext | undefined): string => {
   const carrier: Record<string, string> = {};
@@ -179,21 +220,30 @@ const traceparentOf = (span: SpanContext | undefined): string => {
 };
 
 /**
- * Runs a batched call (the gateway's PDP call) for its members' contexts: one member, inside that member's trace (the
- * PDP's span is its child); several, in a trace of its own whose span links to each member. `call` gets the header
- * that names every member, for the callee's links. Off, or no member sampled, just the call.
+ * Runs a batched call (the gateway's PDP call) for its members' contexts. With a recorded member: inside the first
+ * recorded member's trace (the PDP's span is its child), through a span of the batch's own that links to every
+ * recorded member when there are several; `call` gets the header naming them, for the callee's links. The batch is
+ * recorded whenever one of its members is, whatever the sampler would say of a trace of its own. Off, just the call;
+ * no member recorded, the call with the first member's unsampled `traceparent` (the callee records nothing either).
  */
 export function batchCall<T>(
   name: string,
   members: (Context | undefined)[],
   call: (headers: Record<string, string>) => Promise<T>,
 ): Promise<T> {
-  if (!tracing || members.every((m) => m === undefined)) return call({});
-  const spans = members.map((m) => (m ? trace.getSpanContext(m) : undefined));
+  if (!tracing) return call({});
+  const first = members.find(recorded);
+  if (!first) {
+    const ids = members.map((m) => m && trace.getSpanContext(m)).find(Boolean);
+    return context.with(ROOT_CONTEXT, () => call(ids ? { traceparent: traceparentOf(ids) } : {}));
+  }
+  const spans = members.map((m) => (recorded(m) ? trace.getSpanContext(m) : undefined));
   const headers = { [BATCH_MEMBERS_HEADER]: spans.map(traceparentOf).join(',') };
-  if (members.length === 1) return context.with(members[0] ?? context.active(), () => call(headers));
+  if (members.length === 1) return context.with(first, () => call(headers));
   const links = spans.flatMap((s): Link[] => (s ? [{ context: s }] : []));
-  return inSpan(name, () => call(headers), { root: true, links, attributes: { 'batch.size': members.length } });
+  return context.with(first, () =>
+    inSpan(name, () => call(headers), { links, attributes: { 'batch.size': members.length } }),
+  );
 }
 
 /** Links the active span (the PDP's batch span) to each member's trace named in the batch header. */
@@ -207,11 +257,12 @@ export function linkBatchMembers(header: string | undefined): void {
 }
 
 /**
- * The fields a log line carries inside a traced request (pino's OpenTelemetry names), so a log search leads to the
- * trace: the logger's mixin while tracing is on, and the request line's (with its server span).
+ * The fields a log line carries inside a request while tracing is on (pino's OpenTelemetry names), so a log search
+ * leads to the trace: the logger's mixin (the active span's, or the unrecorded request's ids), and the request line's.
  */
-export function traceFields(span = trace.getActiveSpan()): Record<string, string> {
-  const ids = span?.spanContext();
+export function traceFields(
+  ids = trace.getActiveSpan()?.spanContext() ?? (context.active().getValue(UNRECORDED_KEY) as SpanContext | undefined),
+): Record<string, string> {
   if (!ids || !isSpanContextValid(ids)) return {};
   return { trace_id: ids.traceId, span_id: ids.spanId, trace_flags: `0${ids.traceFlags.toString(16)}` };
 }

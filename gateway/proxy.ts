@@ -5,6 +5,7 @@ import type { Pool } from 'undici';
 import { sendProblem } from '../common/http.js';
 import type { Logger } from '../common/log.js';
 import { contextSigner } from '../common/internal-context.js';
+import { unrecordedHeaders } from '../common/tracing.js';
 import { stateOf } from './plugins/plugin.js';
 
 /**
@@ -36,6 +37,7 @@ export function upstreamProxy(
     const headers: Record<string, string> = {
       ...sign(context, { method: req.method, path: req.originalUrl }),
       'x-request-id': requestId,
+      ...unrecordedHeaders(req),
     };
     for (const h of FORWARDED_REQUEST_HEADERS[req.method] ?? []) {
       const v = req.get(h);

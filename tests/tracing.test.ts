@@ -5,6 +5,8 @@
 // spans are counted; with no endpoint configured no OpenTelemetry SDK or exporter module is even loaded.
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
+import { ROOT_CONTEXT } from '@opentelemetry/api';
+import { tracing } from '@opentelemetry/sdk-node';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -32,6 +34,7 @@ const PROTOCOLS: Record<string, string> = {
   issuer: 'http/protobuf',
 };
 const SCOPE = 'svc.tenant.info.read';
+const GATEWAY_RATIO = 0.5;
 /** Loader hooks that list the @opentelemetry modules a process resolves (tests/support/resolved-modules.mjs). */
 const RESOLVED_MODULES_HOOK = ['--import', './tests/support/resolved-modules.mjs'];
 
@@ -63,7 +66,14 @@ beforeAll(async () => {
       OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '64',
     },
     serviceSettings: {
-      gateway: { ...protocol(PROTOCOLS.gateway!), RESOLVED_MODULES_FILE: resolvedBy('gateway') },
+      // The gateway, where calls come in, records half of the new traces; the others follow their caller's flag (the
+      // default sampler, parent-based): a call the gateway leaves out must reach them flagged unsampled.
+      gateway: {
+        ...protocol(PROTOCOLS.gateway!),
+        RESOLVED_MODULES_FILE: resolvedBy('gateway'),
+        OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+        OTEL_TRACES_SAMPLER_ARG: String(GATEWAY_RATIO),
+      },
       backend: protocol(PROTOCOLS.backend!),
       policies: protocol(PROTOCOLS.policies!),
       issuer: protocol(PROTOCOLS.issuer!),
@@ -161,18 +171,46 @@ describe('one API call is one trace across the gateway, the PDP and the backend'
     }
   });
 
-  it('starts a trace for a call without a traceparent', async () => {
-    const res = await call();
-    expect(res.status).toBe(200);
-    const requestId = res.headers.get('x-request-id')!;
-    const line = await waitForLine('gateway', `"requestId":"${requestId}"`);
-    const traceId = JSON.parse(line).trace_id as string;
-    expect(traceId).toMatch(/^[0-9a-f]{32}$/);
-    const gateway = serverSpan(await untilTraced(traceId), 'gateway')!;
-    expect(gateway.parentSpanId).toBe('');
+  it('starts a trace for a call without a traceparent when the sampler takes its new trace id, and no trace anywhere when it does not', async () => {
+    // One after another: concurrent calls could share a PDP call, which carries one of their trace ids.
+    const calls: Record<string, string>[] = [];
+    for (let n = 0; n < 16; n++) {
+      const res = await call();
+      expect(res.status).toBe(200);
+      const requestId = res.headers.get('x-request-id')!;
+      calls.push(JSON.parse(await waitForLine('gateway', `"requestId":"${requestId}"`)));
+    }
+    // The sampler was asked once, on the trace id the gateway's line carries and its span would carry: the SDK's own
+    // ratio sampler, asked here about that id, says which calls are traced.
+    const ratio = new tracing.TraceIdRatioBasedSampler(GATEWAY_RATIO);
+    const sampled = (traceId: string) =>
+      ratio.shouldSample(ROOT_CONTEXT, traceId).decision === tracing.SamplingDecision.RECORD_AND_SAMPLED;
+    const traced = calls.filter((line) => sampled(line.trace_id!));
+    const left = calls.filter((line) => !sampled(line.trace_id!));
+    expect(traced.length > 0 && left.length > 0).toBe(true);
+    for (const line of traced) {
+      const gateway = serverSpan(await untilTraced(line.trace_id!), 'gateway')!;
+      expect(gateway.parentSpanId).toBe('');
+      expect(gateway.spanId).toBe(line.span_id);
+    }
+    // A call made after them all is exported; by then the ones left out would have been too.
+    const after = hex(16);
+    expect((await call({ traceparent: `00-${after}-${hex(8)}-01` })).status).toBe(200);
+    await untilTraced(after);
+    for (const line of left) {
+      expect(line.trace_flags).toBe('00');
+      expect(spansOf(line.trace_id!)).toEqual([]);
+      // The PDP and the backend (whose own sampler would record a call without a caller) got the gateway's trace id,
+      // flagged unsampled: their request lines carry it and they recorded nothing.
+      for (const service of ['policies', 'backend'] as const) {
+        const own = JSON.parse(await waitForLine(service, `"trace_id":"${line.trace_id}"`)) as Record<string, string>;
+        expect(own.span_id).toMatch(/^[0-9a-f]{16}$/);
+        expect(own.trace_flags).toBe('00');
+      }
+    }
   });
 
-  it("records nothing for a caller's trace that is not sampled (the parent-based sampler)", async () => {
+  it("records nothing for a caller's trace that is not sampled (the parent-based sampler), and logs its trace id", async () => {
     const traceId = hex(16);
     expect((await call({ traceparent: `00-${traceId}-${hex(8)}-00` })).status).toBe(200);
     // A sampled call made after it is exported; by then the unsampled one would have been too.
@@ -180,6 +218,8 @@ describe('one API call is one trace across the gateway, the PDP and the backend'
     expect((await call({ traceparent: `00-${after}-${hex(8)}-01` })).status).toBe(200);
     await untilTraced(after);
     expect(spansOf(traceId)).toEqual([]);
+    for (const service of ['gateway', 'policies', 'backend'] as const)
+      expect(JSON.parse(await waitForLine(service, `"trace_id":"${traceId}"`)).trace_flags).toBe('00');
   });
 
   it('traces the issuer: its token endpoint', async () => {
@@ -199,6 +239,12 @@ describe('one API call is one trace across the gateway, the PDP and the backend'
           (s) => s.kind === SERVER && s.service === 'policies' && s.links.some((l) => l.traceId === t),
         ),
       );
+    // The gateway's sampler records half of the new traces, but a batch is never a new trace: each batch span that
+    // served these calls is in the trace of one of them.
+    const batches = receiver.spans.filter(
+      (s) => s.name === 'gateway pdp batch' && s.links.some((l) => traceIds.includes(l.traceId)),
+    );
+    for (const batch of batches) expect(traceIds).toContain(batch.traceId);
   });
 });
 
@@ -230,7 +276,9 @@ describe('a collector that hangs or is gone', () => {
     );
 
     await receiver.close();
-    const gone = await Promise.all(Array.from({ length: 10 }, () => call()));
+    const gone = await Promise.all(
+      Array.from({ length: 10 }, () => call({ traceparent: `00-${hex(16)}-${hex(8)}-01` })),
+    );
     expect(gone.map((r) => r.status)).toEqual(gone.map(() => 200));
     // Failed exports are counted by their error, beside the queue's drops.
     await waitFor('failed exports counted', async () =>

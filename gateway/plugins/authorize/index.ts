@@ -24,12 +24,15 @@ export const authorize = definePlugin({
       handler: (route) => async (req, res, next) => {
         const state = stateOf(res);
         const personId = req.params.personId as string | undefined;
-        const answer = await decide({
-          requestId: state.requestId,
-          token: state.claims!,
-          capability: route.capability,
-          resource: { type: route.resource, personId },
-        });
+        const answer = await decide(
+          {
+            requestId: state.requestId,
+            token: state.claims!,
+            capability: route.capability,
+            resource: { type: route.resource, personId },
+          },
+          req,
+        );
         if (!answer.ok) {
           env.log.warn(
             { requestId: state.requestId, detail: answer.message },

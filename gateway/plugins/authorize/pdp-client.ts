@@ -4,6 +4,7 @@
 // answer is "undecidable" (fail closed): a failed call answers every decision in it so, a failed item its own.
 // Traced, a call for one request is part of its trace; a call for several is a trace of its own linked to each.
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import type { Pool } from 'undici';
 import { asDenyCode } from '../../../wire/codes.js';
 import { INTERNAL_SECRET_HEADER } from '../../../common/internal-context.js';
@@ -105,9 +106,10 @@ export function pdpClient(
     for (let i = 0; i < all.length; i += maxPerCall) void send(all.slice(i, i + maxPerCall));
   }
 
-  return function decide(input: DecisionInput): Promise<PdpAnswer> {
+  /** The decision about `input`, asked for the request `from` (whose trace the call joins, links to or carries). */
+  return function decide(input: DecisionInput, from?: IncomingMessage): Promise<PdpAnswer> {
     return new Promise((resolve) => {
-      if (pending.push({ input, resolve, trace: memberContext() }) === 1) setImmediate(flush);
+      if (pending.push({ input, resolve, trace: memberContext(from) }) === 1) setImmediate(flush);
     });
   };
 }

@@ -9,6 +9,7 @@
 //   BENCH_PG_TOP (n: print the n statements PostgreSQL spent most time on over the whole run)
 //   BENCH_TRACE_SAMPLING (0.1,1: R1 once more per ratio, deployed, traced with parentbased_traceidratio at that
 //   ratio to an OTLP receiver in this process; `R1 traced/R1` compares each with the untraced R1; empty skips)
+//   BENCH_TRACE_ROUNDS (3: interleaved rounds of that comparison, the median ratio printed)
 import knexFactory from 'knex';
 import { randomBytes } from 'node:crypto';
 import { DECISION_PATH } from '../wire/decision.js';
@@ -377,53 +378,109 @@ async function benchShape(
 interface TracedR1 {
   /** The sampling ratio; null for the untraced baseline measured the same way. */
   sampling: number | null;
+  /** Every round's measurements together: requests, rates and CPU summed over the rounds, latencies their median. */
   measurement: Measurement;
+  /** Each round's own measurement, in order. */
+  rounds: Measurement[];
   /** Spans the receiver got during the run. */
   spans: number;
 }
 
 /** Warm-up of each tracing run: as long as a measurement, so that fresh processes run optimized code when measured. */
 const TRACE_WARMUP_S = Math.max(WARMUP_S, DURATION_S);
+/**
+ * Rounds of the tracing comparison. Each round measures the untraced shape and then each traced one back to back, so a
+ * shared machine whose speed drifts over minutes (the load generator's own CPU per request moved by 2x between runs a
+ * few minutes apart) moves both sides of a round's ratio alike; the ratio printed is the median of the rounds'.
+ */
+const TRACE_ROUNDS = Number(process.env.BENCH_TRACE_ROUNDS ?? 3);
+
+interface TracedShape {
+  sampling: number | null;
+  shape: Shape;
+  scenario: Scenario;
+  key: string;
+  receiver: Awaited<ReturnType<typeof startOtlpReceiver>>;
+}
 
 /**
- * R1 on a deployed shape of its own, on a database of its own, warmed for TRACE_WARMUP_S and then measured: with
+ * R1's deployed shape for one sampling ratio, on a database of its own, prepared and warmed for TRACE_WARMUP_S: with
  * `sampling`, its services export traces (parent-based, that ratio of new traces) to an OTLP receiver in this process;
- * with null, tracing is off. Each ratio is compared with the untraced run made the same way in the same run: the
- * headline R1 ran on processes warmed by every scenario before it, which fresh processes are not.
+ * with null, tracing is off. The headline R1 ran on processes warmed by every scenario before it, which fresh processes
+ * are not: each ratio is taken against an untraced shape made the same way.
  */
-async function tracedR1(
+async function tracedShape(
   sampling: number | null,
   env: ShapeEnv,
   b0: string,
   oidc: Awaited<ReturnType<typeof startBaseline>>,
-): Promise<TracedR1> {
+): Promise<TracedShape> {
   const receiver = await startOtlpReceiver({ keepSpans: false });
+  stopAll.push(() => receiver.close());
   const name = sampling === null ? 'untraced' : `traced_${String(sampling).replace('.', '_')}`;
-  try {
-    const shape = await startDeployed({
-      ...env,
-      DATABASE_URL: await databaseFor(`deployed_${name}`),
-      settings:
-        sampling === null
-          ? {}
-          : {
-              OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
-              OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
-              OTEL_TRACES_SAMPLER_ARG: String(sampling),
-            },
-    });
-    stopAll.push(() => shape.stop());
-    const data = await prepare(shape, env.ADMIN_TOKEN, CONNECTIONS);
-    const r1 = scenarios(shape, data, b0, b0, oidc, env.INTERNAL_SECRET).find((s) => s.id === 'R1')!;
-    const key = `${name}:R1`;
-    await loader.run({ key, origin: r1.origin, spec: r1.spec, connections: CONNECTIONS, durationS: TRACE_WARMUP_S });
-    const label = sampling === null ? `${r1.label}, untraced` : `${r1.label}, traced (${sampling * 100}% sampled)`;
-    const measurement = await measure(key, { ...r1, id: `R1 ${name}`, label }, [...shape.processes, ...stores]);
-    await shape.stop();
-    return { sampling, measurement, spans: receiver.received };
-  } finally {
-    await receiver.close();
+  const shape = await startDeployed({
+    ...env,
+    DATABASE_URL: await databaseFor(`deployed_${name}`),
+    settings:
+      sampling === null
+        ? {}
+        : {
+            OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
+            OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+            OTEL_TRACES_SAMPLER_ARG: String(sampling),
+          },
+  });
+  stopAll.push(() => shape.stop());
+  const data = await prepare(shape, env.ADMIN_TOKEN, CONNECTIONS);
+  const r1 = scenarios(shape, data, b0, b0, oidc, env.INTERNAL_SECRET).find((s) => s.id === 'R1')!;
+  const key = `${name}:R1`;
+  await loader.run({ key, origin: r1.origin, spec: r1.spec, connections: CONNECTIONS, durationS: TRACE_WARMUP_S });
+  const label = sampling === null ? `${r1.label}, untraced` : `${r1.label}, traced (${sampling * 100}% sampled)`;
+  return { sampling, shape, scenario: { ...r1, id: `R1 ${name}`, label }, key, receiver };
+}
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+/** A shape's rounds as one measurement: counts and CPU over all of them, latencies their rounds' median. */
+function mergedRounds(rounds: Measurement[]): Measurement {
+  const requests = rounds.reduce((n, m) => n + m.requests, 0);
+  const weighted = (of: (m: Measurement) => number) =>
+    Math.round(rounds.reduce((sum, m) => sum + of(m) * m.requests, 0) / requests);
+  const cpuUs = Object.fromEntries(Object.keys(rounds[0]!.cpuUs).map((k) => [k, weighted((m) => m.cpuUs[k]!)]));
+  return {
+    ...rounds[0]!,
+    requests,
+    rps: Math.round(rounds.reduce((sum, m) => sum + m.rps, 0) / rounds.length),
+    p50: median(rounds.map((m) => m.p50)),
+    p99: median(rounds.map((m) => m.p99)),
+    cpuUs,
+  };
+}
+
+/** R1 untraced and at each sampling ratio, measured in TRACE_ROUNDS interleaved rounds (see TRACE_ROUNDS). */
+async function tracedR1(
+  samplings: number[],
+  env: ShapeEnv,
+  b0: string,
+  oidc: Awaited<ReturnType<typeof startBaseline>>,
+): Promise<TracedR1[]> {
+  const shapes: TracedShape[] = [];
+  for (const sampling of [null, ...samplings]) shapes.push(await tracedShape(sampling, env, b0, oidc));
+  const rounds: Measurement[][] = shapes.map(() => []);
+  for (let round = 0; round < TRACE_ROUNDS; round++)
+    for (const [i, t] of shapes.entries())
+      rounds[i]!.push(await measure(t.key, t.scenario, [...t.shape.processes, ...stores]));
+  const results = shapes.map((t, i) => ({
+    sampling: t.sampling,
+    measurement: mergedRounds(rounds[i]!),
+    rounds: rounds[i]!,
+    spans: t.receiver.received,
+  }));
+  for (const t of shapes) {
+    await t.shape.stop();
+    await t.receiver.close();
   }
+  return results;
 }
 
 /** The gateway's decisions-per-PDP-call histogram, read from its metrics: its running sum and count. */
@@ -502,12 +559,11 @@ try {
     );
   // The cost of tracing: R1 traced against R1 untraced, each on fresh deployed processes warmed the same way.
   const traced: TracedR1[] = [];
-  if (TRACE_SAMPLING.length)
-    for (const sampling of [null, ...TRACE_SAMPLING]) {
-      const env = { REDIS_URL: redis.url, INTERNAL_SECRET: secret, ADMIN_TOKEN: adminToken, DATABASE_URL: '' };
-      traced.push(await tracedR1(sampling, env, b0.url, oidc));
-      console.error(`bench deployed: R1 ${sampling ?? 'untraced'}: ${traced.at(-1)!.measurement.rps} req/s`);
-    }
+  if (TRACE_SAMPLING.length) {
+    const env = { REDIS_URL: redis.url, INTERNAL_SECRET: secret, ADMIN_TOKEN: adminToken, DATABASE_URL: '' };
+    traced.push(...(await tracedR1(TRACE_SAMPLING, env, b0.url, oidc)));
+    for (const t of traced) console.error(`bench deployed: R1 ${t.sampling ?? 'untraced'}: ${t.measurement.rps} req/s`);
+  }
   const [untracedR1, ...tracedRuns] = traced;
   let extensions: LoopResult[] = [];
   let exports: ExportResult[] = [];
@@ -536,9 +592,11 @@ try {
   if (judged) printTargets(judged);
   for (const t of tracedRuns) {
     const [on, off] = [t.measurement, untracedR1!.measurement];
+    const ratios = t.rounds.map((m, i) => m.rps / untracedR1!.rounds[i]!.rps);
     console.log(
-      `R1 traced/R1 ${(on.rps / off.rps).toFixed(2)}   ` +
-        `(deployed, fresh processes warmed ${TRACE_WARMUP_S} s, parentbased_traceidratio ${t.sampling}: ` +
+      `R1 traced/R1 ${median(ratios).toFixed(2)}   ` +
+        `(deployed, fresh processes warmed ${TRACE_WARMUP_S} s, parentbased_traceidratio ${t.sampling}; ` +
+        `median of ${ratios.length} interleaved rounds: ${ratios.map((r) => r.toFixed(2)).join(', ')}; over them ` +
         `${on.rps} vs ${off.rps} req/s, CPU ${on.cpuUs.total} vs ${off.cpuUs.total} µs a request, ` +
         `p99 ${on.p99} vs ${off.p99} ms, ${t.spans} spans exported)`,
     );
@@ -576,7 +634,12 @@ try {
     shapes,
     extensions,
     exports,
-    traced: traced.map((t) => ({ sampling: t.sampling, ...t.measurement, spans: t.spans })),
+    traced: traced.map((t) => ({
+      sampling: t.sampling,
+      ...t.measurement,
+      spans: t.spans,
+      roundRps: t.rounds.map((m) => m.rps),
+    })),
   });
   console.log(`\nresults: ${file}`);
   if (judged?.targets) console.log(`sweep chart: ${writeSweepChart(file, judged.targets.sweep, judged.shape)}`);

@@ -168,7 +168,8 @@ export function createTelemetry(): Telemetry {
     observe: (service, log) => (req, res) => {
       const end = duration.startTimer();
       const span = serverSpan();
-      const unrecorded = span ? undefined : unrecordedIds(req);
+      // A request the sampler left out has no span, but its own ids (tracing.ts).
+      const ids = span?.spanContext() ?? unrecordedIds(req);
       res.once('finish', () => {
         const route = routeTemplateOf(req, res);
         const labels = { service, method: req.method ?? 'GET', route, status: String(res.statusCode) };
@@ -179,7 +180,7 @@ export function createTelemetry(): Telemetry {
         if (span) describeRequest(span, labels.method, route, tenant, client);
         log.info(
           {
-            ...((span || unrecorded) && traceFields(span?.spanContext() ?? unrecorded)),
+            ...(ids && traceFields(ids)),
             requestId,
             tenant,
             client,

@@ -11,13 +11,11 @@ import { createClient, deleteClient } from '../policies/admin/clients.js';
 import { registerExtension } from '../policies/admin/extensions.js';
 import { putGrant } from '../policies/admin/grants.js';
 import { createTenant } from '../policies/admin/tenants.js';
-import { scratchDatabase } from './support/database.js';
-import { privatePostgres, type PrivatePostgres } from './support/processes.js';
+import { realPostgresDatabase } from './support/database.js';
 
 const LOCK_WAIT = '3s';
 const LOCK_NOT_AVAILABLE = '55P03';
 
-let postgres: PrivatePostgres | undefined;
 let database: { url: string; drop(): Promise<void> };
 /** The connection whose transaction holds a change's locks. */
 let holder: Knex;
@@ -40,8 +38,7 @@ const connect = (url: string, afterConnect?: string) =>
   });
 
 beforeAll(async () => {
-  if (!process.env.DATABASE_URL) postgres = await privatePostgres();
-  database = await scratchDatabase(process.env.DATABASE_URL ?? postgres!.url);
+  database = await realPostgresDatabase();
   holder = connect(database.url);
   other = connect(database.url, `set lock_timeout = '${LOCK_WAIT}'`);
   await migrate(holder);
@@ -54,7 +51,6 @@ afterAll(async () => {
   await holder?.destroy();
   await other?.destroy();
   await database?.drop();
-  await postgres?.destroy();
 });
 
 let apps = 0;

@@ -3,7 +3,7 @@
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import { listen } from '../common/http.js';
 import { createLogger } from '../common/log.js';
-import { migrate, type Database } from '../common/db.js';
+import type { Database } from '../common/db.js';
 import {
   CONTEXT_HEADER,
   CONTEXT_MAC_HEADER,
@@ -12,7 +12,7 @@ import {
   type CallContext,
 } from '../common/internal-context.js';
 import { createBackendApp } from '../backend/app.js';
-import { freshDatabase } from './support/database.js';
+import { migratedDatabase } from './support/database.js';
 
 const SECRET = 'backend-context-test-secret-0123456789';
 const sign = contextSigner(SECRET);
@@ -20,8 +20,7 @@ let db: Database;
 let backend: Awaited<ReturnType<typeof listen>>;
 
 beforeAll(async () => {
-  db = await freshDatabase();
-  await migrate(db.knex);
+  db = await migratedDatabase();
   backend = await listen(0);
   backend.server.on(
     'request',

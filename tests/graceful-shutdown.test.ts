@@ -10,21 +10,14 @@ import { connect } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import knexFactory, { type Knex } from 'knex';
 import { adminClient, setupTenant, type TenantSetup } from './support/admin.js';
-import { scratchDatabase } from './support/database.js';
+import { realPostgresDatabase } from './support/database.js';
 import { editedGatewayFile, gatewayFileDirectory } from './support/gateway-files.js';
 import { clientCredentialsToken } from './support/oauth.js';
-import {
-  privatePostgres,
-  SERVICES,
-  startProcesses,
-  type PrivatePostgres,
-  type ProcessSystem,
-} from './support/processes.js';
+import { SERVICES, startProcesses, type ProcessSystem } from './support/processes.js';
 
 const WORKERS = 8;
 const SLOW_CALLS = 4;
 
-let postgres: PrivatePostgres | undefined;
 let database: { url: string; drop(): Promise<void> };
 let knex: Knex;
 let system: ProcessSystem;
@@ -40,8 +33,7 @@ const gatewayFileFlushingOnlyOnClose = () =>
   );
 
 beforeAll(async () => {
-  if (!process.env.DATABASE_URL) postgres = await privatePostgres();
-  database = await scratchDatabase(process.env.DATABASE_URL ?? postgres!.url);
+  database = await realPostgresDatabase();
   knex = knexFactory({ client: 'pg', connection: database.url, pool: { min: 0, max: 2 } });
   // All four start at once on the fresh database and migrate it together (common/db.ts migrate: losers retry).
   system = await startProcesses({
@@ -56,7 +48,6 @@ afterAll(async () => {
   if (system) await Promise.all(SERVICES.map((s) => system.services[s].stop('SIGKILL')));
   await knex?.destroy();
   await database?.drop();
-  await postgres?.destroy();
   files.remove();
 });
 

@@ -2,16 +2,15 @@
 // concurrent uses exactly one consumes and the other kills the whole family, on PGlite and on real PostgreSQL.
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import { errors } from 'oidc-provider';
-import { migrate, type Database } from '../common/db.js';
+import type { Database } from '../common/db.js';
 import { createAdapterFactory } from '../issuer/adapter.js';
 import { requestReads } from '../issuer/request-reads.js';
-import { freshDatabase } from './support/database.js';
+import { migratedDatabase } from './support/database.js';
 
 let db: Database;
 let adapterFor: ReturnType<typeof createAdapterFactory>;
 beforeAll(async () => {
-  db = await freshDatabase();
-  await migrate(db.knex);
+  db = await migratedDatabase();
   adapterFor = createAdapterFactory(db.knex, { clientCredentials: false });
 });
 afterAll(async () => {

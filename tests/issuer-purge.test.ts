@@ -2,14 +2,12 @@
 // detection) and records without an expiry stay.
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import type { Database } from '../common/db.js';
-import { migrate } from '../common/db.js';
 import { purgeExpired } from '../issuer/purge.js';
-import { freshDatabase } from './support/database.js';
+import { migratedDatabase } from './support/database.js';
 
 let db: Database;
 beforeAll(async () => {
-  db = await freshDatabase();
-  await migrate(db.knex);
+  db = await migratedDatabase();
 });
 afterAll(async () => {
   await db?.close();

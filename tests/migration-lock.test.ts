@@ -3,12 +3,11 @@
 // which knex's lock could never be taken and every later start failed with "Migration table is already locked".
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import { migrate, type Database } from '../common/db.js';
-import { freshDatabase } from './support/database.js';
+import { migratedDatabase } from './support/database.js';
 
 let db: Database;
 beforeAll(async () => {
-  db = await freshDatabase();
-  await migrate(db.knex);
+  db = await migratedDatabase();
 });
 afterAll(async () => {
   await db?.close();

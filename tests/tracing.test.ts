@@ -11,7 +11,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { adminClient, setupMachineClient, type MachineClientSetup } from './support/admin.js';
-import { scratchDatabase } from './support/database.js';
+import { realPostgresDatabase } from './support/database.js';
 import { clientCredentialsToken } from './support/oauth.js';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from './support/otlp-receiver.js';
 import {
@@ -19,10 +19,8 @@ import {
   freePort,
   freePorts,
   nodeEntry,
-  privatePostgres,
   startProcesses,
   waitFor,
-  type PrivatePostgres,
   type ProcessSystem,
 } from './support/processes.js';
 
@@ -38,7 +36,6 @@ const GATEWAY_RATIO = 0.5;
 /** Loader hooks that list the @opentelemetry modules a process resolves (tests/support/resolved-modules.mjs). */
 const RESOLVED_MODULES_HOOK = ['--import', './tests/support/resolved-modules.mjs'];
 
-let postgres: PrivatePostgres | undefined;
 let database: { url: string; drop(): Promise<void> };
 let receiver: OtlpReceiver;
 let system: ProcessSystem;
@@ -48,8 +45,7 @@ const scratch = mkdtempSync(join(tmpdir(), 'tp-tracing-'));
 const resolvedBy = (service: string) => join(scratch, `${service}.modules`);
 
 beforeAll(async () => {
-  if (!process.env.DATABASE_URL) postgres = await privatePostgres();
-  database = await scratchDatabase(process.env.DATABASE_URL ?? postgres!.url);
+  database = await realPostgresDatabase();
   receiver = await startOtlpReceiver();
   const protocol = (p: string) => ({ OTEL_EXPORTER_OTLP_PROTOCOL: p });
   system = await startProcesses({
@@ -87,7 +83,6 @@ afterAll(async () => {
   await system?.close();
   await receiver?.close();
   await database?.drop();
-  await postgres?.destroy();
   rmSync(scratch, { recursive: true, force: true });
 });
 

@@ -4,7 +4,8 @@
 import knexFactory from 'knex';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { openDatabase, type Database, type DatabaseOptions } from '../../common/db.js';
+import { migrate, openDatabase, type Database, type DatabaseOptions } from '../../common/db.js';
+import { privatePostgres } from './processes.js';
 
 /** A database of its own on the server `serverUrl` names: its URL, and `drop` to remove it (connections and all). */
 export async function scratchDatabase(serverUrl: string): Promise<{ url: string; drop(): Promise<void> }> {
@@ -35,6 +36,30 @@ export async function freshDatabase(opts: Pick<DatabaseOptions, 'idleTimeoutMs'>
     async close() {
       await db.close();
       await scratch.drop();
+    },
+  };
+}
+
+/** A fresh database (as freshDatabase) with every migration applied. */
+export async function migratedDatabase(): Promise<Database> {
+  const db = await freshDatabase();
+  await migrate(db.knex);
+  return db;
+}
+
+/**
+ * A scratch database on a real PostgreSQL server, for suites that need several sessions at once or separate
+ * processes: on this machine's server (DATABASE_URL), or on the embedded defaults a private server started for the
+ * suite, which `drop` also stops.
+ */
+export async function realPostgresDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+  const server = process.env.DATABASE_URL ? undefined : await privatePostgres();
+  const scratch = await scratchDatabase(process.env.DATABASE_URL ?? server!.url);
+  return {
+    url: scratch.url,
+    async drop() {
+      await scratch.drop();
+      await server?.destroy();
     },
   };
 }

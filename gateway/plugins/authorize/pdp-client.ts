@@ -2,7 +2,8 @@
 // works through one batch of I/O (one event-loop turn) travel to the PDP in one call, flushed when that turn ends
 // (setImmediate: never a timer that waits for more work, so a lone request is sent at once). Anything but a well-formed
 // answer is "undecidable" (fail closed): a failed call answers every decision in it so, a failed item its own.
-// Traced, a call for one request is part of its trace; a call for several is a trace of its own linked to each.
+// Traced, a call is part of the trace of the first recorded request it serves and links to the others (tracing.ts
+// batchCall); a call serving only unsampled requests passes on the first one's trace id, flagged unsampled.
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Pool } from 'undici';

@@ -1,6 +1,6 @@
 // Opaque, tamper-proof cursors for listing a person's extensions: the last extension id of a page plus an HMAC
 // bound to the tenant, the app and the person, so a cursor cannot be edited or replayed to list anything else.
-import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
+import { createHmac, createSecretKey, hkdfSync, timingSafeEqual } from 'node:crypto';
 import { isExtensionId } from '../common/ids.js';
 
 export interface CursorScope {
@@ -13,7 +13,8 @@ const MAC_BYTES = 16;
 
 /** `secret` is a configured deployment secret; the cursor key is derived from it for this use only. */
 export function listCursors(secret: string) {
-  const key = Buffer.from(hkdfSync('sha256', secret, '', 'person-extension-list-cursor/v1', 32));
+  // A KeyObject made once (common/internal-context.ts says why).
+  const key = createSecretKey(Buffer.from(hkdfSync('sha256', secret, '', 'person-extension-list-cursor/v1', 32)));
   const mac = (scope: CursorScope, after: string) =>
     createHmac('sha256', key)
       .update(JSON.stringify([scope.tenantId, scope.clientId, scope.personId, after]))

@@ -2,7 +2,7 @@
 // INTERNAL_SECRET) over the context, the request id, the method and path, and an expiry a few seconds ahead. A header
 // copied from one call is therefore useless for another request, path or subject, and soon for the same one.
 // The PDP's decision endpoint still takes the shared secret header (it has no subject to bind).
-import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
+import { createHmac, createSecretKey, hkdfSync, timingSafeEqual, type KeyObject } from 'node:crypto';
 import type { Capability } from '../wire/decision.js';
 
 export const INTERNAL_SECRET_HEADER = 'x-internal-secret';
@@ -35,10 +35,14 @@ interface SignedContext extends CallContext {
   exp: number;
 }
 
-/** A key of its own for context MACs, so the secret itself never travels to the backend. */
+/**
+ * A key of its own for context MACs, so the secret itself never travels to the backend. A KeyObject, made once: given
+ * bytes, every createHmac makes one again, and on Node 24 its check of the argument throws and catches an exception
+ * (14 % of the backend's CPU under load, docs/performance.md).
+ */
 const contextKey = (secret: string) =>
-  Buffer.from(hkdfSync('sha256', secret, '', 'gateway-to-backend call context', 32));
-const mac = (key: Buffer, payload: string) => createHmac('sha256', key).update(payload).digest();
+  createSecretKey(Buffer.from(hkdfSync('sha256', secret, '', 'gateway-to-backend call context', 32)));
+const mac = (key: KeyObject, payload: string) => createHmac('sha256', key).update(payload).digest();
 
 export function contextSigner(secret: string) {
   const key = contextKey(secret);

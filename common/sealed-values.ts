@@ -1,6 +1,6 @@
 // Values the server hands out and reads back without storing them (the pages' signed cookies): `body.mac`, where
 // mac = HMAC-SHA256(key, "<purpose>|body") in base64url, so a value sealed for one purpose opens for no other.
-import { createHmac } from 'node:crypto';
+import { createHmac, createSecretKey } from 'node:crypto';
 import { sameSecret } from './secrets.js';
 
 export interface Sealer {
@@ -11,7 +11,9 @@ export interface Sealer {
 }
 
 export function sealer(key: string | Buffer, purpose: string): Sealer {
-  const mac = (body: string) => createHmac('sha256', key).update(`${purpose}|${body}`).digest('base64url');
+  // One KeyObject for every seal and open (internal-context.ts says why not the bytes).
+  const keyObject = createSecretKey(typeof key === 'string' ? Buffer.from(key) : key);
+  const mac = (body: string) => createHmac('sha256', keyObject).update(`${purpose}|${body}`).digest('base64url');
   return {
     seal: (body) => `${body}.${mac(body)}`,
     open(sealed) {

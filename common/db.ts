@@ -276,32 +276,47 @@ export async function preparedQuery<R = Record<string, unknown>>(
   }
 }
 
-const statementNames = new Map<string, string>();
+/** A value a fixed statement takes: bound as it is. */
+export type StatementValue = string | number | boolean | Date | null;
+
+interface CompiledStatement {
+  name: string;
+  text: string;
+  /** Each binding of the compiled query: the index of the argument it takes, or a value of the query itself. */
+  bindings: ({ arg: number } | { constant: unknown })[];
+}
+
+/** Stands for argument `i` while a fixed statement is compiled; never a value a caller could pass. */
+const placeholder = (i: number) => `\u0000fixed statement argument ${i}\u0000`;
+
 /**
- * More distinct texts than the code has fixed-shape queries means one varies with its values: stop preparing new ones.
+ * A query whose SQL text does not depend on its values, built with knex once (per knex instance) and then run as a
+ * prepared statement named after its text: PostgreSQL parses it once per connection, and knex's building and compiling
+ * (a tenth of the issuer's CPU per token when done per call, docs/performance.md) happens once per process. `build`
+ * gets placeholders for the arguments: it must put each into the query as a value, unchanged, and never branch on one
+ * (compiling checks that every argument became a binding).
  */
-const MAX_PREPARED_TEXTS = 100;
-let warnedUnprepared = false;
-/**
- * A query built with knex, run as a prepared statement named after its SQL text. Only for queries whose text does not
- * depend on their values (no `whereIn` over lists of varying length): every distinct text is one more statement each
- * pooled connection keeps. Past MAX_PREPARED_TEXTS texts, new ones run unnamed (with a process warning, once), so a
- * misused call costs speed, never the database server's memory.
- */
-export function runPrepared<R = Record<string, unknown>>(
-  knex: Knex,
-  query: Knex.QueryBuilder,
-): Promise<PreparedResult<R>> {
-  const { sql, bindings } = query.toSQL().toNative();
-  let name = statementNames.get(sql);
-  if (!name && statementNames.size < MAX_PREPARED_TEXTS)
-    statementNames.set(sql, (name = `q_${createHash('sha1').update(sql).digest('hex').slice(0, 24)}`));
-  else if (!name && !warnedUnprepared) {
-    warnedUnprepared = true;
-    process.emitWarning(
-      `runPrepared: over ${MAX_PREPARED_TEXTS} distinct statements (a query whose SQL varies with its values?); ` +
-        `new texts run unprepared, e.g. ${sql.slice(0, 200)}`,
-    );
-  }
-  return preparedQuery<R>(knex, name, sql, bindings as unknown[]);
+export function fixedStatement<A extends StatementValue[], R = Record<string, unknown>>(
+  build: (knex: Knex, ...args: A) => Knex.QueryBuilder | Knex.Raw,
+): (knex: Knex, ...args: A) => Promise<PreparedResult<R>> {
+  const compiled = new WeakMap<Knex, CompiledStatement>();
+  const compile = (knex: Knex, arity: number): CompiledStatement => {
+    const marks = Array.from({ length: arity }, (_, i) => placeholder(i));
+    const { sql, bindings } = build(knex, ...(marks as A))
+      .toSQL()
+      .toNative();
+    const slots = (bindings as unknown[]).map((b) => {
+      const arg = marks.indexOf(b as string);
+      return arg >= 0 ? { arg } : { constant: b };
+    });
+    const lost = marks.findIndex((_, i) => !slots.some((slot) => 'arg' in slot && slot.arg === i));
+    if (lost >= 0) throw new Error(`fixedStatement: argument ${lost} is not a value of the query ${sql}`);
+    return { name: `q_${createHash('sha1').update(sql).digest('hex').slice(0, 24)}`, text: sql, bindings: slots };
+  };
+  return async (knex, ...args) => {
+    let statement = compiled.get(knex);
+    if (!statement) compiled.set(knex, (statement = compile(knex, args.length)));
+    const values = statement.bindings.map((slot) => ('arg' in slot ? args[slot.arg] : slot.constant));
+    return preparedQuery<R>(knex, statement.name, statement.text, values);
+  };
 }

@@ -2,10 +2,12 @@
 // (account status and epoch, session revocation, the tenant relationship), so refreshed tokens carry current claims.
 import type { Knex } from 'knex';
 import { HashingBusy, SIGN_IN_HASHING, hashSecret, verifySecret } from '../common/secrets.js';
-import { runPrepared, storableText } from '../common/db.js';
+import { fixedStatement, storableText } from '../common/db.js';
 import { waitMessage, type CredentialThrottle } from '../common/credential-throttle.js';
 import { foldUsername } from '../common/usernames.js';
 import { done, refused, type Outcome, type Refusal } from '../wire/outcome.js';
+import type { Capability } from '../wire/decision.js';
+import { allowedCapabilitiesColumn, inCatalogueOrder } from './scope-policy.js';
 
 let dummyHash: Promise<string> | undefined;
 /** Hash checked when the username is unknown, so a wrong username costs as long as a wrong password. */
@@ -128,14 +130,15 @@ export async function signIn(knex: Knex, throttle: CredentialThrottle, attempt: 
   return done(personId);
 }
 
+const relationship = fixedStatement<[string, string]>((knex, tenantId, personId) =>
+  knex('tenant_person_relationships')
+    .where({ tenant_id: tenantId, person_id: personId })
+    .whereNull('ended_at')
+    .first('person_id'),
+);
+
 export async function hasRelationship(knex: Knex, tenantId: string, personId: string): Promise<boolean> {
-  const { rows } = await runPrepared(
-    knex,
-    knex('tenant_person_relationships')
-      .where({ tenant_id: tenantId, person_id: personId })
-      .whereNull('ended_at')
-      .first('person_id'),
-  );
+  const { rows } = await relationship(knex, tenantId, personId);
   return rows.length > 0;
 }
 
@@ -158,9 +161,13 @@ export async function loginAccountOf(
   return q.orderBy('created_at').first('id', 'epoch', 'status');
 }
 
+const clientTenant = fixedStatement<[string], { tenant_id: string }>((knex, clientId) =>
+  knex('clients').where('id', clientId).first('tenant_id'),
+);
+
 export async function tenantOfClient(knex: Knex, clientId: string): Promise<string | undefined> {
-  const { rows } = await runPrepared(knex, knex('clients').where('id', clientId).first('tenant_id'));
-  return rows[0]?.tenant_id as string | undefined;
+  const { rows } = await clientTenant(knex, clientId);
+  return rows[0]?.tenant_id;
 }
 
 export interface SessionActor {
@@ -173,20 +180,17 @@ export interface SessionActor {
   tenantId: string | undefined;
   /** Whether the person has a current relationship with that tenant. */
   related: boolean;
+  /** What the client may be given (scope-policy.ts allowedCapabilities), read in the same statement. */
+  clientAllows: Capability[];
 }
 
 /**
  * The account behind a consented authorization (sessions.id = grant id) as it is now, with the tenant of the client
  * asking and whether the person is still related to it: every fact a refresh checks about its actor, in one statement.
  */
-export async function actorOfGrant(knex: Knex, grantId: string, clientId: string): Promise<SessionActor | undefined> {
-  const related = knex('tenant_person_relationships as r')
-    .whereRaw('r.tenant_id = c.tenant_id and r.person_id = a.person_id')
-    .whereNull('r.ended_at')
-    .select(knex.raw('1'));
-  const {
-    rows: [row],
-  } = await runPrepared<{
+const grantActor = fixedStatement<
+  [string, string],
+  {
     id: string;
     person_id: string;
     epoch: number | string;
@@ -194,22 +198,33 @@ export async function actorOfGrant(knex: Knex, grantId: string, clientId: string
     revoked_at: Date | null;
     tenant_id: string | null;
     related: boolean;
-  }>(
-    knex,
-    knex('sessions as s')
-      .join('accounts as a', 'a.id', 's.account_id')
-      .leftJoin('clients as c', (j) => void j.on('c.id', '=', knex.raw('?', [clientId])))
-      .where('s.id', grantId)
-      .first(
-        'a.id',
-        'a.person_id',
-        'a.epoch',
-        'a.status',
-        's.revoked_at',
-        'c.tenant_id',
-        knex.raw('exists (?) as related', [related]),
-      ),
-  );
+    allowed: string[];
+  }
+>((knex, grantId, clientId) => {
+  const related = knex('tenant_person_relationships as r')
+    .whereRaw('r.tenant_id = c.tenant_id and r.person_id = a.person_id')
+    .whereNull('r.ended_at')
+    .select(knex.raw('1'));
+  return knex('sessions as s')
+    .join('accounts as a', 'a.id', 's.account_id')
+    .leftJoin('clients as c', (j) => void j.on('c.id', '=', knex.raw('?', [clientId])))
+    .where('s.id', grantId)
+    .first(
+      'a.id',
+      'a.person_id',
+      'a.epoch',
+      'a.status',
+      's.revoked_at',
+      'c.tenant_id',
+      knex.raw('exists (?) as related', [related]),
+      allowedCapabilitiesColumn(knex, clientId),
+    );
+});
+
+export async function actorOfGrant(knex: Knex, grantId: string, clientId: string): Promise<SessionActor | undefined> {
+  const {
+    rows: [row],
+  } = await grantActor(knex, grantId, clientId);
   if (!row) return undefined;
   return {
     accountId: row.id,
@@ -219,5 +234,6 @@ export async function actorOfGrant(knex: Knex, grantId: string, clientId: string
     revoked: row.revoked_at !== null,
     tenantId: row.tenant_id ?? undefined,
     related: row.related,
+    clientAllows: inCatalogueOrder(row.allowed),
   };
 }

@@ -4,7 +4,7 @@
 import type { Knex } from 'knex';
 import { errors, type Adapter, type AdapterPayload } from 'oidc-provider';
 import { findClientMetadata, type ClientOptions } from './clients.js';
-import { runPrepared, storableText } from '../common/db.js';
+import { fixedStatement, storableText } from '../common/db.js';
 import { killFamily, revokeSession } from '../common/sessions.js';
 
 /** Models whose second use is a replay (contract §3 "Token lifecycle"), named as operators know them. */
@@ -26,6 +26,29 @@ interface Row {
 
 const isLive = (row: Row) => row.expires_at === null || row.expires_at.getTime() > Date.now();
 
+// find, consume and upsert run on every token request: statements compiled once, run prepared.
+const ROW = ['payload', 'consumed_at', 'expires_at', 'grant_id'] as const;
+const rowById = fixedStatement<[string, string], Row>((knex, model, id) =>
+  knex('oidc_payloads')
+    .where({ model, id })
+    .first(...ROW),
+);
+const rowByUid = fixedStatement<[string, string], Row>((knex, model, uid) =>
+  knex('oidc_payloads')
+    .where({ model, uid })
+    .first(...ROW),
+);
+const consumeRow = fixedStatement<[string, string]>((knex, model, id) =>
+  knex('oidc_payloads').where({ model, id }).whereNull('consumed_at').update({ consumed_at: knex.fn.now() }),
+);
+const upsertRow = fixedStatement<[string, string, string, string | null, string | null, Date | null]>(
+  (knex, model, id, payload, grantId, uid, expiresAt) =>
+    knex('oidc_payloads')
+      .insert({ model, id, payload, grant_id: grantId, uid, expires_at: expiresAt })
+      .onConflict(['model', 'id'])
+      .merge(['payload', 'grant_id', 'uid', 'expires_at']),
+);
+
 class PayloadAdapter implements Adapter {
   constructor(
     private readonly knex: Knex,
@@ -43,34 +66,18 @@ class PayloadAdapter implements Adapter {
     return this.knex('oidc_payloads').where('model', this.model);
   }
 
-  /** The row `query` finds; find, consume and upsert run on every token request, so they are prepared statements. */
-  private async first(query: Knex.QueryBuilder): Promise<Row | undefined> {
-    const { rows } = await runPrepared(this.knex, query.first('payload', 'consumed_at', 'expires_at', 'grant_id'));
-    return rows[0] as Row | undefined;
-  }
-
   async upsert(id: string, payload: AdapterPayload, expiresIn?: number): Promise<void> {
     // A Grant is its own family, so one `grant_id` match finds every row of a family, the Grant included.
     const grantId = payload.grantId ?? (this.model === 'Grant' ? id : null);
-    await runPrepared(
-      this.knex,
-      this.knex('oidc_payloads')
-        .insert({
-          model: this.model,
-          id,
-          payload: JSON.stringify(payload),
-          grant_id: grantId,
-          uid: payload.uid ?? null,
-          expires_at: expiresIn ? new Date(Date.now() + expiresIn * 1000) : null,
-        })
-        .onConflict(['model', 'id'])
-        .merge(['payload', 'grant_id', 'uid', 'expires_at']),
-    );
+    const expiresAt = expiresIn ? new Date(Date.now() + expiresIn * 1000) : null;
+    await upsertRow(this.knex, this.model, id, JSON.stringify(payload), grantId, payload.uid ?? null, expiresAt);
   }
 
   async find(id: string): Promise<AdapterPayload | undefined> {
     if (!storableText(id)) return undefined; // ids come from requests (codes, tokens, cookies)
-    const row = await this.first(this.rows().where('id', id));
+    const {
+      rows: [row],
+    } = await rowById(this.knex, this.model, id);
     if (!row) return undefined;
     if (row.consumed_at && SINGLE_USE.has(this.model)) {
       // A used code or refresh token presented again is a replay. Killing the family here, before oidc-provider's
@@ -83,7 +90,9 @@ class PayloadAdapter implements Adapter {
 
   async findByUid(uid: string): Promise<AdapterPayload | undefined> {
     if (!storableText(uid)) return undefined;
-    const row = await this.first(this.rows().where('uid', uid));
+    const {
+      rows: [row],
+    } = await rowByUid(this.knex, this.model, uid);
     return row ? this.toPayload(row) : undefined;
   }
 
@@ -92,10 +101,7 @@ class PayloadAdapter implements Adapter {
   }
 
   async consume(id: string): Promise<void> {
-    const { rowCount } = await runPrepared(
-      this.knex,
-      this.rows().where('id', id).whereNull('consumed_at').update({ consumed_at: this.knex.fn.now() }),
-    );
+    const { rowCount } = await consumeRow(this.knex, this.model, id);
     if (rowCount! > 0 || !SINGLE_USE.has(this.model)) return;
     // Lost the race against a concurrent redemption (or the row is gone): both requests used the same token, so
     // the family dies and this request fails, instead of two live chains.

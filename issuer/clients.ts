@@ -3,7 +3,7 @@
 import type { Knex } from 'knex';
 import type { ClientMetadata } from 'oidc-provider';
 import { digestSecret, isScryptHash, verifySecret } from '../common/secrets.js';
-import { runPrepared } from '../common/db.js';
+import { fixedStatement } from '../common/db.js';
 
 export interface ClientOptions {
   clientCredentials: boolean;
@@ -24,6 +24,20 @@ const SECRETS_SEPARATOR = ' ';
 /** A confidential client with no usable secret still needs a client_secret for oidc-provider; it matches nothing. */
 const NO_USABLE_SECRET = 'none';
 
+/** An active third-party client of an active tenant, with the stored forms of its usable secrets. */
+const activeClient = fixedStatement<
+  [string],
+  { id: string; name: string; type: string; redirect_uris: string[]; secrets: string }
+>((knex, clientId) => {
+  const secrets = usableSecrets(knex, knex.raw('??', ['c.id']), knex.fn.now())
+    .select(knex.raw(`coalesce(string_agg(secret_hash, '${SECRETS_SEPARATOR}'), '')`))
+    .as('secrets');
+  return knex('clients as c')
+    .join('tenants as t', 't.id', 'c.tenant_id')
+    .where({ 'c.id': clientId, 'c.kind': 'third_party', 'c.status': 'active', 't.status': 'active' })
+    .first('c.id', 'c.name', 'c.type', 'c.redirect_uris', secrets);
+});
+
 /**
  * Metadata of an active third-party client whose tenant is active; anything else is unknown to the issuer
  * (→ invalid_client). A suspended tenant is refused at issuance too (contract §3 "denied at issuance").
@@ -35,18 +49,9 @@ export async function findClientMetadata(
   clientId: string,
   opts: ClientOptions,
 ): Promise<ClientMetadata | undefined> {
-  const secrets = usableSecrets(knex, knex.raw('??', ['c.id']), knex.fn.now())
-    .select(knex.raw(`coalesce(string_agg(secret_hash, '${SECRETS_SEPARATOR}'), '')`))
-    .as('secrets');
   const {
     rows: [row],
-  } = await runPrepared<{ id: string; name: string; type: string; redirect_uris: string[]; secrets: string }>(
-    knex,
-    knex('clients as c')
-      .join('tenants as t', 't.id', 'c.tenant_id')
-      .where({ 'c.id': clientId, 'c.kind': 'third_party', 'c.status': 'active', 't.status': 'active' })
-      .first('c.id', 'c.name', 'c.type', 'c.redirect_uris', secrets),
-  );
+  } = await activeClient(knex, clientId);
   if (!row) return undefined;
   const confidential = row.type === 'confidential';
   const grantTypes = ['authorization_code', 'refresh_token'];

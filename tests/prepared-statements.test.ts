@@ -1,9 +1,9 @@
-// Prepared statements named after their SQL (common/db.ts runPrepared) are for fixed-shape queries. A query whose SQL
-// varies with its values would leave one more statement on every pooled connection per distinct text; past a cap,
-// new texts run unnamed instead, and every answer stays right.
+// Fixed statements (common/db.ts fixedStatement): built and compiled with knex once, then run as a prepared statement
+// with each call's values. Every call must get the answer its own values give, the query's own values must stay, and a
+// builder that does anything to an argument but bind it must be refused rather than compiled into a wrong query.
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import type { Database } from '../common/db.js';
-import { preparedQuery, runPrepared } from '../common/db.js';
+import { fixedStatement, preparedQuery } from '../common/db.js';
 import { freshDatabase } from './support/database.js';
 
 let db: Database;
@@ -14,22 +14,41 @@ afterAll(async () => {
   await db?.close();
 });
 
-describe('runPrepared', () => {
-  it('prepares at most 100 distinct texts; the rest run unnamed, with right answers', async () => {
-    for (let n = 0; n < 150; n++) {
-      const { rows } = await runPrepared<{ v: number }>(
-        db.knex,
-        db.knex.select(db.knex.raw(`?::int + ${n} as v`, [1])),
-      );
-      expect(rows).toEqual([{ v: n + 1 }]);
-    }
-    const { rows } = await preparedQuery<{ n: number }>(
-      db.knex,
-      undefined,
-      'select count(*)::int as n from pg_prepared_statements',
-      [],
+const preparedTexts = async () => {
+  const { rows } = await preparedQuery<{ statement: string }>(
+    db.knex,
+    undefined,
+    'select statement from pg_prepared_statements',
+    [],
+  );
+  return rows.map((r) => r.statement);
+};
+
+describe('fixedStatement', () => {
+  it("builds the query once and answers each call with that call's values, the query's own values kept", async () => {
+    let built = 0;
+    const sum = fixedStatement<[string, number], { v: number; label: string }>((knex, label, n) => {
+      built++;
+      return knex.select(knex.raw('?::int + ?::int + ?::int as v, ?::text as label', [n, 10, n, label]));
+    });
+    for (const n of [1, 2, 3])
+      expect((await sum(db.knex, `call ${n}`, n)).rows).toEqual([{ v: 2 * n + 10, label: `call ${n}` }]);
+    expect(built).toBe(1);
+    // One prepared statement on the connection for the three calls.
+    expect((await preparedTexts()).filter((t) => t.includes('as v, $4::text as label'))).toHaveLength(1);
+  });
+
+  it('binds null and dates as they are', async () => {
+    const echo = fixedStatement<[Date | null], { at: Date | null }>((knex, at) =>
+      knex.select(knex.raw('?::timestamptz as at', [at])),
     );
-    expect(rows[0]!.n).toBeGreaterThan(0);
-    expect(rows[0]!.n).toBeLessThanOrEqual(100);
+    const at = new Date('2026-11-27T02:00:00Z');
+    expect((await echo(db.knex, at)).rows).toEqual([{ at }]);
+    expect((await echo(db.knex, null)).rows).toEqual([{ at: null }]);
+  });
+
+  it('refuses a builder that changes an argument instead of binding it', async () => {
+    const upper = fixedStatement<[string]>((knex, s) => knex.select(knex.raw('?::text as v', [s.toUpperCase()])));
+    await expect(upper(db.knex, 'a')).rejects.toThrow('argument 0 is not a value of the query');
   });
 });

@@ -286,7 +286,7 @@ interface CompiledStatement {
   bindings: ({ arg: number } | { constant: unknown })[];
 }
 
-/** Stands for argument `i` while a fixed statement is compiled; never a value a caller could pass. */
+/** Stands for argument `i` while a fixed statement is compiled (only then: calls bind their values by position). */
 const placeholder = (i: number) => `\u0000fixed statement argument ${i}\u0000`;
 
 /**

@@ -33,6 +33,17 @@ describe('client authentication', () => {
     });
     expect(body.error).toBe('invalid_client');
   });
+
+  it('answers a bare "Authorization: Basic" (no credentials after it) with 401 invalid_client and a Basic challenge', async () => {
+    const res = await fetch(`${system.authUrl}/oauth2/token`, {
+      method: 'POST',
+      headers: { authorization: 'Basic', 'content-type': 'application/x-www-form-urlencoded' },
+      body: `grant_type=refresh_token&client_id=${tenant.clientId}&refresh_token=x`,
+    });
+    expect(res.status).toBe(401);
+    expect(res.headers.get('www-authenticate')).toMatch(/^Basic /);
+    expect(((await res.json()) as { error: string }).error).toBe('invalid_client');
+  });
 });
 
 describe('a token request body the endpoint cannot read', () => {
@@ -56,6 +67,21 @@ describe('a token request body the endpoint cannot read', () => {
     expect({ status: res.status, body: await res.json() }).toEqual({
       status: 400,
       body: { error: 'invalid_grant', error_description: 'malformed request body' },
+    });
+  });
+});
+
+describe('a token request body with no content type', () => {
+  it('is 400 invalid_grant, not read as an empty form (which would say grant_type is missing)', async () => {
+    const res = await fetch(`${system.authUrl}/oauth2/token`, {
+      method: 'POST',
+      // Bytes: fetch names no content type for them.
+      body: new TextEncoder().encode(`grant_type=refresh_token&client_id=${tenant.clientId}&refresh_token=x`),
+    });
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    expect({ status: res.status, error: ((await res.json()) as { error: string }).error }).toEqual({
+      status: 400,
+      error: 'invalid_grant',
     });
   });
 });

@@ -28,7 +28,8 @@ function toTokenErrorCode(error: string, description = ''): TokenErrorCode {
 }
 
 /** Only a request that used HTTP Basic gets 401 and a Basic challenge (contract §4.1); otherwise 400. */
-export const usedBasicAuth = (authorization: string | undefined) => /^basic\s/i.test(authorization ?? '');
+// A bare `Basic` (Node trims the space after it) is Basic auth with no credentials: still 401 with its challenge.
+export const usedBasicAuth = (authorization: string | undefined) => /^basic(\s|$)/i.test(authorization ?? '');
 
 const challenge = (issuer: string, description: string | undefined) =>
   `Basic realm="${issuer}", error="invalid_client"` +

@@ -1,7 +1,7 @@
 // Express pre-filter for POST /oauth2/token: what oidc-provider is lenient about and the contract (§4.1) is not.
 // Unlisted form fields are rejected (oidc-provider drops them silently), the grant must be one this deployment
 // offers, a client authenticates one way only, and code_verifier has the RFC 7636 shape.
-import express, { type ErrorRequestHandler, type RequestHandler } from 'express';
+import express, { type ErrorRequestHandler, type Request, type RequestHandler } from 'express';
 import { sendTokenError, usedBasicAuth } from './errors.js';
 
 /** Contract §4.1 allow-lists, required and optional fields together. */
@@ -13,8 +13,14 @@ const FIELDS: Record<string, ReadonlySet<string>> = {
 const CLIENT_AUTH_FIELDS = new Set(['client_id', 'client_secret']);
 const CODE_VERIFIER = /^[A-Za-z0-9._~-]{43,128}$/;
 
+const FORM = 'application/x-www-form-urlencoded';
+
 /** Reads the form as text; later middleware sees the same string (body-parser reads a request once). */
-export const readTokenBody = express.text({ type: 'application/x-www-form-urlencoded', limit: '56kb' });
+export const readTokenBody = express.text({ type: FORM, limit: '56kb' });
+
+/** Whether the request carries body bytes (chunked, or a length above zero), whatever its content type says. */
+const sentBody = (req: Request) =>
+  req.get('transfer-encoding') !== undefined || Number(req.get('content-length') ?? 0) > 0;
 
 /** body-parser's refusals of the request itself carry a `type` such as entity.too.large or charset.unsupported. */
 const isBodyError = (err: unknown) =>
@@ -44,8 +50,9 @@ export function tokenRequestFilter({
     const fail = (error: Parameters<typeof sendTokenError>[2], description: string) =>
       sendTokenError(res, issuer, error, description, basic);
 
-    // No string body: either another content type, or no body at all (then grant_type is simply missing).
-    if (typeof req.body !== 'string' && req.get('content-type') && !req.is('application/x-www-form-urlencoded'))
+    // No string body: either another content type (or none named for a body that was sent), or no body at all (then
+    // grant_type is simply missing).
+    if (typeof req.body !== 'string' && (req.get('content-type') || sentBody(req)) && !req.is(FORM))
       return fail('invalid_grant', 'the request body must be application/x-www-form-urlencoded');
     const form = new URLSearchParams(typeof req.body === 'string' ? req.body : '');
     const grantTypes = form.getAll('grant_type');

@@ -12,7 +12,8 @@ import { listCursors, type CursorScope } from './list-cursor.js';
 import { deletePrecondition, putPrecondition } from './preconditions.js';
 import { personOf } from './resources.js';
 
-const LIMIT = /^[0-9]{1,3}$/;
+/** Decimal digits only (no sign, point or exponent); leading zeros are the same integer. */
+const LIMIT = /^[0-9]+$/;
 const DEFAULT_LIMIT = 20;
 const MAX_LIMIT = 100;
 const MAX_CURSOR_CHARS = 512;

@@ -509,6 +509,15 @@ describe('PUT body', () => {
     expectProblem(await api.put(token, person, tiers, body, CREATE), 422, 'schema_invalid');
     expectProblem(await api.get(token, person, tiers), 404, 'not_found');
   });
+
+  it.each(['gzip', 'deflate', 'br'])(
+    'answers a body that is not %s data as its content-encoding says with 422 schema_invalid and stores nothing',
+    async (encoding) => {
+      const headers = { ...CREATE, 'content-encoding': encoding };
+      expectProblem(await api.put(token, person, tiers, 'not compressed at all', headers), 422, 'schema_invalid');
+      expectProblem(await api.get(token, person, tiers), 404, 'not_found');
+    },
+  );
 });
 
 describe('concurrent writers', () => {
@@ -602,9 +611,11 @@ describe('listing (GET /persons/{personId}/extensions)', () => {
     expectProblem(await api.list(token, person, `?limit=${limit}`), 422, 'schema_invalid');
   });
 
-  it('accepts limit=1 and limit=100', async () => {
+  it('accepts limit=1 and limit=100, with leading zeros too', async () => {
     expect((await api.list(token, person, '?limit=1')).body.items).toHaveLength(1);
+    expect((await api.list(token, person, '?limit=001')).body.items).toHaveLength(1);
     expect((await api.list(token, person, '?limit=100')).status).toBe(200);
+    expect((await api.list(token, person, '?limit=0100')).status).toBe(200);
   });
 
   it(

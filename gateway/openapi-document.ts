@@ -6,9 +6,15 @@ import { parse } from 'yaml';
 
 const PUBLIC_API_DOCUMENT_PATH = new URL('../docs/openapi/public-api.yaml', import.meta.url);
 
-/** Parsed once at start; the document is self-contained, so it is served as is. */
-export const loadPublicApiDocument = (): Record<string, unknown> =>
-  parse(readFileSync(PUBLIC_API_DOCUMENT_PATH, 'utf8'));
+let publicApiDocument: Readonly<Record<string, unknown>> | undefined;
+
+/**
+ * Parsed once per process (the file ships with the code): the gateway file's check of its routes and the served JSON
+ * read the same object, also when one process starts several gateways. Read only. The document is self-contained, so it
+ * is served as is.
+ */
+export const loadPublicApiDocument = (): Readonly<Record<string, unknown>> =>
+  (publicApiDocument ??= parse(readFileSync(PUBLIC_API_DOCUMENT_PATH, 'utf8')));
 
 const API_GUIDE_PATH = new URL('../docs/api-guide.md', import.meta.url);
 

@@ -8,7 +8,8 @@
 //   BENCH_ONLY (scenario ids, e.g. R1,B2)  BENCH_CPU_PROF (a directory: the services write V8 CPU profiles there)
 //   BENCH_PG_TOP (n: print the n statements PostgreSQL spent most time on over the whole run)
 //   BENCH_TRACE_SAMPLING (0.1,1: R1 once more per ratio, deployed, traced with parentbased_traceidratio at that
-//   ratio to an OTLP receiver in this process; `R1 traced/R1` compares each with the untraced R1; empty skips)
+//   ratio to an OTLP receiver in this process, which counts the spans after the measurement, as a collector elsewhere
+//   would; `R1 traced/R1` compares each with the untraced R1; empty skips)
 //   BENCH_TRACE_ROUNDS (3: interleaved rounds of that comparison, the median ratio printed)
 import knexFactory from 'knex';
 import { randomBytes } from 'node:crypto';

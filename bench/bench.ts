@@ -432,7 +432,7 @@ async function tracedShape(
           },
   });
   stopAll.push(() => shape.stop());
-  const data = await prepare(shape, env.ADMIN_TOKEN, CONNECTIONS);
+  const data = await prepare(shape, env.ADMIN_TOKEN, CONNECTIONS, { refreshChains: false });
   const r1 = scenarios(shape, data, b0, b0, oidc, env.INTERNAL_SECRET).find((s) => s.id === 'R1')!;
   const key = `${name}:R1`;
   await loader.run({ key, origin: r1.origin, spec: r1.spec, connections: CONNECTIONS, durationS: TRACE_WARMUP_S });

@@ -38,7 +38,17 @@ export interface BenchData {
 /** The persons whose records the write mix (K6W) shares among its connections: the last ones of `personIds`. */
 export const WRITE_MIX_PERSONS = 3;
 
-export async function prepare(shape: Shape, adminToken: string, connections: number): Promise<BenchData> {
+/**
+ * `refreshChains` false: for a shape that measures R1 alone (the tracing comparison's), which calls with one token:
+ * one browser flow instead of one per connection and app, the flows being most of a shape's preparation time. Its
+ * `refreshTokens` then holds one token and the machine app's none.
+ */
+export async function prepare(
+  shape: Shape,
+  adminToken: string,
+  connections: number,
+  { refreshChains = true } = {},
+): Promise<BenchData> {
   const admin = adminClient({ pdpUrl: shape.pdpUrl, adminToken });
   const tenant = await setupTenant(admin, { capabilities: CAPABILITIES });
   // Limits high enough that the benchmark measures the path, not the limiter's 429s.
@@ -53,11 +63,11 @@ export async function prepare(shape: Shape, adminToken: string, connections: num
   for (let i = 0; i < connections + WRITE_MIX_PERSONS; i++) personIds.push(await createPerson(admin, tenant.tenantId));
 
   const browser = await launchBrowser();
-  /** `connections` consented tokens of `app`, PARALLEL_FLOWS browser flows at a time. */
-  const consented = async (app: TenantSetup & { clientSecret?: string | undefined }) => {
+  /** `count` consented tokens of `app`, PARALLEL_FLOWS browser flows at a time. */
+  const consented = async (app: TenantSetup & { clientSecret?: string | undefined }, count: number) => {
     const tokens = [];
-    while (tokens.length < connections) {
-      const batch = Math.min(PARALLEL_FLOWS, connections - tokens.length);
+    while (tokens.length < count) {
+      const batch = Math.min(PARALLEL_FLOWS, count - tokens.length);
       tokens.push(
         ...(await Promise.all(
           Array.from({ length: batch }, () =>
@@ -70,8 +80,8 @@ export async function prepare(shape: Shape, adminToken: string, connections: num
   };
   let tokens, machineTokens;
   try {
-    tokens = await consented(tenant);
-    machineTokens = await consented(machine);
+    tokens = await consented(tenant, refreshChains ? connections : 1);
+    machineTokens = refreshChains ? await consented(machine, connections) : [];
   } finally {
     await browser.close();
   }

@@ -56,14 +56,15 @@ export function evaluate(input: DecisionInput, f: DecisionFacts): Decision {
   const entry = f.catalogue.find((c) => c.id === capability);
   if (!entry || !entry.enabled) return deny('capability_unavailable', 'capability.open');
   const planLevel = f.tenant.plan_level;
-  // Stored records keep their app's access to them after a downgrade (docs/decisions.md "Data ownership after a
-  // downgrade"); with none stored, the ceiling holds as for every capability.
+  const tokenScopes = new Set(token.scope.split(' ').filter(Boolean));
+  // A token carrying a retained-data scope was issued while the plan, or the app's stored records, allowed it; after a
+  // downgrade it keeps reading, listing and deleting, and its writes are the backend's 422 quota_exceeded (contract
+  // §3's last row; docs/decisions.md "Data ownership after a downgrade"). Issuance keeps the ceiling.
   const withinPlan = (c: CatalogueEntry) =>
-    c.min_plan_level <= planLevel || (f.holdsRecords && RETAINED_DATA_CAPABILITIES.has(c.id));
+    c.min_plan_level <= planLevel || (RETAINED_DATA_CAPABILITIES.has(c.id) && tokenScopes.has(c.id));
   if (!withinPlan(entry)) return deny('plan_capability_excluded', 'capability.plan');
   const granted = new Set(f.granted);
   if (!granted.has(capability)) return deny('capability_not_granted', 'capability.tenant_grant');
-  const tokenScopes = new Set(token.scope.split(' ').filter(Boolean));
   if (!tokenScopes.has(capability)) return deny('capability_not_in_token', 'capability.token_scope');
   const accountCaps = new Set(f.accountCapabilities);
   if (!selfProfile && !accountCaps.has(capability)) return deny('capability_not_granted', 'capability.service_account');

@@ -42,8 +42,6 @@ export interface DecisionFacts {
   personOfOtherTenant: boolean;
   /** The token's subject has a live relationship with the token's tenant (meaningful for self tokens). */
   subjectRelationship: boolean;
-  /** The token's client has extension records stored in the token's tenant (the plan ceiling's one exception). */
-  holdsRecords: boolean;
 }
 
 export interface PolicyStore {
@@ -99,8 +97,8 @@ function factNames({ token, resource }: DecisionInput) {
 
 /** An account's row and its capabilities change together (both are named `account:<id>`). */
 type AccountEntry = { account: AccountFact | null; capabilities: Capability[] };
-/** An app's grants in a tenant and whether it holds records there (both are named `app:<tenant>:<client>`). */
-type AppEntry = { granted: Capability[]; holdsRecords: boolean };
+/** An app's grants in a tenant (named `app:<tenant>:<client>`). */
+type AppEntry = { granted: Capability[] };
 
 /** One decision's facts as they are kept: a person's live relationships as the list of their tenants. */
 interface Parts {
@@ -148,7 +146,7 @@ const rowParts = (r: Record<string, unknown>): Parts =>
     tenant: r.tenant,
     account: { account: r.account, capabilities: r.account_capabilities },
     session: r.session,
-    app: { granted: r.granted, holdsRecords: r.holds_records },
+    app: { granted: r.granted },
     personTenants: r.person_tenants,
     subjectTenants: r.subject_tenants,
     catalogue: r.catalogue ?? [],
@@ -178,7 +176,6 @@ function decisionFacts(tenantId: string, p: Parts): DecisionFacts {
     relationship: p.personTenants.includes(tenantId),
     personOfOtherTenant: p.personTenants.some((t) => t !== tenantId),
     subjectRelationship: p.subjectTenants.includes(tenantId),
-    holdsRecords: p.app.holdsRecords,
   };
 }
 

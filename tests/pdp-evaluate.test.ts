@@ -55,7 +55,6 @@ function facts(over: Partial<DecisionFacts> = {}): DecisionFacts {
     relationship: true,
     subjectRelationship: true,
     personOfOtherTenant: false,
-    holdsRecords: false,
     ...over,
   };
 }
@@ -89,25 +88,33 @@ describe('PDP evaluation', () => {
     expect(d.allow && d.effectiveScopes).toEqual(['svc.profile.self.read']);
   });
 
-  describe('the plan ceiling over metadata, whose one exception is an app holding records in the tenant', () => {
+  describe('the retained-data scopes below their plan (after a downgrade): the token decides, not the records', () => {
     const L1 = { id: T, status: 'active', plan_level: 1, rate_limit: null };
     const metadata = input(
       {},
       { capability: 'svc.person.metadata.read', resource: { type: 'person_extension', personId: P } },
     );
 
-    it('denies an app that holds no record plan_capability_excluded', () => {
-      expect(codeOf(metadata, facts({ tenant: L1, holdsRecords: false }))).toBe('plan_capability_excluded');
-    });
-
-    it('allows an app that holds records, with the two metadata scopes and never svc.person.read', () => {
-      const d = evaluate(metadata, facts({ tenant: L1, holdsRecords: true }));
+    it('allows a token that carries them, with the two metadata scopes and never svc.person.read', () => {
+      const d = evaluate(metadata, facts({ tenant: L1 }));
       expect(d.allow && d.effectiveScopes).toEqual([
         'svc.person.metadata.read',
         'svc.person.metadata.write',
         'svc.profile.self.read',
         'svc.tenant.info.read',
       ]);
+    });
+
+    it('still needs the grant, and the scope in the token', () => {
+      expect(codeOf(metadata, facts({ tenant: L1, granted: ['svc.profile.self.read'] }))).toBe(
+        'capability_not_granted',
+      );
+      const narrow = input(
+        { scope: 'svc.profile.self.read' },
+        { capability: 'svc.person.metadata.read', resource: { type: 'person_extension', personId: P } },
+      );
+      // Without the scope, the plan lacks the capability (as for a tenant that was never above it).
+      expect(codeOf(narrow, facts({ tenant: L1 }))).toBe('plan_capability_excluded');
     });
   });
 

@@ -1,10 +1,11 @@
 // The plan ceiling and its one exception (contract §1 rule 3, §6 rule 7, §7; §3 last row and §8 rule 2; issue 30):
-// every issuance (authorization code, refresh, client_credentials) and every decision stays within the tenant's plan,
-// except that an app whose extensions hold records in the tenant keeps the two metadata capabilities it is granted,
-// to read, list, delete and export what it stored. No stored record: requested ∩ grant ∩ plan ceiling, invalid_scope
-// when that is empty, plan_capability_excluded at the gateway. "Holds records" is read at issuance and at decision
-// time, so the last record deleted ends the exception. Tokens are asked for with openid-client, signed in and
-// consented in Chromium; API calls go through the gateway and are held to the OpenAPI documents.
+// every issuance (authorization code, refresh, client_credentials) stays within the tenant's plan, except that an app
+// whose extensions hold records in the tenant keeps the two metadata capabilities it is granted, to read, list, delete
+// and export what it stored. No stored record: requested ∩ grant ∩ plan ceiling, invalid_scope when that is empty.
+// At the gateway, a token that carries the metadata scopes keeps them below the plan (reads, deletes; writes 422
+// quota_exceeded), also once the last record is gone ("any" state of §3's last row); a token without them, and
+// svc.person.read, get plan_capability_excluded. Tokens are asked for with openid-client, signed in and consented in
+// Chromium; API calls go through the gateway and are held to the OpenAPI documents.
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import * as oidc from 'openid-client';
 import type { Browser } from 'playwright-core';
@@ -166,11 +167,22 @@ describe('a tenant downgraded to L1 while its app holds records, until the app d
     expectProblem(await api.getPerson(person.token, personId), 403, 'plan_capability_excluded');
   });
 
-  it('the last record deleted ends the exception: the same tokens are denied plan_capability_excluded', async () => {
+  it('the last record deleted: tokens carrying the metadata scopes still read and delete, and writes stay 422', async () => {
     const { personId } = down.app;
+    const create = { schemaVersion: 1, data: { note: 'new' } };
     expect((await api.delete(person.token, personId, down.extension, { 'if-match': '*' })).status).toBe(204);
-    expectProblem(await api.get(person.token, personId, down.extension), 403, 'plan_capability_excluded');
-    expectProblem(await api.list(workload, personId), 403, 'plan_capability_excluded');
+    expectProblem(await api.get(person.token, personId, down.extension), 404, 'not_found');
+    const listed = await api.list(workload, personId);
+    expect({ status: listed.status, items: listed.body.items }).toEqual({ status: 200, items: [] });
+    // DELETE of the absent record is idempotent (§3), and a write is 422 quota_exceeded with nothing stored.
+    expect((await api.delete(person.token, personId, down.extension, { 'if-match': '*' })).status).toBe(204);
+    expectProblem(
+      await api.put(person.token, personId, down.extension, create, { 'if-none-match': '*' }),
+      422,
+      'quota_exceeded',
+    );
+    expectProblem(await api.get(workload, personId, down.extension), 404, 'not_found');
+    expectProblem(await api.getPerson(person.token, personId), 403, 'plan_capability_excluded');
   });
 
   it('after the last record: every grant is back to requested ∩ grant ∩ plan, invalid_scope when empty', async () => {

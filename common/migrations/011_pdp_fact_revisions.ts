@@ -35,6 +35,78 @@ const WATCHED: { table: string; fact: string[]; when?: string }[] = [
   { table: 'tenant_person_relationships', fact: ['person', 'person_id'] },
 ];
 
+/**
+ * The cold read of a batch's facts. `holdsRecords`: with the column saying whether the app holds extension records in
+ * the tenant, which the PDP read from here until migration 012 (a token's retained-data scopes now decide, not the
+ * records).
+ */
+export const factRowsFunction = ({ holdsRecords }: { holdsRecords: boolean }): string => `
+create function pdp_fact_rows(client_ids text[], tenant_ids text[], account_ids text[], sids text[], person_ids text[],
+                              subject_ids text[])
+  returns table (n bigint, client json, tenant json, account json, session json, granted json,
+                 account_capabilities json, person_tenants json, subject_tenants json, catalogue json${holdsRecords ? ', holds_records boolean' : ''})
+  language plpgsql stable
+  set plan_cache_mode = force_generic_plan
+as $fn$
+#variable_conflict use_column
+begin
+  return query select i.n,
+  (select row_to_json(c) from (select tenant_id, kind, status from clients where id = i.client_id) c),
+  (select row_to_json(t) from (select t.id, t.status, p.level as plan_level, t.rate_limit
+     from tenants t join plans p on p.id = t.plan where t.id = i.tenant_id) t),
+  (select row_to_json(a) from (select id, tenant_id, kind, status, epoch, person_id, client_id
+     from accounts where id = i.account_id) a),
+  (select row_to_json(s) from (select account_id, client_id, revoked_at is not null as revoked
+     from sessions where id = i.sid) s),
+  (select coalesce(json_agg(capability_id), '[]') from tenant_grants
+     where tenant_id = i.tenant_id and client_id = i.client_id),
+  (select coalesce(json_agg(capability_id), '[]') from service_account_capabilities where account_id = i.account_id),
+  (select coalesce(json_agg(tenant_id), '[]') from tenant_person_relationships
+     where person_id = i.person_id and ended_at is null),
+  (select coalesce(json_agg(tenant_id), '[]') from tenant_person_relationships
+     where person_id = i.subject_id and ended_at is null),
+  (select json_agg(x) from (select c.id, c.resource_type, p.level as min_plan_level, c.enabled
+     from capabilities c join plans p on p.id = c.min_plan) x)${
+       !holdsRecords
+         ? ''
+         : `,
+  exists(select 1 from extensions e join extension_record_counts rc on rc.extension_id = e.id
+     where e.client_id = i.client_id and rc.tenant_id = i.tenant_id and rc.records > 0)`
+     }
+  from unnest(client_ids, tenant_ids, account_ids, sids, person_ids, subject_ids)
+    with ordinality as i(client_id, tenant_id, account_id, sid, person_id, subject_id, n)
+  order by i.n;
+end
+$fn$`;
+
+/** The app fact noted when its first extension record is written or its last deleted (until migration 012). */
+export async function createRecordCountTriggers(knex: Knex): Promise<void> {
+  await knex.raw(`
+-- Whether an app holds extension records in a tenant changes only when one of its extensions' counters leaves or
+-- returns to zero (the first record written, the last deleted), so a counter's other moves note nothing. The trigger
+-- runs at commit: an extension deleted in the same transaction can no longer name its app, so everything is noted.
+create function pdp_record_count_changed() returns trigger language plpgsql as $fn$
+declare
+  tenant text := case when tg_op = 'DELETE' then old.tenant_id else new.tenant_id end;
+  app text := (select client_id from extensions
+                where id = case when tg_op = 'DELETE' then old.extension_id else new.extension_id end);
+begin
+  perform pdp_note_change(coalesce('app:' || tenant || ':' || app, 'all'));
+  return null;
+end
+$fn$`);
+  const counted = (op: string, when: string) =>
+    knex.raw(`
+create constraint trigger pdp_fact_${op} after ${op} on extension_record_counts
+  deferrable initially deferred for each row when (${when}) execute function pdp_record_count_changed()`);
+  await counted('insert', 'new.records > 0');
+  await counted('update', '(old.records > 0) <> (new.records > 0)');
+  await counted('delete', 'old.records > 0');
+  await knex.raw(`
+create trigger pdp_fact_truncated after truncate on extension_record_counts
+  for each statement execute function pdp_table_truncated()`);
+}
+
 export async function up(knex: Knex): Promise<void> {
   await knex.raw('drop function pdp_decision_facts(text[], text[], text[], text[], text[], text[])');
   await knex.raw(`
@@ -74,20 +146,6 @@ begin
 end
 $fn$;
 
--- Whether an app holds extension records in a tenant changes only when one of its extensions' counters leaves or
--- returns to zero (the first record written, the last deleted), so a counter's other moves note nothing. The trigger
--- runs at commit: an extension deleted in the same transaction can no longer name its app, so everything is noted.
-create function pdp_record_count_changed() returns trigger language plpgsql as $fn$
-declare
-  tenant text := case when tg_op = 'DELETE' then old.tenant_id else new.tenant_id end;
-  app text := (select client_id from extensions
-                where id = case when tg_op = 'DELETE' then old.extension_id else new.extension_id end);
-begin
-  perform pdp_note_change(coalesce('app:' || tenant || ':' || app, 'all'));
-  return null;
-end
-$fn$;
-
 -- TRUNCATE fires no row trigger: whatever it emptied, everything is read afresh.
 create function pdp_table_truncated() returns trigger language plpgsql as $fn$
 begin
@@ -103,52 +161,9 @@ create constraint trigger pdp_fact_changed after insert or update or delete on $
     await knex.raw(`
 create trigger pdp_fact_truncated after truncate on ${table} for each statement execute function pdp_table_truncated()`);
   }
-  const counted = (op: string, when: string) =>
-    knex.raw(`
-create constraint trigger pdp_fact_${op} after ${op} on extension_record_counts
-  deferrable initially deferred for each row when (${when}) execute function pdp_record_count_changed()`);
-  await counted('insert', 'new.records > 0');
-  await counted('update', '(old.records > 0) <> (new.records > 0)');
-  await counted('delete', 'old.records > 0');
-  await knex.raw(`
-create trigger pdp_fact_truncated after truncate on extension_record_counts
-  for each statement execute function pdp_table_truncated()`);
+  await createRecordCountTriggers(knex);
 
-  await knex.raw(`
-create function pdp_fact_rows(client_ids text[], tenant_ids text[], account_ids text[], sids text[], person_ids text[],
-                              subject_ids text[])
-  returns table (n bigint, client json, tenant json, account json, session json, granted json,
-                 account_capabilities json, person_tenants json, subject_tenants json, catalogue json,
-                 holds_records boolean)
-  language plpgsql stable
-  set plan_cache_mode = force_generic_plan
-as $fn$
-#variable_conflict use_column
-begin
-  return query select i.n,
-  (select row_to_json(c) from (select tenant_id, kind, status from clients where id = i.client_id) c),
-  (select row_to_json(t) from (select t.id, t.status, p.level as plan_level, t.rate_limit
-     from tenants t join plans p on p.id = t.plan where t.id = i.tenant_id) t),
-  (select row_to_json(a) from (select id, tenant_id, kind, status, epoch, person_id, client_id
-     from accounts where id = i.account_id) a),
-  (select row_to_json(s) from (select account_id, client_id, revoked_at is not null as revoked
-     from sessions where id = i.sid) s),
-  (select coalesce(json_agg(capability_id), '[]') from tenant_grants
-     where tenant_id = i.tenant_id and client_id = i.client_id),
-  (select coalesce(json_agg(capability_id), '[]') from service_account_capabilities where account_id = i.account_id),
-  (select coalesce(json_agg(tenant_id), '[]') from tenant_person_relationships
-     where person_id = i.person_id and ended_at is null),
-  (select coalesce(json_agg(tenant_id), '[]') from tenant_person_relationships
-     where person_id = i.subject_id and ended_at is null),
-  (select json_agg(x) from (select c.id, c.resource_type, p.level as min_plan_level, c.enabled
-     from capabilities c join plans p on p.id = c.min_plan) x),
-  exists(select 1 from extensions e join extension_record_counts rc on rc.extension_id = e.id
-     where e.client_id = i.client_id and rc.tenant_id = i.tenant_id and rc.records > 0)
-  from unnest(client_ids, tenant_ids, account_ids, sids, person_ids, subject_ids)
-    with ordinality as i(client_id, tenant_id, account_id, sid, person_id, subject_id, n)
-  order by i.n;
-end
-$fn$`);
+  await knex.raw(factRowsFunction({ holdsRecords: true }));
 }
 
 export async function down(knex: Knex): Promise<void> {

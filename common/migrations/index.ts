@@ -11,6 +11,7 @@ import * as m008 from './008_usage_call_ids.js';
 import * as m009 from './009_usernames_per_tenant.js';
 import * as m010 from './010_records_ceiling_and_folded_usernames.js';
 import * as m011 from './011_pdp_fact_revisions.js';
+import * as m012 from './012_retained_data_by_token.js';
 
 const MIGRATIONS: Record<string, Knex.Migration> = {
   '001_data_model': m001,
@@ -24,6 +25,7 @@ const MIGRATIONS: Record<string, Knex.Migration> = {
   '009_usernames_per_tenant': m009,
   '010_records_ceiling_and_folded_usernames': m010,
   '011_pdp_fact_revisions': m011,
+  '012_retained_data_by_token': m012,
 };
 
 /**

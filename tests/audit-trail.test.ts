@@ -362,6 +362,26 @@ describe('entries', () => {
     );
   });
 
+  it("reads `since` in RFC 3339's lower-case form too (t and z)", async () => {
+    const at = (since: string) => operator.ok('GET', `/tenants/${tenant.tenantId}/audit?since=${since}`);
+    expect((await at('2999-01-01t00:00:00z')).items).toEqual([]);
+    expect((await at('2000-01-01t00:00:00z')).items.length).toBeGreaterThan(0);
+  });
+
+  it('records the withdrawal of a grant that held nothing with no changes', async () => {
+    const client = await operator.ok('POST', `/tenants/${tenant.tenantId}/clients`, {
+      slug: 'never-granted',
+      name: 'Never granted',
+      kind: 'third_party',
+      type: 'public',
+      redirectUris: ['https://app.example/cb'],
+    });
+    expect((await operator.call('DELETE', `/tenants/${tenant.tenantId}/grants/${client.clientId}`)).status).toBe(204);
+    const [entry] = (await operator.ok('GET', `/tenants/${tenant.tenantId}/audit?action=grant.withdraw&limit=1`)).items;
+    expect(entry).toMatchObject({ action: 'grant.withdraw', target: { type: 'grant', id: client.clientId } });
+    expect(entry.changes).toBeUndefined();
+  });
+
   it('refuse malformed queries with 422 schema_invalid', async () => {
     for (const query of [
       'limit=0',

@@ -23,7 +23,12 @@ const AuditQuery = z.strictObject({
     .regex(/^[a-z_]+\.[a-z_]+$/)
     .max(64)
     .optional(),
-  since: z.iso.datetime({ offset: true }).optional(),
+  // RFC 3339 §5.6 allows a lower-case `t` and `z`; the ISO check takes the upper-case form only.
+  since: z
+    .string()
+    .transform((s) => s.toUpperCase())
+    .pipe(z.iso.datetime({ offset: true }))
+    .optional(),
 });
 
 export interface AuditPage {

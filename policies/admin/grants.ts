@@ -70,7 +70,8 @@ async function withdrawGrant(knex: Knex, tenantId: string, clientId: string): Pr
     action: 'grant.withdraw',
     target: { type: 'grant', id: clientId },
     tenantId,
-    changes: { capabilities: { from: before, to: [] } },
+    // Withdrawing a grant that held nothing changes nothing (the entry still says it was asked for).
+    changes: before.length ? { capabilities: { from: before, to: [] } } : undefined,
   });
   return done(undefined);
 }

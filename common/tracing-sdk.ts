@@ -13,7 +13,6 @@ import { register } from 'node:module';
 import http, { type IncomingMessage } from 'node:http';
 import {
   context,
-  createNoopMeter,
   propagation,
   ROOT_CONTEXT,
   SamplingDecision,
@@ -21,14 +20,15 @@ import {
   trace,
   TraceFlags,
   type Attributes,
-  type MeterProvider,
   type Span,
   type SpanContext,
 } from '@opentelemetry/api';
 import { NodeSDK, metrics, resources, tracing } from '@opentelemetry/sdk-node';
 // The SDK's own reading of OTEL_TRACES_SAMPLER and its argument, which its index does not export: the presampling
-// decision must be the very sampler the SDK uses, built the same way.
+// decision must be the very sampler the SDK uses, built the same way. Likewise its exporters and batch processors from
+// OTEL_TRACES_EXPORTER, OTEL_EXPORTER_OTLP_* and OTEL_BSP_*, built here to give them a meter of their own (below).
 import { createSamplerFromEnv } from '@opentelemetry/sdk-node/build/src/create-from-env.js';
+import { getSpanProcessorsFromEnv } from '@opentelemetry/sdk-node/build/src/utils.js';
 import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
 import { IORedisInstrumentation } from '@opentelemetry/instrumentation-ioredis';
 import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
@@ -36,8 +36,6 @@ import { UndiciInstrumentation } from '@opentelemetry/instrumentation-undici';
 
 /** The SDK's own count of the spans a span processor is done with, with error.type for those it dropped. */
 const PROCESSED_SPANS = 'otel.sdk.processor.span.processed';
-/** The one stream kept of the SDK's metrics (a view of its own name: the drop-all view would otherwise absorb it). */
-const KEPT_STREAM = 'platform.tracing.spans.processed';
 
 /** Query parameters never exported as they are: OAuth codes and tokens (an authorization code in a callback). */
 const REDACTED_QUERY = [
@@ -97,8 +95,6 @@ class ReservableIds implements tracing.IdGenerator {
   generateSpanId = (): string => this.random.generateSpanId();
 }
 
-const NO_METERS: MeterProvider = { getMeter: () => createNoopMeter() };
-
 export function startSdk(resourceName: string, hooks: SdkHooks): SdkHandle {
   const withService = (): Attributes => {
     const service = hooks.serviceOfActiveSpan();
@@ -117,8 +113,6 @@ export function startSdk(resourceName: string, hooks: SdkHooks): SdkHandle {
     data: { include: ['ioredis', 'pg', 'pg-pool'] },
   });
   process.env.OTEL_LOGS_EXPORTER ??= 'none';
-  // The span processor's own counts (dropped spans) are the SDK's self-metrics, kept in a reader read at scrapes.
-  process.env.OTEL_NODE_EXPERIMENTAL_SDK_METRICS ??= 'true';
   const instrumentations = [
     new HttpInstrumentation({
       ignoreIncomingRequestHook: (req) => hooks.serviceOfRequest(req) === undefined,
@@ -137,25 +131,24 @@ export function startSdk(resourceName: string, hooks: SdkHooks): SdkHandle {
     new PgInstrumentation({ requireParentSpan: true, ignoreConnectSpans: true, requestHook: markService }),
     new IORedisInstrumentation({ requireParentSpan: true, requestHook: markService }),
   ];
+  // The span processors' own counts (spans exported, dropped, failed: one count per export or drop) go to a meter read
+  // at each scrape, given to the processors alone. The SDK's switch for its self-metrics (OTEL_NODE_EXPERIMENTAL_SDK_
+  // METRICS) would also count every span started and ended, hashing its attributes each time, and give the
+  // instrumentations a meter for HTTP durations computed on every request: work no scrape reads (docs/decisions.md
+  // "Tracing"). The SDK is given no metric reader, so everything else keeps the API's no-op meter.
   const reader = new ScrapeReader();
+  const processorMeters = new metrics.MeterProvider({ readers: [reader] });
   const sdk = new NodeSDK({
     // The default name; OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES (read by the SDK's detectors) override it.
     resource: resources.defaultResource().merge(resources.resourceFromAttributes({ 'service.name': resourceName })),
-    metricReaders: [reader],
-    views: [
-      { instrumentName: '*', aggregation: { type: metrics.AggregationType.DROP } },
-      { instrumentName: PROCESSED_SPANS, name: KEPT_STREAM },
-    ],
+    spanProcessors: getSpanProcessorsFromEnv(processorMeters),
     instrumentations,
     sampler,
     idGenerator: ids,
   });
   sdk.start();
-  // The instrumentations' own metrics (HTTP durations) would be computed on every request only to be dropped by the
-  // view: they get a meter that does nothing (the SDK gave them the global one, which the dropped-span count needs).
-  for (const instrumentation of instrumentations) instrumentation.setMeterProvider(NO_METERS);
   return {
-    shutdown: () => sdk.shutdown(),
+    shutdown: () => Promise.all([sdk.shutdown(), processorMeters.shutdown()]).then(() => undefined),
     presample(server) {
       // The instrumentation has wrapped the prototype's emit by now (the service's modules required http since).
       const instrumentedEmit = http.Server.prototype.emit;
@@ -183,7 +176,7 @@ export function startSdk(resourceName: string, hooks: SdkHooks): SdkHandle {
       const { resourceMetrics } = await reader.collect();
       for (const scope of resourceMetrics.scopeMetrics)
         for (const metric of scope.metrics)
-          if (metric.descriptor.name === KEPT_STREAM)
+          if (metric.descriptor.name === PROCESSED_SPANS)
             for (const point of metric.dataPoints) {
               const reason = point.attributes['error.type'];
               if (reason !== undefined)

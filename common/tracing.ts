@@ -246,15 +246,26 @@ export function batchCall<T>(
   );
 }
 
-/** Links the active span (the PDP's batch span) to each member's trace named in the batch header. */
-export function linkBatchMembers(header: string | undefined): void {
+/**
+ * Links the active span (the PDP's batch span) to each member's trace named in the batch header, and says, item by
+ * item, whether its member is recorded (the header leaves an unrecorded member's place empty); undefined when the
+ * request is not recorded or names no members.
+ */
+export function linkBatchMembers(header: string | undefined): boolean[] | undefined {
   const span = tracing && header ? trace.getActiveSpan() : undefined;
-  if (!span) return;
-  for (const traceparent of header!.split(',')) {
-    const member = trace.getSpanContext(propagation.extract(ROOT_CONTEXT, { traceparent }));
+  if (!span?.isRecording()) return undefined;
+  return header!.split(',').map((traceparent) => {
+    const member = traceparent ? trace.getSpanContext(propagation.extract(ROOT_CONTEXT, { traceparent })) : undefined;
     if (member) span.addLink({ context: member });
-  }
+    return member !== undefined;
+  });
 }
+
+/**
+ * `fn` outside any trace: a batch member whose own request the sampler left out leaves no span in the batch's trace
+ * (its decision, its facts read), as it leaves none anywhere else.
+ */
+export const outsideTraces = <T>(fn: () => T): T => (tracing ? context.with(ROOT_CONTEXT, fn) : fn());
 
 /**
  * The fields a log line carries inside a request while tracing is on (pino's OpenTelemetry names), so a log search

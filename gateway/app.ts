@@ -27,21 +27,28 @@ export const startPlugins = (def: GatewayDefinition, env: GatewayEnv): StartedPl
   }));
 
 /**
- * Each plugin's handler, preceded by the screens that run ahead of it (plugin.ts `screenBefore`). Traced, each is a
- * span of the request's trace named after its plugin (verify-token, rate-limit, authorize: the PDP call, ...).
+ * Each plugin's handler, preceded by the screens that run ahead of it (plugin.ts `screenBefore`). Traced, the plugins
+ * the file's `tracing.pluginSpans` names are each a span of the request's trace named after the plugin (verify-token,
+ * rate-limit, authorize: the PDP call, ...); with `all`, every plugin and screen is.
  */
 function routeChain(
   plugins: StartedPlugin[],
   route: RouteDefinition,
   settingsOf: (p: StartedPlugin) => unknown,
+  pluginSpans: GatewayDefinition['pluginSpans'],
 ): RequestHandler[] {
   const listed = new Set(plugins.map((p) => p.name));
   const screenPlace = (p: StartedPlugin) => (p.screenBefore && listed.has(p.screenBefore) ? p.screenBefore : p.name);
+  const traced = (name: string, spanned: boolean, handler: RequestHandler) =>
+    spanned ? tracedHandler(name, handler) : handler;
+  const all = pluginSpans === 'all';
   return plugins.flatMap((p) => [
     ...plugins
       .filter((s) => s.instance.screen && screenPlace(s) === p.name)
-      .map((s) => tracedHandler(`gateway ${s.name} screen`, s.instance.screen!(route, settingsOf(s)))),
-    ...(p.instance.handler ? [tracedHandler(`gateway ${p.name}`, p.instance.handler(route, settingsOf(p)))] : []),
+      .map((s) => traced(`gateway ${s.name} screen`, all, s.instance.screen!(route, settingsOf(s)))),
+    ...(p.instance.handler
+      ? [traced(`gateway ${p.name}`, all || pluginSpans.has(p.name), p.instance.handler(route, settingsOf(p)))]
+      : []),
   ]);
 }
 
@@ -65,7 +72,7 @@ export function createGatewayApp(
   const preflights = new Map<string, Map<string, RequestHandler>>();
   for (const { route, settings } of def.routes) {
     const settingsOf = (p: StartedPlugin) => settings[p.name] ?? p.settings;
-    const chain = routeChain(plugins, route, settingsOf);
+    const chain = routeChain(plugins, route, settingsOf, def.pluginSpans);
     const upstream = def.upstreams[route.upstream]!;
     const forward = upstreamProxy(upstreams[route.upstream]!, {
       internalSecret: env.internalSecret,

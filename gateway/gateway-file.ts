@@ -35,10 +35,21 @@ const route = z.strictObject({
   plugins: z.record(z.string(), z.unknown()).default({}),
 });
 
+/**
+ * The plugins whose work is a span of its own in a sampled request's trace, as Kong's tracing_instrumentations: by
+ * default those that wait on another service or on a signature check (the PDP call, Redis, the token's key); `all`
+ * adds every plugin and each screen (the refusals decided from memory ahead of a plugin).
+ */
+export const DEFAULT_PLUGIN_SPANS = ['verify-token', 'authorize', 'rate-limit'];
+const tracing = z.strictObject({
+  pluginSpans: z.union([z.literal('all'), z.array(z.string())]).optional(),
+});
+
 const gatewayFile = z.strictObject({
   upstreams: z.record(z.string(), upstream),
   plugins: z.array(z.strictObject({ name: z.string(), config: z.unknown().optional() })).min(1),
   routes: z.array(route).min(1),
+  tracing: tracing.default({}),
 });
 
 export type UpstreamDefinition = z.output<typeof upstream>;
@@ -52,6 +63,8 @@ export interface GatewayDefinition {
   /** In the order requests pass through them. */
   plugins: PluginUse[];
   routes: { route: RouteDefinition; settings: Record<string, unknown> }[];
+  /** Which plugins' work is a span of its own in a sampled request (`all`: every plugin and screen). */
+  pluginSpans: 'all' | ReadonlySet<string>;
 }
 
 /** A gateway file that cannot be used; the message lists every problem as file:line: setting: what is wrong. */
@@ -172,8 +185,24 @@ export function parseGatewayFile(text: string, file: string): GatewayDefinition 
         at(['routes', found[0]!, field], `the contract has ${op.operationId} with ${field} ${op[field]}`);
   }
 
+  const { pluginSpans = DEFAULT_PLUGIN_SPANS } = parsed.tracing;
+  if (parsed.tracing.pluginSpans && pluginSpans !== 'all')
+    pluginSpans.forEach((name, i) => {
+      if (!parsed.plugins.some((p) => p.name === name))
+        at(
+          ['tracing', 'pluginSpans', i],
+          PLUGINS.has(name) ? `"${name}" is not in the plugins list` : `unknown plugin "${name}"`,
+        );
+    });
+
   if (problems.length) throw fail();
-  return { file, upstreams: parsed.upstreams, plugins, routes };
+  return {
+    file,
+    upstreams: parsed.upstreams,
+    plugins,
+    routes,
+    pluginSpans: pluginSpans === 'all' ? 'all' : new Set(pluginSpans),
+  };
 }
 
 /** The line of the deepest node of `path` that exists in the document (a missing setting: its parent's line). */

@@ -10,7 +10,7 @@ import { DecisionRequestSchema, MAX_DECISIONS_PER_CALL, type Decision, type Deci
 import type { DecisionLog } from './decision-log.js';
 import { evaluate } from './evaluate.js';
 import { tracedDecision } from './decision-span.js';
-import { BATCH_MEMBERS_HEADER, linkBatchMembers } from '../common/tracing.js';
+import { BATCH_MEMBERS_HEADER, linkBatchMembers, outsideTraces } from '../common/tracing.js';
 import type { PolicyStore } from './store.js';
 
 /**
@@ -84,7 +84,7 @@ export function decisionEndpoints({ store, log, decisionLog, telemetry }: Decisi
     if (!parsed.success)
       return sendProblem(res, 'schema_invalid', { message: 'a batch is {"items": [decision request, ...]}' });
     const { items } = parsed.data;
-    linkBatchMembers(req.get(BATCH_MEMBERS_HEADER));
+    const recordedMembers = linkBatchMembers(req.get(BATCH_MEMBERS_HEADER));
     if (items.length > MAX_DECISIONS_PER_CALL)
       return sendProblem(res, 'schema_invalid', {
         message: `a batch carries at most ${MAX_DECISIONS_PER_CALL} decisions; this one has ${items.length}`,
@@ -94,8 +94,15 @@ export function decisionEndpoints({ store, log, decisionLog, telemetry }: Decisi
       res,
       inputs.flatMap((i) => (i.success ? [i.data] : [])),
     );
-    // Asked in one turn, so they share the store's revision reading; answered in the order asked.
-    res.json({ items: await Promise.all(inputs.map((i) => (i.success ? decide(i.data) : MALFORMED_ITEM))) });
+    // Asked in one turn, so they share the store's revision reading; answered in the order asked. Traced, only the
+    // members whose requests are recorded get a decision span.
+    const answer = (i: (typeof inputs)[number], n: number) =>
+      !i.success
+        ? MALFORMED_ITEM
+        : recordedMembers?.[n] === false
+          ? outsideTraces(() => decide(i.data))
+          : decide(i.data);
+    res.json({ items: await Promise.all(inputs.map(answer)) });
   };
 
   return { single, batch };

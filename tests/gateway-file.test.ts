@@ -4,7 +4,12 @@
 import { describe, it, expect } from '@jest/globals';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { DEFAULT_GATEWAY_FILE, GatewayFileError, parseGatewayFile } from '../gateway/gateway-file.js';
+import {
+  DEFAULT_GATEWAY_FILE,
+  DEFAULT_PLUGIN_SPANS,
+  GatewayFileError,
+  parseGatewayFile,
+} from '../gateway/gateway-file.js';
 import { editedGatewayFile, gatewayFileDirectory, SHIPPED_GATEWAY_FILE } from './support/gateway-files.js';
 
 /** The problems parseGatewayFile reports for `text`, one per line ("" when the file is valid). */
@@ -46,6 +51,20 @@ describe('the SHIPPED_GATEWAY_FILE gateway file', () => {
       'body-limit',
       'metering',
     ]);
+  });
+
+  it("names the plugins that are a span of their own when traced: the default, or every one with 'all'", () => {
+    const spans = (text: string) => parseGatewayFile(text, 'edited.yaml').pluginSpans;
+    expect(spans(SHIPPED_GATEWAY_FILE)).toEqual(new Set(DEFAULT_PLUGIN_SPANS));
+    expect(spans(editedGatewayFile('tracing:\n  pluginSpans: [verify-token, authorize, rate-limit]\n', ''))).toEqual(
+      new Set(DEFAULT_PLUGIN_SPANS),
+    );
+    expect(spans(editedGatewayFile('pluginSpans: [verify-token, authorize, rate-limit]', 'pluginSpans: all'))).toBe(
+      'all',
+    );
+    expect(spans(editedGatewayFile('pluginSpans: [verify-token, authorize, rate-limit]', 'pluginSpans: []'))).toEqual(
+      new Set(),
+    );
   });
 
   it(
@@ -121,6 +140,18 @@ describe('a gateway file with a mistake is refused with file, line and setting',
       'resource: self, upstream: backend }',
       'resource: self, upstream: backend, plugins: { rate-limit: { account: { points: 0, durationS: 60 } } } }',
       /routes\[0\]\.plugins\.rate-limit\.account\.points: /,
+    ],
+    [
+      'an unknown plugin given a span of its own',
+      'pluginSpans: [verify-token, authorize, rate-limit]',
+      'pluginSpans: [verify-token, authorise]',
+      /tracing\.pluginSpans\[1\]: unknown plugin "authorise"/,
+    ],
+    [
+      'a span for a plugin the file does not list',
+      "  - name: rate-limit        # tenant and account layers, from the tenant's policy unless a route sets its own\n",
+      '',
+      /tracing\.pluginSpans\[2\]: "rate-limit" is not in the plugins list/,
     ],
     ['broken YAML', 'upstreams:', 'upstreams: [', /edited\.yaml:\d+: /],
   ];

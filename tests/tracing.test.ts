@@ -7,9 +7,10 @@ import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
 import { ROOT_CONTEXT } from '@opentelemetry/api';
 import { tracing } from '@opentelemetry/sdk-node';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { DEFAULT_GATEWAY_FILE } from '../gateway/gateway-file.js';
 import { adminClient, setupMachineClient, type MachineClientSetup } from './support/admin.js';
 import { realPostgresDatabase } from './support/database.js';
 import { clientCredentialsToken } from './support/oauth.js';
@@ -119,9 +120,16 @@ describe('one API call is one trace across the gateway, the PDP and the backend'
       'tenant.id': tenant.tenantId,
       'client.id': tenant.clientId,
     });
-    // The plugins' work is in the gateway's trace: token verification, the rate limiter, the PDP call.
-    for (const name of ['gateway verify-token', 'gateway rate-limit', 'gateway authorize'])
-      expect(spans.find((s) => s.name === name)?.parentSpanId).toBe(gateway.spanId);
+    // The plugins' work is in the gateway's trace: token verification, the rate limiter, the PDP call. The others
+    // (cors, the flood guard, the body limit, metering, the limiter's screen) are no span of their own by default
+    // (the gateway file's tracing.pluginSpans).
+    const pluginSpans = spans.filter((s) => s.service === 'gateway' && s.name.startsWith('gateway '));
+    expect(pluginSpans.map((s) => s.name).sort()).toEqual([
+      'gateway authorize',
+      'gateway rate-limit',
+      'gateway verify-token',
+    ]);
+    for (const span of pluginSpans) expect(span.parentSpanId).toBe(gateway.spanId);
 
     // With Redis, the limiter's commands are in its span (ioredis instrumentation); without, it counts in process.
     const limiter = spans.find((s) => s.name === 'gateway rate-limit')!;
@@ -241,6 +249,27 @@ describe('one API call is one trace across the gateway, the PDP and the backend'
     );
     for (const batch of batches) expect(traceIds).toContain(batch.traceId);
   });
+
+  it('records a decision span only for the members whose own request is sampled, also in a shared batch', async () => {
+    const sampled = Array.from({ length: 8 }, () => hex(16));
+    const unsampled = Array.from({ length: 8 }, () => hex(16));
+    const answers = await Promise.all(
+      sampled.flatMap((t, i) => [
+        call({ traceparent: `00-${t}-${hex(8)}-01` }),
+        call({ traceparent: `00-${unsampled[i]}-${hex(8)}-00` }),
+      ]),
+    );
+    expect(answers.map((a) => a.status)).toEqual(answers.map(() => 200));
+    // Each sampled call's decision is one span, in the trace of a sampled call (its own or its batch's first member);
+    // the unsampled calls' decisions, made in the same batches, are in no trace. A call traced after them all is
+    // exported after them.
+    const after = hex(16);
+    expect((await call({ traceparent: `00-${after}-${hex(8)}-01` })).status).toBe(200);
+    await untilTraced(after);
+    const decisions = receiver.spans.filter((s) => s.name === 'pdp decision' && sampled.includes(s.traceId));
+    expect(decisions).toHaveLength(sampled.length);
+    for (const t of unsampled) expect(spansOf(t)).toEqual([]);
+  });
 });
 
 /** The request log line of `service` that holds `text` (lines are written in batches, up to 500 ms late). */
@@ -283,8 +312,14 @@ describe('a collector that hangs or is gone', () => {
 });
 
 describe('npm start: the four services in one process', () => {
-  it('says which service made each span (platform.service) under the one resource', async () => {
+  it("says which service made each span (platform.service) under the one resource; the gateway file's pluginSpans: all", async () => {
     const collector = await startOtlpReceiver();
+    // Every plugin a span of its own: the call without a token passes cors and is refused by verify-token.
+    const gatewayFile = join(scratch, 'all-plugin-spans.yaml');
+    writeFileSync(
+      gatewayFile,
+      readFileSync(DEFAULT_GATEWAY_FILE, 'utf8').replace(/^  pluginSpans: .*$/m, '  pluginSpans: all'),
+    );
     const [issuer, policies, backend, gateway] = (await freePorts(4)) as [number, number, number, number];
     const url = (port: number) => `http://127.0.0.1:${port}`;
     const all = new Child('npm start', ...nodeEntry('infra/start.ts'), {
@@ -299,6 +334,7 @@ describe('npm start: the four services in one process', () => {
         ADMIN_TOKEN: system.adminToken,
         OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint,
         OTEL_BSP_SCHEDULE_DELAY: '200',
+        GATEWAY_CONFIG: gatewayFile,
       },
       readyLine: /is up/,
     });
@@ -319,6 +355,9 @@ describe('npm start: the four services in one process', () => {
       // The PDP's statements say so too, from their parent.
       const statements = collector.spans.filter((s) => s.attributes['db.system.name'] ?? s.attributes['db.system']);
       expect(statements.map((s) => s.attributes['platform.service'])).toContain('policies');
+      await waitFor("the gateway call's cors and verify-token spans", () =>
+        ['gateway cors', 'gateway verify-token'].every((name) => collector.spans.some((s) => s.name === name)),
+      );
     } finally {
       await all.stop();
       await collector.close();

@@ -3,7 +3,13 @@
 // The options are the smallest set that gives this: every feature not named here (development interactions,
 // userinfo, pushed authorization requests, DPoP, logout) stays off.
 import type { Knex } from 'knex';
-import Provider, { errors, type Configuration, type KoaContextWithOIDC, type ErrorOut } from 'oidc-provider';
+import Provider, {
+  errors,
+  interactionPolicy,
+  type Configuration,
+  type KoaContextWithOIDC,
+  type ErrorOut,
+} from 'oidc-provider';
 import type { Config } from '../common/config.js';
 import { accountFinder } from './find-account.js';
 import { requestReads } from './request-reads.js';
@@ -145,7 +151,7 @@ export function createProvider({ knex, config, keys, onReplay, onTokenRouteFailu
     extraTokenClaims: platformClaims(reads),
     formats: { customizers: { jwt: setSubjectClaims } },
     findAccount: accountFinder(knex, reads),
-    interactions: { url: async (_ctx, interaction) => `/interaction/${interaction.uid}` },
+    interactions: { url: async (_ctx, interaction) => `/interaction/${interaction.uid}`, policy: signInPolicy() },
     renderError,
     ttl: {
       AccessToken: config.ACCESS_TOKEN_TTL_S,
@@ -192,4 +198,25 @@ async function renderError(ctx: KoaContextWithOIDC, out: ErrorOut): Promise<void
     'Error',
     errorPage('The authorization request could not be completed.', out.error_description ?? out.error),
   );
+}
+
+/**
+ * oidc-provider's prompts, with one more reason to ask for a sign-in: a browser still signed in (the remembered hour)
+ * as a person who may no longer use this client (findAccount refused: another tenant's client, a disabled account, an
+ * ended relationship, a revoked session). oidc-provider would go on to consent with no account and no grant (a 500);
+ * the person gets the sign-in form instead, or the app `login_required` with prompt=none.
+ */
+function signInPolicy() {
+  const policy = interactionPolicy.base();
+  policy
+    .get('login')!
+    .checks.add(
+      new interactionPolicy.Check(
+        'account_unavailable',
+        'the signed-in person cannot use this client',
+        'login_required',
+        (ctx) => Boolean(ctx.oidc.session?.accountId) && !ctx.oidc.account,
+      ),
+    );
+  return policy;
 }

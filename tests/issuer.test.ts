@@ -742,6 +742,50 @@ describe('authorization and interactions', () => {
     },
   );
 
+  it(
+    'asks a browser still signed in as a person who may no longer use the client to sign in again, ' +
+      'and answers prompt=none with login_required',
+    async () => {
+      const bob = { personId: newId('psn'), username: `bob-${randomBytes(3).toString('hex')}` };
+      await knex('persons').insert({ id: bob.personId, display_name: 'Bob' });
+      await knex('tenant_person_relationships').insert({ tenant_id: seed.tenantId, person_id: bob.personId });
+      await knex('accounts').insert({
+        id: newId('acc'),
+        tenant_id: seed.tenantId,
+        kind: 'person',
+        person_id: bob.personId,
+        username: bob.username,
+        password_hash: await hashSecret(seed.password),
+      });
+      await inNewPage(async (page) => {
+        const first = await startAuthorization(seed.publicClientId);
+        await page.goto(first.authUrl.href);
+        await page.locator('input[name="username"]').fill(bob.username);
+        await page.locator('input[name="password"]').fill(seed.password);
+        await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+        const sentBack = page.waitForRequest((r) => r.url().startsWith(REDIRECT_URI));
+        await page.getByRole('button', { name: 'Allow', exact: true }).click();
+        expect(new URL((await sentBack).url()).searchParams.get('code')).toBeTruthy();
+
+        // The relationship ends while the browser's sign-in is remembered (an hour); the next authorizations come from
+        // another tab of the same browser (the first is still failing to load the app's callback).
+        await knex('tenant_person_relationships').where({ tenant_id: seed.tenantId, person_id: bob.personId }).del();
+        const tab = await page.context().newPage();
+        const again = await startAuthorization(seed.publicClientId);
+        const res = await tab.goto(again.authUrl.href);
+        expect(res?.status()).toBe(200);
+        expect(await tab.locator('form input[name="username"]').count()).toBe(1);
+
+        const silent = (await startAuthorization(seed.publicClientId)).authUrl;
+        silent.searchParams.set('prompt', 'none');
+        const other = await page.context().newPage();
+        const back = other.waitForRequest((r) => r.url().startsWith(REDIRECT_URI));
+        await other.goto(silent.href).catch(() => undefined);
+        expect(new URL((await back).url()).searchParams.get('error')).toBe('login_required');
+      });
+    },
+  );
+
   it('renders a login page with username, password and a single submit button', async () => {
     const { authUrl } = await startAuthorization(seed.publicClientId);
     await inNewPage(async (page) => {

@@ -60,6 +60,19 @@ async function drain(server: http.Server, deadlineMs: number): Promise<void> {
 /** A port that cannot be had: reported to the operator as one line, not a stack trace. */
 export class ListenError extends Error {}
 
+/** How a request Node's parser refused is answered: status line, content type and body for its request id. */
+export type ParserRefusal = (
+  err: NodeJS.ErrnoException,
+  requestId: string,
+) => { status: number; reason: string; contentType: string; body: string };
+
+export interface ListenOptions {
+  /** The largest request head Node's parser accepts (its default: 16 KiB). */
+  maxHeaderSize?: number;
+  /** The answer to a request the parser refuses: the API's Problem unless given (the issuer answers a TokenError). */
+  parserRefusal?: ParserRefusal;
+}
+
 /**
  * Listens on host:port (0 = any free port) and later attaches `handler`, so a service can learn its URL first.
  * `setting` names where the port came from, for the one line an operator reads when it cannot be had.
@@ -68,10 +81,14 @@ export async function listen(
   port: number,
   host = '127.0.0.1',
   setting = 'the port',
+  { maxHeaderSize, parserRefusal = problemRefusal }: ListenOptions = {},
 ): Promise<Listening & { server: http.Server }> {
-  const server = http.createServer();
+  const server = http.createServer(maxHeaderSize === undefined ? {} : { maxHeaderSize });
   server.keepAliveTimeout = 65_000;
-  server.on('clientError', answerClientError);
+  server.on('clientError', answerClientError(parserRefusal));
+  // An expectation other than 100-continue is ignored and the request answered as any other (RFC 9110 §10.1.1 allows
+  // it), rather than Node's bare 417 with no request id and no error code.
+  server.on('checkExpectation', (req, res) => server.emit('request', req, res));
   await new Promise<void>((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) =>
       reject(
@@ -104,20 +121,27 @@ const PARSER_ANSWERS: Record<string, { status: number; reason: string; error: Ap
 };
 const BAD_REQUEST = { status: 400, reason: 'Bad Request', error: 'not_found' as ApiErrorCode };
 
+/** The API's answer to a request the parser refused: a Problem whose requestId is the response's x-request-id. */
+const problemRefusal: ParserRefusal = (err, requestId) => {
+  const { status, reason, error } = PARSER_ANSWERS[err.code ?? ''] ?? BAD_REQUEST;
+  return { status, reason, contentType: 'application/problem+json', body: JSON.stringify({ error, requestId }) };
+};
+
 /**
  * Node's own answer to a request it cannot parse (oversized headers, a malformed request line) is a bare 400/431;
- * this one is a Problem with a request id, then the connection closes.
+ * this one is `refusal`'s, with a request id, then the connection closes.
  */
-function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
-  if (!socket.writable || err.code === 'ECONNRESET') return void socket.destroy(); // nobody left to answer
-  const { status, reason, error } = PARSER_ANSWERS[err.code ?? ''] ?? BAD_REQUEST;
-  const id = randomUUID();
-  const body = JSON.stringify({ error, requestId: id });
-  socket.end(
-    `HTTP/1.1 ${status} ${reason}\r\n${REQUEST_ID_HEADER}: ${id}\r\ncontent-type: application/problem+json\r\n` +
-      `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
-  );
-}
+const answerClientError =
+  (refusal: ParserRefusal) =>
+  (err: NodeJS.ErrnoException, socket: Duplex): void => {
+    if (!socket.writable || err.code === 'ECONNRESET') return void socket.destroy(); // nobody left to answer
+    const id = randomUUID();
+    const { status, reason, contentType, body } = refusal(err, id);
+    socket.end(
+      `HTTP/1.1 ${status} ${reason}\r\n${REQUEST_ID_HEADER}: ${id}\r\ncontent-type: ${contentType}\r\n` +
+        `cache-control: no-store\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+    );
+  };
 /**
  * PostgreSQL SQLSTATEs for text the caller sent that cannot be stored: 22021 bad byte sequence, 22P05 untranslatable.
  */

@@ -4,7 +4,7 @@ import { createLogger, type Logger } from './log.js';
 import { databaseOptions, openDatabase, migrate, type Database } from './db.js';
 import type { RequestListener } from 'node:http';
 import type { Knex } from 'knex';
-import { ListenError, listen, markStoppingOnSignal, type Listening } from './http.js';
+import { ListenError, listen, markStoppingOnSignal, type Listening, type ListenOptions } from './http.js';
 import { startManagement } from './management.js';
 import { createTelemetry, type ServiceName, type Telemetry } from './telemetry.js';
 import { flushTracing, traceServer } from './tracing.js';
@@ -50,7 +50,8 @@ export function checkDistinctPorts(config: Config): void {
 }
 
 /**
- * Listens for one service on LISTEN_HOST: every request counted, timed and logged (telemetry), then answered by `app`.
+ * Listens for one service on LISTEN_HOST: every request counted, timed and logged (telemetry), then answered by `app`
+ * (`options`: the request head's size limit, the answer to what the parser refuses).
  */
 export async function serve(
   name: ServiceName,
@@ -59,8 +60,9 @@ export async function serve(
   telemetry: Telemetry,
   log: Logger,
   app: RequestListener,
+  options: ListenOptions = {},
 ): Promise<Listening> {
-  const http = await listen(port, config.LISTEN_HOST, PORT_SETTINGS[name]);
+  const http = await listen(port, config.LISTEN_HOST, PORT_SETTINGS[name], options);
   traceServer(http.server, http.port, name);
   http.server.on('request', telemetry.observe(name, log));
   http.server.on('request', app);

@@ -2,6 +2,7 @@ import type { RequestListener } from 'node:http';
 import { serve, type Running, type ServiceDeps } from '../common/service.js';
 import { createIssuerApp } from './app.js';
 import { startPurging } from './purge.js';
+import { tokenErrorRefusal } from './token-endpoint/errors.js';
 import { connectRedis, limiterStore } from '../common/rate-limit-store.js';
 
 /**
@@ -17,8 +18,14 @@ export async function startIssuer({
 }: ServiceDeps & { ephemeralPort?: boolean }): Promise<Running> {
   // The app needs the issuer's own URL, which an ephemeral port decides: it is attached once listening.
   let app: RequestListener | undefined;
-  const http = await serve('issuer', ephemeralPort ? 0 : config.ISSUER_PORT, config, telemetry, log, (req, res) =>
-    app!(req, res),
+  const http = await serve(
+    'issuer',
+    ephemeralPort ? 0 : config.ISSUER_PORT,
+    config,
+    telemetry,
+    log,
+    (req, res) => app!(req, res),
+    { parserRefusal: tokenErrorRefusal },
   );
   const effective = ephemeralPort ? { ...config, AUTH_URL: http.url } : config;
   const redis = await connectRedis(config.REDIS_URL, log, telemetry, config.REDIS_CLUSTER);

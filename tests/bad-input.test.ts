@@ -1,18 +1,23 @@
 // Bad input never gets a 500 or a retryable 503: a NUL character (which PostgreSQL cannot store) and malformed
-// escapes at the token endpoint, the authorize endpoint, the login form and the API.
+// escapes at the token endpoint, the authorize endpoint, the login form and the API; bodies that do not decode,
+// requests Node's HTTP parser refuses and expectations Node would answer 417 itself.
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
+import { connect } from 'node:net';
 import type { Browser } from 'playwright-core';
 import type { System } from '../infra/system.js';
 import { startTestSystem } from './support/system.js';
-import { adminClient, setupTenant, type TenantSetup } from './support/admin.js';
+import { adminClient, setupMachineClient, setupTenant, type TenantSetup } from './support/admin.js';
 import { launchBrowser } from './support/browser.js';
-import { authorizationRequest, discover, postTokenForm } from './support/oauth.js';
+import { authorizationRequest, clientCredentialsToken, discover, postTokenForm } from './support/oauth.js';
 
 let system: System;
 let browser: Browser;
 let tenant: TenantSetup;
 beforeAll(async () => {
-  [system, browser] = await Promise.all([startTestSystem(), launchBrowser()]);
+  [system, browser] = await Promise.all([
+    startTestSystem({ ISSUER_ENABLE_CLIENT_CREDENTIALS: 'true' }),
+    launchBrowser(),
+  ]);
   tenant = await setupTenant(adminClient(system));
 });
 afterAll(async () => {
@@ -67,6 +72,109 @@ describe('a token request body the endpoint cannot read', () => {
     expect({ status: res.status, body: await res.json() }).toEqual({
       status: 400,
       body: { error: 'invalid_grant', error_description: 'malformed request body' },
+    });
+  });
+});
+
+describe('a token or revocation request body whose content-encoding does not decode', () => {
+  it.each([
+    ['/oauth2/token', 'gzip'],
+    ['/oauth2/token', 'br'],
+    ['/oauth2/token', 'deflate'],
+    ['/oauth2/revoke', 'gzip'],
+  ])('%s with %s: 400 invalid_grant, a TokenError (not a retryable 429)', async (path, encoding) => {
+    const res = await fetch(`${system.authUrl}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', 'content-encoding': encoding },
+      body: `grant_type=refresh_token&client_id=${tenant.clientId}&refresh_token=x&token=x`,
+    });
+    expect({ status: res.status, retryAfter: res.headers.get('retry-after'), body: await res.json() }).toEqual({
+      status: 400,
+      retryAfter: null,
+      body: { error: 'invalid_grant', error_description: 'malformed request body' },
+    });
+  });
+});
+
+/**
+ * Sends raw bytes to `url`'s host and port and returns the raw answer, once the server closes the connection (after a
+ * refusal, or `connection: close`): the sending side stays open, as a client's does while it waits.
+ */
+const raw = (url: string, bytes: string) =>
+  new Promise<string>((resolve, reject) => {
+    const { hostname, port } = new URL(url);
+    const socket = connect(Number(port), hostname, () => socket.write(bytes));
+    let answer = '';
+    socket.on('data', (d) => (answer += d));
+    socket.on('end', () => resolve(answer));
+    socket.on('error', reject);
+  });
+const headerOf = (answer: string, name: string) =>
+  new RegExp(`\r\n${name}: ([^\r]*)\r\n`, 'i').exec(answer.split('\r\n\r\n')[0]!)?.[1];
+
+describe("requests Node's HTTP parser refuses at the issuer", () => {
+  it.each([
+    ['/oauth2/token', 'oversized headers', `x-big: ${'a'.repeat(20_000)}\r\n`],
+    ['/oauth2/revoke', 'oversized headers', `x-big: ${'a'.repeat(20_000)}\r\n`],
+    ['/oauth2/token', 'a malformed content-length', 'content-length: abc\r\n'],
+    ['/oauth2/token', 'both content-length and chunked', 'content-length: 5\r\ntransfer-encoding: chunked\r\n'],
+  ])('%s, %s: 400 TokenError invalid_grant with x-request-id', async (path, _name, headers) => {
+    const answer = await raw(
+      system.authUrl,
+      `POST ${path} HTTP/1.1\r\nhost: x\r\ncontent-type: application/x-www-form-urlencoded\r\n${headers}\r\n`,
+    );
+    expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+    expect(headerOf(answer, 'x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+    expect(headerOf(answer, 'content-type')).toBe('application/json');
+    expect(JSON.parse(answer.split('\r\n\r\n')[1]!)).toEqual({
+      error: 'invalid_grant',
+      error_description: 'malformed request',
+    });
+  });
+});
+
+describe('an Expect header other than 100-continue', () => {
+  // fetch refuses to send one, so the requests are written out (Node would answer them 417 with nothing else).
+  const statusOf = (answer: string) => Number(/^HTTP\/1\.1 (\d{3}) /.exec(answer)?.[1]);
+  const bodyOf = (answer: string) => JSON.parse(answer.split('\r\n\r\n')[1]!) as { error?: string };
+
+  it('is ignored: the gateway, the token endpoint and the admin API answer as without it, with x-request-id', async () => {
+    const gatewayPath = `${new URL(system.baseUrl).pathname}/tenant`;
+    const api = await raw(
+      system.baseUrl,
+      `GET ${gatewayPath} HTTP/1.1\r\nhost: x\r\nexpect: foo\r\nconnection: close\r\n\r\n`,
+    );
+    expect({ status: statusOf(api), error: bodyOf(api).error }).toEqual({ status: 401, error: 'invalid_token' });
+    expect(headerOf(api, 'x-request-id')).toBeTruthy();
+
+    const form = `grant_type=refresh_token&client_id=${tenant.clientId}&refresh_token=x`;
+    const token = await raw(
+      system.authUrl,
+      `POST /oauth2/token HTTP/1.1\r\nhost: x\r\nexpect: foo\r\nconnection: close\r\n` +
+        `content-type: application/x-www-form-urlencoded\r\ncontent-length: ${form.length}\r\n\r\n${form}`,
+    );
+    expect({ status: statusOf(token), error: bodyOf(token).error }).toEqual({ status: 400, error: 'invalid_grant' });
+
+    const admin = await raw(
+      system.pdpUrl,
+      `GET /admin/v1/tenants HTTP/1.1\r\nhost: x\r\nexpect: foo\r\nconnection: close\r\n` +
+        `authorization: Bearer ${system.adminToken}\r\n\r\n`,
+    );
+    expect(statusOf(admin)).toBe(200);
+    expect(headerOf(admin, 'x-request-id')).toBeTruthy();
+  });
+});
+
+describe('a long URL the gateway accepts', () => {
+  it('reaches the backend (which takes what the gateway forwards): 200, not its parser 431 with another request id', async () => {
+    const machine = await setupMachineClient(adminClient(system), { grant: ['svc.tenant.info.read'] });
+    const token = await clientCredentialsToken(system.authUrl, machine, 'svc.tenant.info.read');
+    const res = await fetch(`${system.baseUrl}/tenant?q=${'a'.repeat(12_000)}`, {
+      headers: { authorization: `Bearer ${token}`, 'x-request-id': 'bad-input-long-url' },
+    });
+    expect({ status: res.status, requestId: res.headers.get('x-request-id') }).toEqual({
+      status: 200,
+      requestId: 'bad-input-long-url',
     });
   });
 });

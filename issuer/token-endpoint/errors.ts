@@ -2,6 +2,7 @@
 // invalid_scope, unsupported_grant_type}, optional error_description, nothing else. oidc-provider's wider vocabulary
 // is folded into it here, for its own errors (post-middleware) and the pre-filter's.
 import type { ErrorRequestHandler, Response } from 'express';
+import type { ParserRefusal } from '../../common/http.js';
 import type { Logger } from '../../common/log.js';
 import type { KoaContextWithOIDC } from 'oidc-provider';
 import { TOKEN_ERROR_CODES, type TokenErrorCode } from '../../wire/codes.js';
@@ -39,6 +40,17 @@ export interface TokenErrorBody {
   error: TokenErrorCode;
   error_description?: string;
 }
+
+/**
+ * A request Node's parser refused before any route saw it (a head over 16 KiB, a malformed length): a 400 TokenError,
+ * the only error shape the token and revocation endpoints have (§4.1), whichever path it was for.
+ */
+export const tokenErrorRefusal: ParserRefusal = () => ({
+  status: 400,
+  reason: 'Bad Request',
+  contentType: 'application/json',
+  body: JSON.stringify({ error: 'invalid_grant', error_description: 'malformed request' } satisfies TokenErrorBody),
+});
 
 /** The pre-filter's own answers, shaped like oidc-provider's token responses (no-store). */
 export function sendTokenError(

@@ -22,9 +22,14 @@ export const readTokenBody = express.text({ type: FORM, limit: '56kb' });
 const sentBody = (req: Request) =>
   req.get('transfer-encoding') !== undefined || Number(req.get('content-length') ?? 0) > 0;
 
-/** body-parser's refusals of the request itself carry a `type` such as entity.too.large or charset.unsupported. */
-const isBodyError = (err: unknown) =>
-  typeof (err as { type?: unknown })?.type === 'string' && ((err as { status?: number }).status ?? 500) < 500;
+/**
+ * body-parser's refusals of the request itself carry a 4xx status: a `type` such as entity.too.large or
+ * charset.unsupported, or the zlib or brotli error of a body whose content-encoding does not decode.
+ */
+const isBodyError = (err: unknown) => {
+  const status = (err as { status?: unknown } | undefined)?.status;
+  return typeof status === 'number' && status >= 400 && status < 500;
+};
 
 export interface TokenFilterOptions {
   issuer: string;
@@ -94,8 +99,9 @@ export function tokenRequestFilter({
 }
 
 /**
- * Body parser failures (too large, bad charset) are still answered as TokenError, never as an HTML page; any other
- * error (a store that failed) is not the client's and goes on to the route's last handler.
+ * Body parser failures (too large, bad charset, an encoding that does not decode) are still answered as TokenError,
+ * never as an HTML page or a retryable 429; any other error (a store that failed) is not the client's and goes on to
+ * the route's last handler.
  */
 export const malformedBody =
   (issuer: string): ErrorRequestHandler =>

@@ -482,6 +482,27 @@ describe('PUT body', () => {
     },
   );
 
+  it(
+    'refuses data holding a number beyond a double (1e400, which would be kept as null) ' +
+      'with 422 schema_invalid, leaving the record as it was',
+    async () => {
+      const someone = await newPerson(tenant.tenantId);
+      for (const body of ['{"schemaVersion":1,"data":{"n":1e400}}', '{"schemaVersion":1,"data":{"a":[1,-1e999]}}'])
+        expectProblem(await api.put(token, someone, extension, body, CREATE), 422, 'schema_invalid');
+      const created = await api.put(token, someone, extension, '{"schemaVersion":1,"data":{"n":1.5e308}}', CREATE);
+      expect(created.status).toBe(201);
+      expectProblem(
+        await api.put(token, someone, extension, '{"schemaVersion":1,"data":{"n":1e400}}', {
+          'if-match': created.body.etag,
+        }),
+        422,
+        'schema_invalid',
+      );
+      expect((await api.get(token, someone, extension)).body).toEqual(created.body);
+      expect(created.body.data).toEqual({ n: 1.5e308 });
+    },
+  );
+
   it('refuses a body far above the cap before parsing it (413, although it is not even JSON)', async () => {
     const res = await api.put(token, person, extension, `{${'x'.repeat(1024 * 1024)}`, CREATE);
     expectProblem(res, 413, 'payload_too_large');

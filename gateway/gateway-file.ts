@@ -153,11 +153,7 @@ export function parseGatewayFile(text: string, file: string): GatewayDefinition 
     for (const [name, override] of Object.entries(overrides)) {
       const use = plugins.find((u) => u.plugin.name === name);
       const path = ['routes', i, 'plugins', name];
-      if (!use)
-        at(
-          path,
-          PLUGINS.has(name) ? `"${name}" is not in the plugins list, which sets the order` : `unknown plugin "${name}"`,
-        );
+      if (!use) at(path, unlisted(name, ', which sets the order'));
       else if (!use.plugin.perRoute)
         at(path, `"${name}" has one setting for the whole gateway; set it in the plugins list`);
       else if (override === null || typeof override !== 'object') at(path, "expected the plugin's settings (a map)");
@@ -188,11 +184,7 @@ export function parseGatewayFile(text: string, file: string): GatewayDefinition 
   const { pluginSpans = DEFAULT_PLUGIN_SPANS } = parsed.tracing;
   if (parsed.tracing.pluginSpans && pluginSpans !== 'all')
     pluginSpans.forEach((name, i) => {
-      if (!parsed.plugins.some((p) => p.name === name))
-        at(
-          ['tracing', 'pluginSpans', i],
-          PLUGINS.has(name) ? `"${name}" is not in the plugins list` : `unknown plugin "${name}"`,
-        );
+      if (!parsed.plugins.some((p) => p.name === name)) at(['tracing', 'pluginSpans', i], unlisted(name));
     });
 
   if (problems.length) throw fail();
@@ -204,6 +196,10 @@ export function parseGatewayFile(text: string, file: string): GatewayDefinition 
     pluginSpans: pluginSpans === 'all' ? 'all' : new Set(pluginSpans),
   };
 }
+
+/** What is wrong with naming a plugin the file's plugins list lacks: unknown altogether, or known but not listed. */
+const unlisted = (name: string, why = '') =>
+  PLUGINS.has(name) ? `"${name}" is not in the plugins list${why}` : `unknown plugin "${name}"`;
 
 /** The line of the deepest node of `path` that exists in the document (a missing setting: its parent's line). */
 function lineOf(doc: Document, lines: LineCounter, path: Path): number {

@@ -94,14 +94,12 @@ export function decisionEndpoints({ store, log, decisionLog, telemetry }: Decisi
       res,
       inputs.flatMap((i) => (i.success ? [i.data] : [])),
     );
-    // Asked in one turn, so they share the store's revision reading; answered in the order asked. Traced, only the
-    // members whose requests are recorded get a decision span.
-    const answer = (i: (typeof inputs)[number], n: number) =>
-      !i.success
-        ? MALFORMED_ITEM
-        : recordedMembers?.[n] === false
-          ? outsideTraces(() => decide(i.data))
-          : decide(i.data);
+    // Asked in one turn, so they share the store's revision reading; answered in the order asked.
+    const answer = (i: (typeof inputs)[number], n: number) => {
+      if (!i.success) return MALFORMED_ITEM;
+      // Traced, only the members whose own requests are recorded get a decision span.
+      return recordedMembers?.[n] === false ? outsideTraces(() => decide(i.data)) : decide(i.data);
+    };
     res.json({ items: await Promise.all(inputs.map(answer)) });
   };
 

@@ -2,12 +2,12 @@
 // escapes at the token endpoint, the authorize endpoint, the login form and the API; bodies that do not decode,
 // requests Node's HTTP parser refuses and expectations Node would answer 417 itself.
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
-import { connect } from 'node:net';
 import type { Browser } from 'playwright-core';
 import type { System } from '../infra/system.js';
 import { startTestSystem } from './support/system.js';
 import { adminClient, setupMachineClient, setupTenant, type TenantSetup } from './support/admin.js';
 import { launchBrowser } from './support/browser.js';
+import { rawHeader, rawHttp, rawJson, rawStatus } from './support/raw-http.js';
 import { authorizationRequest, clientCredentialsToken, discover, postTokenForm } from './support/oauth.js';
 
 let system: System;
@@ -96,22 +96,6 @@ describe('a token or revocation request body whose content-encoding does not dec
   });
 });
 
-/**
- * Sends raw bytes to `url`'s host and port and returns the raw answer, once the server closes the connection (after a
- * refusal, or `connection: close`): the sending side stays open, as a client's does while it waits.
- */
-const raw = (url: string, bytes: string) =>
-  new Promise<string>((resolve, reject) => {
-    const { hostname, port } = new URL(url);
-    const socket = connect(Number(port), hostname, () => socket.write(bytes));
-    let answer = '';
-    socket.on('data', (d) => (answer += d));
-    socket.on('end', () => resolve(answer));
-    socket.on('error', reject);
-  });
-const headerOf = (answer: string, name: string) =>
-  new RegExp(`\r\n${name}: ([^\r]*)\r\n`, 'i').exec(answer.split('\r\n\r\n')[0]!)?.[1];
-
 describe("requests Node's HTTP parser refuses at the issuer", () => {
   it.each([
     ['/oauth2/token', 'oversized headers', `x-big: ${'a'.repeat(20_000)}\r\n`],
@@ -119,14 +103,14 @@ describe("requests Node's HTTP parser refuses at the issuer", () => {
     ['/oauth2/token', 'a malformed content-length', 'content-length: abc\r\n'],
     ['/oauth2/token', 'both content-length and chunked', 'content-length: 5\r\ntransfer-encoding: chunked\r\n'],
   ])('%s, %s: 400 TokenError invalid_grant with x-request-id', async (path, _name, headers) => {
-    const answer = await raw(
+    const answer = await rawHttp(
       system.authUrl,
       `POST ${path} HTTP/1.1\r\nhost: x\r\ncontent-type: application/x-www-form-urlencoded\r\n${headers}\r\n`,
     );
     expect(answer).toMatch(/^HTTP\/1\.1 400 /);
-    expect(headerOf(answer, 'x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
-    expect(headerOf(answer, 'content-type')).toBe('application/json');
-    expect(JSON.parse(answer.split('\r\n\r\n')[1]!)).toEqual({
+    expect(rawHeader(answer, 'x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+    expect(rawHeader(answer, 'content-type')).toBe('application/json');
+    expect(rawJson(answer)).toEqual({
       error: 'invalid_grant',
       error_description: 'malformed request',
     });
@@ -135,33 +119,30 @@ describe("requests Node's HTTP parser refuses at the issuer", () => {
 
 describe('an Expect header other than 100-continue', () => {
   // fetch refuses to send one, so the requests are written out (Node would answer them 417 with nothing else).
-  const statusOf = (answer: string) => Number(/^HTTP\/1\.1 (\d{3}) /.exec(answer)?.[1]);
-  const bodyOf = (answer: string) => JSON.parse(answer.split('\r\n\r\n')[1]!) as { error?: string };
-
   it('is ignored: the gateway, the token endpoint and the admin API answer as without it, with x-request-id', async () => {
     const gatewayPath = `${new URL(system.baseUrl).pathname}/tenant`;
-    const api = await raw(
+    const api = await rawHttp(
       system.baseUrl,
       `GET ${gatewayPath} HTTP/1.1\r\nhost: x\r\nexpect: foo\r\nconnection: close\r\n\r\n`,
     );
-    expect({ status: statusOf(api), error: bodyOf(api).error }).toEqual({ status: 401, error: 'invalid_token' });
-    expect(headerOf(api, 'x-request-id')).toBeTruthy();
+    expect({ status: rawStatus(api), error: rawJson(api).error }).toEqual({ status: 401, error: 'invalid_token' });
+    expect(rawHeader(api, 'x-request-id')).toBeTruthy();
 
     const form = `grant_type=refresh_token&client_id=${tenant.clientId}&refresh_token=x`;
-    const token = await raw(
+    const token = await rawHttp(
       system.authUrl,
       `POST /oauth2/token HTTP/1.1\r\nhost: x\r\nexpect: foo\r\nconnection: close\r\n` +
         `content-type: application/x-www-form-urlencoded\r\ncontent-length: ${form.length}\r\n\r\n${form}`,
     );
-    expect({ status: statusOf(token), error: bodyOf(token).error }).toEqual({ status: 400, error: 'invalid_grant' });
+    expect({ status: rawStatus(token), error: rawJson(token).error }).toEqual({ status: 400, error: 'invalid_grant' });
 
-    const admin = await raw(
+    const admin = await rawHttp(
       system.pdpUrl,
       `GET /admin/v1/tenants HTTP/1.1\r\nhost: x\r\nexpect: foo\r\nconnection: close\r\n` +
         `authorization: Bearer ${system.adminToken}\r\n\r\n`,
     );
-    expect(statusOf(admin)).toBe(200);
-    expect(headerOf(admin, 'x-request-id')).toBeTruthy();
+    expect(rawStatus(admin)).toBe(200);
+    expect(rawHeader(admin, 'x-request-id')).toBeTruthy();
   });
 });
 

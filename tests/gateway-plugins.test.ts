@@ -2,7 +2,6 @@
 // does (a new route, a route's rate-limit window, a CORS origin list); two instances sharing Redis enforce one limit;
 // metering, the flood guard, 401 challenges, HEAD and Node's own parser answers.
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
-import { connect } from 'node:net';
 import type { Browser } from 'playwright-core';
 import type { System } from '../infra/system.js';
 import type { Running } from '../common/service.js';
@@ -17,6 +16,7 @@ import { adminClient, setupTenant, type AdminClient, type TenantSetup } from './
 import { launchBrowser } from './support/browser.js';
 import { obtainTokens } from './support/oauth.js';
 import { editedGatewayFile, gatewayFileDirectory, SHIPPED_GATEWAY_FILE } from './support/gateway-files.js';
+import { rawHeader, rawHttp, rawJson } from './support/raw-http.js';
 
 const INTERNAL_SECRET = 'gateway-plugins-test-secret-0123456789';
 /** Two gateways share one limit only through Redis; the machine's Redis unless REDIS_URL names another. */
@@ -409,17 +409,6 @@ describe('answers at the edge', () => {
     expect(unauthenticated.headers.get('www-authenticate')).toBe('Bearer');
   });
 
-  /** Sends raw bytes and returns the raw answer (Node's parser refuses these before any handler). */
-  const raw = (bytes: string) =>
-    new Promise<string>((resolve, reject) => {
-      const { hostname, port } = new URL(gateway.url);
-      const socket = connect(Number(port), hostname, () => socket.end(bytes));
-      let answer = '';
-      socket.on('data', (d) => (answer += d));
-      socket.on('end', () => resolve(answer));
-      socket.on('error', reject);
-    });
-
   it.each([
     [
       'oversized headers',
@@ -429,10 +418,10 @@ describe('answers at the edge', () => {
     ],
     ['a malformed request line', 'GARBAGE\r\n\r\n', 400, 'not_found'],
   ])('answers %s with a Problem carrying x-request-id', async (_name, bytes, status, error) => {
-    const answer = await raw(bytes);
+    const answer = await rawHttp(gateway.url, bytes);
     expect(answer).toMatch(new RegExp(`^HTTP/1\\.1 ${status} `));
-    const id = /\r\nx-request-id: ([0-9a-f-]{36})\r\n/.exec(answer)?.[1];
-    expect(id).toBeDefined();
-    expect(JSON.parse(answer.split('\r\n\r\n')[1]!)).toEqual({ error, requestId: id });
+    const id = rawHeader(answer, 'x-request-id');
+    expect(id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(rawJson(answer)).toEqual({ error, requestId: id });
   });
 });

@@ -17,7 +17,8 @@ import type { System } from '../infra/system.js';
 import { evaluate } from '../policies/evaluate.js';
 import { FactCache } from '../policies/fact-cache.js';
 import { knexPolicyStore } from '../policies/store.js';
-import { FEED_TRUST_MS, openRevisionFeed, type RevisionFeed } from '../common/revision-feed.js';
+import { FEED_TRUST_MS, openRevisionFeed, redisFeed, type RevisionFeed } from '../common/revision-feed.js';
+import { connectRedis, type RedisClient } from '../common/rate-limit-store.js';
 import { createLogger } from '../common/log.js';
 import { DECISION_PATH, type DecisionInput } from '../wire/decision.js';
 import { adminClient, createPerson, setupMachineClient, setupTenant, type AdminClient } from './support/admin.js';
@@ -663,6 +664,33 @@ describe('decisions from memory, in one PDP, while each kind of change is made',
         'capability_not_granted',
       ]);
     }
+  });
+});
+
+describe('the revision feed in Redis', () => {
+  const key = `pdp-revision:test-${process.pid}-${randomSecret().slice(0, 8)}`;
+  let redis: RedisClient;
+  let feed: RevisionFeed;
+  beforeAll(async () => {
+    redis = (await connectRedis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', silent))!;
+    feed = redisFeed(redis, key, silent);
+  });
+  afterAll(async () => {
+    await redis?.del(key);
+    await feed?.close();
+  });
+
+  it('keeps the highest revision published, and comes back with another token once it lost its data', async () => {
+    const first = await feed.read();
+    expect(first.revision).toBe(0);
+    await feed.publish(7);
+    await feed.publish(5); // a writer whose commit came earlier, publishing later
+    expect(await feed.read()).toEqual({ revision: 7, token: first.token });
+    await redis.del(key); // as a Redis restarted without its data
+    await feed.publish(3);
+    const reborn = await feed.read();
+    expect(reborn.revision).toBe(3);
+    expect(reborn.token).not.toBe(first.token);
   });
 });
 

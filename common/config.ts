@@ -87,7 +87,7 @@ export const SETTINGS = {
   REDIS_URL: {
     schema: serviceUrl('redis', 'rediss'),
     doc:
-      'Redis URL for rate limiting (gateway layers, flood guard, token endpoint) and the PDPs\' revision feed, ' +
+      "Redis URL for rate limiting (gateway layers, flood guard, token endpoint) and the PDPs' revision feed, " +
       'shared by every instance (give it to every service). Unset = in-process limiters (each process counts ' +
       "alone), and PDPs on PostgreSQL read the database's revision on every decision batch.",
   },

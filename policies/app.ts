@@ -11,7 +11,6 @@ import type { Logger } from '../common/log.js';
 import { DECISION_BATCH_PATH, DECISION_PATH, MAX_DECISIONS_PER_CALL } from '../wire/decision.js';
 import { decisionEndpoints } from './decision-endpoint.js';
 import { knexPolicyStore } from './store.js';
-import type { RevisionFeed } from '../common/revision-feed.js';
 import type { DecisionLog } from './decision-log.js';
 import { authenticateAdmin, authorizeAdmin, type AdminCaller } from './admin/authority.js';
 import { auditedChanges, scopedKnex } from './admin/audit.js';
@@ -50,8 +49,6 @@ export interface PoliciesDeps {
   authUrl: string;
   /** Decision facts kept in memory at most (PDP_FACT_CACHE_ENTRIES); unset = the documented default. */
   maxFacts?: number;
-  /** The revision feed the decisions' facts are kept current by (common/revision-feed.ts). */
-  revisions?: RevisionFeed | undefined;
 }
 
 export function createPoliciesApp({
@@ -65,7 +62,6 @@ export function createPoliciesApp({
   adminThrottle,
   authUrl,
   maxFacts,
-  revisions,
 }: PoliciesDeps): express.Express {
   const isInternalSecret = secretChecker(internalSecret);
   const app = express();
@@ -80,7 +76,7 @@ export function createPoliciesApp({
     if (!secret || !isInternalSecret(secret)) return sendProblem(res, 'forbidden', { message: 'internal service' });
     next();
   };
-  const store = knexPolicyStore(knex, { ...(maxFacts !== undefined && { maxFacts }), feed: revisions });
+  const store = knexPolicyStore(knex, maxFacts === undefined ? {} : { maxFacts });
   const decisions = decisionEndpoints({ store, log, decisionLog, telemetry });
   app.post(DECISION_PATH, fromGateway, express.json({ limit: '16kb' }), decisions.single);
   app.post(

@@ -10,6 +10,7 @@ import { secretChecker } from '../common/secrets.js';
 import type { Logger } from '../common/log.js';
 import { DECISION_BATCH_PATH, DECISION_PATH, MAX_DECISIONS_PER_CALL } from '../wire/decision.js';
 import { decisionEndpoints } from './decision-endpoint.js';
+import { decisionBody } from './decision-body.js';
 import { knexPolicyStore } from './store.js';
 import type { DecisionLog } from './decision-log.js';
 import { authenticateAdmin, authorizeAdmin, type AdminCaller } from './admin/authority.js';
@@ -78,13 +79,8 @@ export function createPoliciesApp({
   };
   const store = knexPolicyStore(knex, maxFacts === undefined ? {} : { maxFacts });
   const decisions = decisionEndpoints({ store, log, decisionLog, telemetry });
-  app.post(DECISION_PATH, fromGateway, express.json({ limit: '16kb' }), decisions.single);
-  app.post(
-    DECISION_BATCH_PATH,
-    fromGateway,
-    express.json({ limit: `${16 * MAX_DECISIONS_PER_CALL}kb` }),
-    decisions.batch,
-  );
+  app.post(DECISION_PATH, fromGateway, decisionBody(16 * 1024), decisions.single);
+  app.post(DECISION_BATCH_PATH, fromGateway, decisionBody(16 * 1024 * MAX_DECISIONS_PER_CALL), decisions.batch);
 
   // Every admin change runs in one transaction with its audit entry (policies/admin/audit.ts); the operations query
   // through `db`, which joins that transaction.

@@ -3,6 +3,9 @@
 // decision must still get its own facts, in the state the database is in when it is read, and its own log row.
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import type { System } from '../infra/system.js';
+import { Readable } from 'node:stream';
+import { gzipSync } from 'node:zlib';
+import { Pool } from 'undici';
 import { startTestSystem } from './support/system.js';
 import { adminClient, setupTenant, type TenantSetup } from './support/admin.js';
 import { knexPolicyStore } from '../policies/store.js';
@@ -158,6 +161,53 @@ describe('the batch endpoint', () => {
       });
     },
   );
+
+  describe('a body it cannot read (policies/decision-body.ts)', () => {
+    const LIMIT = 16 * 1024 * MAX_DECISIONS_PER_CALL;
+    const post = async (body: string | Buffer | AsyncIterable<Buffer>, headers: Record<string, string> = {}) => {
+      const pool = new Pool(system.pdpUrl, { connections: 1 });
+      try {
+        const res = await pool.request({
+          path: DECISION_BATCH_PATH,
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-internal-secret': INTERNAL_SECRET, ...headers },
+          body: typeof body === 'string' || Buffer.isBuffer(body) ? body : Readable.from(body),
+        });
+        const answer = (await res.body.json()) as { error?: string; message?: string };
+        // The connection that carried the refused body still answers the next call.
+        const next = await pool.request({
+          path: DECISION_BATCH_PATH,
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-internal-secret': INTERNAL_SECRET },
+          body: JSON.stringify({ items: [inputFor(tenants[0]!)] }),
+        });
+        const decided =
+          typeof ((await next.body.json()) as { items: { allow?: boolean }[] }).items[0]!.allow === 'boolean';
+        return { status: res.statusCode, error: answer.error, message: answer.message, decided };
+      } finally {
+        await pool.close();
+      }
+    };
+    const oversized = () => JSON.stringify({ items: [inputFor(tenants[0]!)], pad: 'x'.repeat(LIMIT) });
+
+    const inChunks = async function* () {
+      const body = Buffer.from(oversized());
+      for (let at = 0; at < body.length; at += 64 * 1024) yield body.subarray(at, at + 64 * 1024);
+    };
+    it.each([
+      ['text that is not JSON', 422, 'schema_invalid', () => post('{"items": [')],
+      ['a gzip-encoded body', 422, 'schema_invalid', () => post(gzipSync('{}'), { 'content-encoding': 'gzip' })],
+      ['a Content-Length over the limit', 413, 'payload_too_large', () => post(oversized())],
+      ['a chunked body that grows past the limit', 413, 'payload_too_large', () => post(inChunks())],
+    ])('answers %s with %i %s, and its connection still serves the next call', async (_name, status, error, send) => {
+      const answer = await send();
+      expect({ status: answer.status, error: answer.error, decided: answer.decided }).toEqual({
+        status,
+        error,
+        decided: true,
+      });
+    });
+  });
 
   it('answers only the gateway: without the internal secret, 403 forbidden and no decision', async () => {
     const { status, body } = await askBatch([inputFor(tenants[0]!)], 'guess');

@@ -224,13 +224,16 @@ export const notFound: RequestHandler = (_req, res) => sendProblem(res, 'not_fou
  * Last error handler: malformed JSON becomes 422 schema_invalid, an oversize body 413; anything else is logged with
  * the request id and answered without internals. `unexpected` names the code for that case per service.
  */
+/** The message of a 422 for a body that cannot be read as JSON (not JSON, or in an encoding nobody decodes). */
+export const BODY_NOT_JSON = 'request body is not valid JSON';
+
 export function errorHandler(log: Logger, unexpected: ApiErrorCode = 'authorization_unavailable'): ErrorRequestHandler {
   return (err: unknown, req: Request, res: Response, _next: NextFunction) => {
     const e = err as { type?: string; status?: number };
     if (res.headersSent) return void res.end();
     if (e?.type === 'entity.too.large') return sendProblem(res, 'payload_too_large');
     if (e?.type === 'entity.parse.failed' || e?.type === 'encoding.unsupported' || e?.type === 'charset.unsupported')
-      return sendProblem(res, 'schema_invalid', { message: 'request body is not valid JSON' });
+      return sendProblem(res, 'schema_invalid', { message: BODY_NOT_JSON });
     // A path segment that is not valid percent-encoding names nothing that can exist (the router's URIError; by name,
     // since an error made in another realm, as in the test runner's modules, is no instance of this one's URIError).
     if (err instanceof URIError || (err as Error)?.name === 'URIError') return sendProblem(res, 'not_found');

@@ -135,13 +135,16 @@ export function startSdk(resourceName: string, hooks: SdkHooks): SdkHandle {
   // at each scrape, given to the processors alone. The SDK's switch for its self-metrics (OTEL_NODE_EXPERIMENTAL_SDK_
   // METRICS) would also count every span started and ended, hashing its attributes each time, and give the
   // instrumentations a meter for HTTP durations computed on every request: work no scrape reads (docs/decisions.md
-  // "Tracing"). The SDK is given no metric reader, so everything else keeps the API's no-op meter.
+  // "Tracing"). The SDK is given no metric reader (an empty list: left unset, NodeSDK starts an OTLP metrics exporter
+  // to the traces' endpoint and gives every instrumentation and the tracer a live meter, recorded on each request), so
+  // everything else keeps the API's no-op meter.
   const reader = new ScrapeReader();
   const processorMeters = new metrics.MeterProvider({ readers: [reader] });
   const sdk = new NodeSDK({
     // The default name; OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES (read by the SDK's detectors) override it.
     resource: resources.defaultResource().merge(resources.resourceFromAttributes({ 'service.name': resourceName })),
     spanProcessors: getSpanProcessorsFromEnv(processorMeters),
+    metricReaders: [],
     instrumentations,
     sampler,
     idGenerator: ids,

@@ -317,7 +317,7 @@ describe('a collector that hangs or is gone', () => {
 });
 
 describe('npm start: the four services in one process', () => {
-  it("says which service made each span (platform.service) under the one resource; the gateway file's pluginSpans: all", async () => {
+  it("says which service made each span (platform.service) under the one resource; the gateway file's pluginSpans: all; exports nothing but traces", async () => {
     const collector = await startOtlpReceiver();
     // Every plugin a span of its own: the call without a token passes cors and is refused by verify-token.
     const gatewayFile = join(scratch, 'all-plugin-spans.yaml');
@@ -367,6 +367,9 @@ describe('npm start: the four services in one process', () => {
       await all.stop();
       await collector.close();
     }
+    // Only traces are exported, up to the last flush at the stop: metrics stay Prometheus (no OTLP metrics exporter,
+    // which NodeSDK would otherwise start by default and send to the same endpoint).
+    expect(new Set(collector.paths)).toEqual(new Set(['POST /v1/traces']));
   });
 });
 

@@ -107,6 +107,8 @@ export interface OtlpReceiver {
   readonly received: number;
   /** Export requests received, answered or not. */
   requests: number;
+  /** Each request's method and path, in order (`POST /v1/traces`; anything else is answered 404). */
+  paths: string[];
   /** From now on, requests are read and never answered (a collector that hangs). */
   hang(): void;
   close(): Promise<void>;
@@ -136,6 +138,7 @@ export async function startOtlpReceiver({ keepSpans = true } = {}): Promise<Otlp
       return counted;
     },
     requests: 0,
+    paths: [],
     hang: () => void (hanging = true),
     close: () => new Promise((ok) => (server.closeAllConnections(), server.close(() => ok()))),
   };
@@ -144,6 +147,7 @@ export async function startOtlpReceiver({ keepSpans = true } = {}): Promise<Otlp
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       receiver.requests++;
+      receiver.paths.push(`${req.method} ${req.url}`);
       if (hanging) return;
       if (req.method !== 'POST' || req.url !== '/v1/traces') return void res.writeHead(404).end();
       const body = Buffer.concat(chunks);

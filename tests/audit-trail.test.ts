@@ -10,6 +10,10 @@ import { startTestSystem } from './support/system.js';
 import { adminClient, setupTenant, type AdminClient, type AdminResponse, type TenantSetup } from './support/admin.js';
 import { operationsOf } from './support/openapi.js';
 import { launchBrowser } from './support/browser.js';
+import express from 'express';
+import type { AddressInfo } from 'node:net';
+import { auditedChanges, reads, scopedKnex } from '../policies/admin/audit.js';
+import { createLogger } from '../common/log.js';
 
 let system: System;
 let knex: Knex;
@@ -501,5 +505,36 @@ describe('the command line and the console', () => {
   it('counts committed changes by action (admin_changes_total)', async () => {
     const values = (await system.telemetry.registry.getSingleMetric('admin_changes_total')!.get()).values;
     expect(values.find((v) => v.labels.action === 'client.disable')?.value).toBeGreaterThanOrEqual(1);
+  });
+});
+
+describe('the reads made for one answer', () => {
+  it('run one after another inside an audited change, whose transaction is one connection, and together outside one', async () => {
+    const order: string[] = [];
+    const read = (name: string) => async () => {
+      order.push(`start ${name}`);
+      await scopedKnex(knex).raw('select pg_sleep(0.02)');
+      order.push(`end ${name}`);
+      return name;
+    };
+    const app = express();
+    app.use(auditedChanges(knex, createLogger('audit-test', 'silent'), () => ({ kind: 'operator' })));
+    app.all('/reads', async (_req, res) => {
+      order.length = 0;
+      const results = await reads(read('a'), read('b'));
+      // A refusal: the change rolls back and needs no entry.
+      res.status(409).json({ results, order: [...order] });
+    });
+    const server = app.listen(0, '127.0.0.1');
+    await new Promise((ok) => server.once('listening', ok));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/reads`;
+    try {
+      const inChange = await (await fetch(url, { method: 'POST' })).json();
+      expect(inChange).toEqual({ results: ['a', 'b'], order: ['start a', 'end a', 'start b', 'end b'] });
+      const outside = await (await fetch(url)).json();
+      expect(outside).toEqual({ results: ['a', 'b'], order: ['start a', 'start b', 'end a', 'end b'] });
+    } finally {
+      await new Promise((ok) => server.close(ok));
+    }
   });
 });

@@ -62,6 +62,18 @@ export function scopedKnex(knex: Knex): Knex {
   });
 }
 
+/**
+ * Runs independent reads for one answer: together outside an audited change (each on a pooled connection of its own),
+ * one after another inside one, whose transaction is a single connection that runs one statement at a time (pg 8
+ * queues statements sent to a busy connection, with a deprecation warning; pg 9 refuses them).
+ */
+export async function reads<T extends unknown[]>(...readers: { [K in keyof T]: () => Promise<T[K]> }): Promise<T> {
+  if (!scope.getStore()) return (await Promise.all(readers.map((read) => read()))) as T;
+  const results: unknown[] = [];
+  for (const read of readers) results.push(await read());
+  return results as T;
+}
+
 /** The field-by-field differences of `before` and `after` over `fields` (secrets are never among them). */
 export function fieldChanges(before: object | undefined, after: object, fields: string[]): Record<string, FieldChange> {
   const out: Record<string, FieldChange> = {};

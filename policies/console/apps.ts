@@ -14,6 +14,7 @@ import {
   type ClientView,
 } from '../admin/clients.js';
 import { capabilityCatalogue } from '../admin/capabilities.js';
+import { reads } from '../admin/audit.js';
 import { grantsOfTenant, putGrant } from '../admin/grants.js';
 import { createNextSecret, hasPendingSecret, promoteNextSecret } from '../admin/client-secrets.js';
 
@@ -21,18 +22,21 @@ export function appRoutes(tenant: Router, kit: ConsoleKit): void {
   const { db, send, frameOf, notFound, goTo, enteredFrom, permitted, perform, confirmThenPerform, changeStatus } = kit;
   const appsPage = async (res: Response, entered?: pages.Entered, status = 200) => {
     const { session, tenant: current } = locals(res);
-    const [apps, grants] = await Promise.all([listClients(db, current.tenantId), grantsOfTenant(db, current.tenantId)]);
+    const [apps, grants] = await reads(
+      () => listClients(db, current.tenantId),
+      () => grantsOfTenant(db, current.tenantId),
+    );
     const listed = apps.map((client) => ({ client, capabilities: grants.get(client.clientId) ?? [] }));
     send(res, pages.appsPage({ ...frameOf(res, 'Apps'), session, tenant: current }, listed, entered), status);
   };
   const appPage = async (res: Response, client: ClientView, entered?: pages.Entered, status = 200) => {
     const { session, tenant: current } = locals(res);
-    const [grants, pending, catalogue, records] = await Promise.all([
-      grantsOfTenant(db, client.tenantId),
-      hasPendingSecret(db, client.clientId),
-      capabilityCatalogue(db, current.plan),
-      storedRecordsOf(db, client.clientId),
-    ]);
+    const [grants, pending, catalogue, records] = await reads(
+      () => grantsOfTenant(db, client.tenantId),
+      () => hasPendingSecret(db, client.clientId),
+      () => capabilityCatalogue(db, current.plan),
+      () => storedRecordsOf(db, client.clientId),
+    );
     send(
       res,
       pages.appPage(

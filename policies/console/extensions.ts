@@ -8,16 +8,17 @@ import { type Refusal } from '../../wire/outcome.js';
 import { STATUS_OF } from '../../wire/codes.js';
 import { jsonInputProblem } from '../../common/json-input.js';
 import { listClients } from '../admin/clients.js';
+import { reads } from '../admin/audit.js';
 import { listExtensions, registerExtension } from '../admin/extensions.js';
 
 export function extensionRoutes(tenant: Router, kit: ConsoleKit): void {
   const { db, send, frameOf, notFound, goTo, enteredFrom, permitted } = kit;
   const extensionsPage = async (res: Response, entered?: pages.Entered, status = 200) => {
     const { session, tenant: current } = locals(res);
-    const [extensions, apps] = await Promise.all([
-      listExtensions(db, current.tenantId),
-      listClients(db, current.tenantId),
-    ]);
+    const [extensions, apps] = await reads(
+      () => listExtensions(db, current.tenantId),
+      () => listClients(db, current.tenantId),
+    );
     send(
       res,
       pages.extensionsPage({ ...frameOf(res, 'Extensions'), session, tenant: current }, extensions, apps, entered),

@@ -6,6 +6,7 @@ import { tenantPath } from './pages.js';
 import { apiPath, list, locals, one, type ConsoleKit } from './kit.js';
 import { STATUS_OF } from '../../wire/codes.js';
 import { advanceEpoch, createServiceAccount, listServiceAccounts, setAccountStatus } from '../admin/accounts.js';
+import { reads } from '../admin/audit.js';
 import { listClients } from '../admin/clients.js';
 import { grantsOfTenant } from '../admin/grants.js';
 
@@ -19,11 +20,11 @@ export function serviceAccountRoutes(tenant: Router, kit: ConsoleKit): void {
   /** The page, with the create form for `chosen` (an app picked in its first step) and a refused form's entries. */
   const accountsPage = async (res: Response, chosen?: string, entered?: pages.Entered, status = 200) => {
     const { session, tenant: current } = locals(res);
-    const [accounts, apps, grants] = await Promise.all([
-      listServiceAccounts(db, current.tenantId),
-      listClients(db, current.tenantId),
-      grantsOfTenant(db, current.tenantId),
-    ]);
+    const [accounts, apps, grants] = await reads(
+      () => listServiceAccounts(db, current.tenantId),
+      () => listClients(db, current.tenantId),
+      () => grantsOfTenant(db, current.tenantId),
+    );
     // client_credentials needs a secret, and an app has at most one service account (its token's subject).
     const taken = new Set(accounts.map((a) => ('clientId' in a ? a.clientId : null)));
     const eligible = apps.filter((a) => a.type === 'confidential' && !taken.has(a.clientId));

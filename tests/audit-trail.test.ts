@@ -1,7 +1,8 @@
 // The audit trail of administrative changes (platform-interfaces.md "Audit trail"): every changing admin operation
 // writes exactly one entry in its own transaction (none when refused or failed), entries never hold a secret, tenant
 // keys read only their tenant, the hash chain verifies and shows a tampered or removed row, concurrent changes stay
-// one chain, and the console and the CLI changes and reads go through the same trail.
+// one chain, and the console and the CLI changes and reads go through the same trail. Reads made for one answer inside
+// a change take turns on its transaction's one connection.
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import type { Knex } from 'knex';
 import type { System } from '../infra/system.js';

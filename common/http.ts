@@ -220,13 +220,13 @@ export const sendRefusal = (res: Response, r: Refusal): void =>
 /** Unknown paths: 404 not_found, never the framework's HTML page. */
 export const notFound: RequestHandler = (_req, res) => sendProblem(res, 'not_found');
 
+/** The message of a 422 for a body that cannot be read as JSON (not JSON, or in an encoding nobody decodes). */
+export const BODY_NOT_JSON = 'request body is not valid JSON';
+
 /**
  * Last error handler: malformed JSON becomes 422 schema_invalid, an oversize body 413; anything else is logged with
  * the request id and answered without internals. `unexpected` names the code for that case per service.
  */
-/** The message of a 422 for a body that cannot be read as JSON (not JSON, or in an encoding nobody decodes). */
-export const BODY_NOT_JSON = 'request body is not valid JSON';
-
 export function errorHandler(log: Logger, unexpected: ApiErrorCode = 'authorization_unavailable'): ErrorRequestHandler {
   return (err: unknown, req: Request, res: Response, _next: NextFunction) => {
     const e = err as { type?: string; status?: number };

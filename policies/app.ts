@@ -8,7 +8,12 @@ import { INTERNAL_SECRET_HEADER } from '../common/internal-context.js';
 import { jsonInputGuard } from '../common/json-input.js';
 import { secretChecker } from '../common/secrets.js';
 import type { Logger } from '../common/log.js';
-import { DECISION_BATCH_PATH, DECISION_PATH, MAX_DECISIONS_PER_CALL } from '../wire/decision.js';
+import {
+  DECISION_BATCH_PATH,
+  DECISION_PATH,
+  MAX_DECISION_BODY_BYTES,
+  MAX_DECISIONS_PER_CALL,
+} from '../wire/decision.js';
 import { decisionEndpoints } from './decision-endpoint.js';
 import { decisionBody } from './decision-body.js';
 import { knexPolicyStore } from './store.js';
@@ -79,8 +84,13 @@ export function createPoliciesApp({
   };
   const store = knexPolicyStore(knex, maxFacts === undefined ? {} : { maxFacts });
   const decisions = decisionEndpoints({ store, log, decisionLog, telemetry });
-  app.post(DECISION_PATH, fromGateway, decisionBody(16 * 1024), decisions.single);
-  app.post(DECISION_BATCH_PATH, fromGateway, decisionBody(16 * 1024 * MAX_DECISIONS_PER_CALL), decisions.batch);
+  app.post(DECISION_PATH, fromGateway, decisionBody(MAX_DECISION_BODY_BYTES), decisions.single);
+  app.post(
+    DECISION_BATCH_PATH,
+    fromGateway,
+    decisionBody(MAX_DECISION_BODY_BYTES * MAX_DECISIONS_PER_CALL),
+    decisions.batch,
+  );
 
   // Every admin change runs in one transaction with its audit entry (policies/admin/audit.ts); the operations query
   // through `db`, which joins that transaction.

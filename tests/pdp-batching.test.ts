@@ -9,7 +9,13 @@ import { Pool } from 'undici';
 import { startTestSystem } from './support/system.js';
 import { adminClient, setupTenant, type TenantSetup } from './support/admin.js';
 import { knexPolicyStore } from '../policies/store.js';
-import { DECISION_BATCH_PATH, DECISION_PATH, MAX_DECISIONS_PER_CALL, type DecisionInput } from '../wire/decision.js';
+import {
+  DECISION_BATCH_PATH,
+  DECISION_PATH,
+  MAX_DECISION_BODY_BYTES,
+  MAX_DECISIONS_PER_CALL,
+  type DecisionInput,
+} from '../wire/decision.js';
 
 const INTERNAL_SECRET = 'pdp-batching-internal-secret-0123456789';
 let system: System;
@@ -163,7 +169,7 @@ describe('the batch endpoint', () => {
   );
 
   describe('a body it cannot read (policies/decision-body.ts)', () => {
-    const LIMIT = 16 * 1024 * MAX_DECISIONS_PER_CALL;
+    const LIMIT = MAX_DECISION_BODY_BYTES * MAX_DECISIONS_PER_CALL;
     const post = async (body: string | Buffer | AsyncIterable<Buffer>, headers: Record<string, string> = {}) => {
       const pool = new Pool(system.pdpUrl, { connections: 1 });
       try {

@@ -12,6 +12,8 @@ export const DECISION_BATCH_PATH = '/internal/v1/decisions/batch';
  * Most decisions one batch call carries; the PDP refuses a larger batch (422 schema_invalid) and the gateway splits.
  */
 export const MAX_DECISIONS_PER_CALL = 64;
+/** The largest body the PDP reads for one decision (413 payload_too_large above it); a batch call, this per item. */
+export const MAX_DECISION_BODY_BYTES = 16 * 1024;
 
 export const CAPABILITIES = [
   'svc.profile.self.read',

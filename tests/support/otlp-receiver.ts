@@ -105,9 +105,7 @@ export interface OtlpReceiver {
   spans: ReceivedSpan[];
   /** How many spans were received (with keepSpans false, the bodies held are decoded to count them when read). */
   readonly received: number;
-  /** Export requests received, answered or not. */
-  requests: number;
-  /** Each request's method and path, in order (`POST /v1/traces`; anything else is answered 404). */
+  /** Each request received, answered or not: its method and path, in order (anything but `POST /v1/traces` is 404). */
   paths: string[];
   /** From now on, requests are read and never answered (a collector that hangs). */
   hang(): void;
@@ -137,7 +135,6 @@ export async function startOtlpReceiver({ keepSpans = true } = {}): Promise<Otlp
       for (const { body, json } of held.splice(0)) counted += decode(body, json).length;
       return counted;
     },
-    requests: 0,
     paths: [],
     hang: () => void (hanging = true),
     close: () => new Promise((ok) => (server.closeAllConnections(), server.close(() => ok()))),
@@ -146,7 +143,6 @@ export async function startOtlpReceiver({ keepSpans = true } = {}): Promise<Otlp
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      receiver.requests++;
       receiver.paths.push(`${req.method} ${req.url}`);
       if (hanging) return;
       if (req.method !== 'POST' || req.url !== '/v1/traces') return void res.writeHead(404).end();

@@ -25,10 +25,6 @@ export interface DatabaseOptions {
   databaseUrl?: string | undefined;
   /** Embedded mode only: directory to keep data in; undefined = in memory. */
   dataDir?: string | undefined;
-  /**
-   * Embedded in-memory mode only: start from this data directory dump (PGlite's dumpDataDir) instead of an empty one.
-   */
-  loadDataDir?: Blob | undefined;
   poolMax?: number;
   /** How long an unused pooled connection is kept before it is closed (tarn's default: 30 s). */
   idleTimeoutMs?: number;
@@ -80,10 +76,7 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
     await reachable(knex, opts.databaseUrl);
     return { knex, embedded: false, close: () => knex.destroy() };
   }
-  const pglite =
-    opts.dataDir === undefined
-      ? await PGlite.create({ loadDataDir: opts.loadDataDir })
-      : await openPglite(opts.dataDir);
+  const pglite = opts.dataDir === undefined ? await PGlite.create() : await openPglite(opts.dataDir);
   const socketDir = mkdtempSync(join(tmpdir(), 'tpi-db-'));
   const server = new PGLiteSocketServer({
     db: pglite,

@@ -1,9 +1,10 @@
 // A database of its own for each test suite: a throwaway database on the real PostgreSQL when DATABASE_URL is set
-// (CI), otherwise an in-memory embedded PGlite, started from the run's migrated template when there is one
-// (tests/support/database-setup.js).
+// (CI), otherwise an embedded PGlite on a copy of the run's migrated template directory when there is one
+// (tests/support/database-setup.js), in memory when there is none.
 import knexFactory from 'knex';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { migrate, openDatabase, type Database, type DatabaseOptions } from '../../common/db.js';
 import { privatePostgres } from './processes.js';
 
@@ -27,7 +28,26 @@ export async function freshDatabase(opts: Pick<DatabaseOptions, 'idleTimeoutMs'>
   const serverUrl = process.env.DATABASE_URL;
   if (!serverUrl) {
     const template = process.env.TEST_EMBEDDED_DATABASE_TEMPLATE;
-    return openDatabase({ ...opts, loadDataDir: template ? new Blob([readFileSync(template)]) : undefined });
+    if (!template) return openDatabase(opts);
+    // A copy of the files (~0.2 s of CPU) and a PGlite opened on it (~0.5 s) cost half of loading the same data into
+    // an in-memory PGlite (~1.3 s), and the database is then the one `npm start` runs: PGlite on a data directory.
+    const copy = mkdtempSync(join(dirname(template), 'suite-'));
+    const remove = () => rmSync(copy, { recursive: true, force: true });
+    let db: Database;
+    try {
+      cpSync(template, copy, { recursive: true });
+      db = await openDatabase({ ...opts, dataDir: copy });
+    } catch (err) {
+      remove();
+      throw err;
+    }
+    return {
+      ...db,
+      async close() {
+        await db.close();
+        remove();
+      },
+    };
   }
   const scratch = await scratchDatabase(serverUrl);
   const db = await openDatabase({ ...opts, databaseUrl: scratch.url });

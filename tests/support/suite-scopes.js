@@ -21,6 +21,7 @@ export const STORE_FREE_SUITES = [
   'readme',
   'suite-scopes',
   'sweep-chart',
+  'test-databases',
   'verify-token',
 ];
 

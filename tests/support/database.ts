@@ -26,38 +26,42 @@ export async function scratchDatabase(serverUrl: string): Promise<{ url: string;
 
 export async function freshDatabase(opts: Pick<DatabaseOptions, 'idleTimeoutMs'> = {}): Promise<Database> {
   const serverUrl = process.env.DATABASE_URL;
-  if (!serverUrl) {
-    const template = process.env.TEST_EMBEDDED_DATABASE_TEMPLATE;
-    if (!template) return openDatabase(opts);
-    // A copy of the files (~0.2 s of CPU) and a PGlite opened on it (~0.5 s) cost half of loading the same data into
-    // an in-memory PGlite (~1.3 s), and the database is then the one `npm start` runs: PGlite on a data directory.
-    const copy = mkdtempSync(join(dirname(template), 'suite-'));
-    const remove = () => rmSync(copy, { recursive: true, force: true });
-    let db: Database;
-    try {
+  if (serverUrl) {
+    const scratch = await scratchDatabase(serverUrl);
+    return databaseOwning(() => ({ ...opts, databaseUrl: scratch.url }), scratch.drop);
+  }
+  const template = process.env.TEST_EMBEDDED_DATABASE_TEMPLATE;
+  if (!template) return openDatabase(opts);
+  // A copy of the files (~0.2 s of CPU) and a PGlite opened on it (~0.5 s) cost half of loading the same data into
+  // an in-memory PGlite (~1.3 s), and the database is then the one `npm start` runs: PGlite on a data directory.
+  const copy = mkdtempSync(join(dirname(template), 'suite-'));
+  return databaseOwning(
+    () => {
       cpSync(template, copy, { recursive: true });
-      db = await openDatabase({ ...opts, dataDir: copy });
-    } catch (err) {
-      remove();
-      throw err;
-    }
+      return { ...opts, dataDir: copy };
+    },
+    () => rmSync(copy, { recursive: true, force: true }),
+  );
+}
+
+/**
+ * Opens the database `prepare` makes ready, on a place made for it alone (a scratch database, a copied directory), and
+ * removes that place with `remove` when the database closes, or at once when preparing or opening fails.
+ */
+async function databaseOwning(prepare: () => DatabaseOptions, remove: () => unknown): Promise<Database> {
+  try {
+    const db = await openDatabase(prepare());
     return {
       ...db,
       async close() {
         await db.close();
-        remove();
+        await remove();
       },
     };
+  } catch (err) {
+    await remove();
+    throw err;
   }
-  const scratch = await scratchDatabase(serverUrl);
-  const db = await openDatabase({ ...opts, databaseUrl: scratch.url });
-  return {
-    ...db,
-    async close() {
-      await db.close();
-      await scratch.drop();
-    },
-  };
 }
 
 /** A fresh database (as freshDatabase) with every migration applied. */

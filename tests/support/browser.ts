@@ -1,7 +1,11 @@
 // Debian's Chromium driven by playwright-core: the login and consent pages are exercised as a person uses them.
-import { chromium, type Browser } from 'playwright-core';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { chromium, type Browser, type Page } from 'playwright-core';
 
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+/** Where a browser step that failed leaves what the page showed (not committed). */
+export const FAILURE_ARTIFACTS = 'test-artifacts/failures';
 
 export function launchBrowser(): Promise<Browser> {
   return chromium.launch({
@@ -18,4 +22,46 @@ export function launchBrowser(): Promise<Browser> {
       '--disable-sync',
     ],
   });
+}
+
+/**
+ * Runs `steps` on `page`. When they fail, the page's URL, the status of its last document response, its HTML and a
+ * screenshot are saved under FAILURE_ARTIFACTS, and the error is rethrown naming them: a timeout then says what was on
+ * the screen instead of what was awaited.
+ */
+export async function keepingPageOnFailure<T>(page: Page, label: string, steps: () => Promise<T>): Promise<T> {
+  let lastDocument = 'none';
+  const onResponse = (response: import('playwright-core').Response) => {
+    if (response.request().isNavigationRequest() && response.frame() === page.mainFrame())
+      lastDocument = `${response.status()} ${response.url()}`;
+  };
+  page.on('response', onResponse);
+  try {
+    return await steps();
+  } catch (error) {
+    const saved = await savePage(page, label, lastDocument, error).catch((e: Error) => `not saved: ${e.message}`);
+    if (error instanceof Error) error.message += `\n(page kept: ${saved})`;
+    throw error;
+  } finally {
+    page.off('response', onResponse);
+  }
+}
+
+async function savePage(page: Page, label: string, lastDocument: string, error: unknown): Promise<string> {
+  await mkdir(FAILURE_ARTIFACTS, { recursive: true });
+  const base = `${FAILURE_ARTIFACTS}/${label.replace(/[^\w.-]+/g, '-')}-${new Date().toISOString().replace(/[:.]/g, '-')}-${process.pid}`;
+  const summary = [
+    `url: ${page.url()}`,
+    `last document response: ${lastDocument}`,
+    `error: ${error instanceof Error ? error.message : String(error)}`,
+  ].join('\n');
+  await writeFile(`${base}.txt`, `${summary}\n`);
+  // A page stuck mid-navigation may never answer content(): wait for it no longer than for the screenshot.
+  const html = await Promise.race([
+    page.content(),
+    new Promise<string>((given) => setTimeout(given, 5000, '<!-- no HTML within 5 s -->').unref()),
+  ]).catch((e: Error) => `<!-- ${e.message} -->`);
+  await writeFile(`${base}.html`, html);
+  await page.screenshot({ path: `${base}.png`, fullPage: true, timeout: 5000 }).catch(() => undefined);
+  return `${base}.{txt,html,png}; ${lastDocument}`;
 }

@@ -2,6 +2,7 @@
 // real browser for the person's login and consent.
 import * as oidc from 'openid-client';
 import type { Browser, Page } from 'playwright-core';
+import { keepingPageOnFailure } from './browser.js';
 import { assertResponseMatches, captureResponse } from './openapi.js';
 
 export interface AppRegistration {
@@ -54,16 +55,18 @@ export async function signInAndConsent(
   try {
     const page = await context.newPage();
     const redirectUri = authorizationUrl.searchParams.get('redirect_uri')!;
-    await page.goto(authorizationUrl.toString());
-    await page.locator('input[name="username"]').fill(person.username);
-    await page.locator('input[name="password"]').fill(person.password);
-    await page.locator('form button, form input[type="submit"]').first().click();
-    await page.getByRole('button', { name: decision, exact: true }).waitFor();
-    if (inspect) await inspect(page);
-    // The issuer redirects to the app; the 'request' event sees redirected requests (page.route does not).
-    const sentBack = page.waitForRequest((r) => r.url().startsWith(redirectUri));
-    await page.getByRole('button', { name: decision, exact: true }).click();
-    return new URL((await sentBack).url());
+    return await keepingPageOnFailure(page, `sign-in-${person.username}`, async () => {
+      await page.goto(authorizationUrl.toString());
+      await page.locator('input[name="username"]').fill(person.username);
+      await page.locator('input[name="password"]').fill(person.password);
+      await page.locator('form button, form input[type="submit"]').first().click();
+      await page.getByRole('button', { name: decision, exact: true }).waitFor();
+      if (inspect) await inspect(page);
+      // The issuer redirects to the app; the 'request' event sees redirected requests (page.route does not).
+      const sentBack = page.waitForRequest((r) => r.url().startsWith(redirectUri));
+      await page.getByRole('button', { name: decision, exact: true }).click();
+      return new URL((await sentBack).url());
+    });
   } finally {
     await context.close();
   }

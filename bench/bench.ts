@@ -11,6 +11,7 @@
 //   ratio to an OTLP receiver in this process, which counts the spans after the measurement, as a collector elsewhere
 //   would; `R1 traced/R1` compares each with the untraced R1; empty skips)
 //   BENCH_TRACE_ROUNDS (3: interleaved rounds of that comparison, the median ratio printed)
+//   BENCH_NODE (the newest Node in package.json's engines: bench/engines-node.ts starts this file on it)
 import knexFactory from 'knex';
 import { randomBytes } from 'node:crypto';
 import { DECISION_PATH } from '../wire/decision.js';

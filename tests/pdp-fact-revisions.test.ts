@@ -563,6 +563,36 @@ describe('decisions from memory, in one PDP, while each kind of change is made',
   );
 
   it(
+    'reads the revision from the database on every batch while the feed cannot be read (Redis stopped) and once the ' +
+      'last reading is older than the trust window, then decides from the facts held again',
+    async () => {
+      let readable = true;
+      const feed = {
+        publish: async () => {},
+        read: async () => {
+          if (!readable) throw new Error('Redis stopped');
+          return { revision: 0, token: 'one life' };
+        },
+        trustMs: FEED_TRUST_MS,
+        close: async () => {},
+      };
+      const { store, sent } = notingStore(system.db.knex, feed);
+      const { input } = await selfSetup(target());
+      await store.facts(input);
+      await store.facts(input);
+      expect(sent.splice(0)).toEqual(['pdp_revision', 'pdp_fact_rows of 1']); // the second batch: the feed vouched
+      readable = false;
+      for (let batch = 0; batch < 3; batch++) await store.facts(input);
+      expect(sent.splice(0)).toEqual(['pdp_revision', 'pdp_revision', 'pdp_revision']);
+      readable = true;
+      await new Promise((ok) => setTimeout(ok, FEED_TRUST_MS + 50));
+      await store.facts(input); // the last reading is older than the window: the feed alone vouches for nothing
+      await store.facts(input); // trusted again from the reading just made
+      expect(sent.splice(0)).toEqual(['pdp_revision']);
+    },
+  );
+
+  it(
     `decides a change that no process published (an operator's SQL) once the feed's ${FEED_TRUST_MS} ms of trust ` +
       'run out',
     async () => {

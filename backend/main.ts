@@ -8,7 +8,7 @@ const { startBackend } = await import('./service.js');
 
 await runService('backend', async (config, log, telemetry) => {
   const secret = requireInternalSecret(config);
-  const db = await openServiceDatabase(config, telemetry);
+  const { db } = await openServiceDatabase(config, log, telemetry);
   const running = await startBackend({ config, log, knex: db.knex, telemetry, internalSecret: secret });
   return { url: running.url, close: async () => (await running.close(), await db.close()) };
 });

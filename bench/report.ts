@@ -208,11 +208,19 @@ export function printTargets(r: ShapeResult): void {
     ['PostgreSQL statements per R1 request', r1At10.roundTrips.postgres, '≤ 0.05', (v) => v <= 0.05],
     ['PDP CPU per decision @10', r1At10.cpuUs.policies ?? NaN, '≤ 120', (v) => v <= 120],
   ];
+  // Issue 48: PostgreSQL's CPU beside its statements (the same measurement; its process and its backends), and what
+  // that makes of one PostgreSQL core: the API requests a second it carries (docs/operations.md, capacity model).
+  const postgresUs = r1At10.cpuUs.postgres ?? NaN;
   console.log(`\n== issue 19 figures (${r.shape} shape)`);
-  for (const [name, value] of [...figures, ...at10])
+  for (const [name, value] of [...figures, ...at10]) {
     console.log(
       `${name} ${fixed(value, name === 'PDP CPU per decision @10' ? 0 : /^(added|PostgreSQL)/.test(name) ? 2 : 3)}`,
     );
+    if (name === 'PostgreSQL statements per R1 request') {
+      console.log(`PostgreSQL CPU per R1 request ${fixed(postgresUs, 0)}`);
+      console.log(`API requests per second per PostgreSQL core ${fixed(1e6 / postgresUs, 0)}`);
+    }
+  }
   for (const s of t.sweep) {
     const [id, c] = s.id.split(' ');
     console.log(`sweep ${id} ${c} ${s.rps} req/s p50 ${s.p50} p99 ${s.p99} errors ${errorsOf(s)}`);

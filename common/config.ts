@@ -34,8 +34,9 @@ export const SETTINGS = {
     schema: z.coerce.number().int().min(0).default(100_000),
     doc:
       'Decision facts each PDP keeps in memory (a client, tenant, account, session, app grants, person), least ' +
-      'recently used dropped first; ~400 bytes each (the default ~40 MB). Kept current by a revision read on every ' +
-      'decision batch. 0 = none kept: every decision reads the database.',
+      'recently used dropped first; ~400 bytes each (the default ~40 MB). Kept current on every decision batch by ' +
+      "the revision feed every writer publishes to (Redis, or memory when embedded), else by the database's " +
+      'revision. 0 = none kept: every decision reads the database.',
   },
   BACKEND_PORT: { schema: port.default(8090), doc: 'Backend port; internal, only the gateway may call it.' },
   BACKEND_URL: {
@@ -86,8 +87,9 @@ export const SETTINGS = {
   REDIS_URL: {
     schema: serviceUrl('redis', 'rediss'),
     doc:
-      'Redis URL for rate limiting (gateway layers, flood guard, token endpoint), shared by every instance. ' +
-      'Unset = in-process limiters (each process counts alone).',
+      "Redis URL for rate limiting (gateway layers, flood guard, token endpoint) and the PDPs' revision feed, " +
+      'shared by every instance (give it to every service). Unset = in-process limiters (each process counts ' +
+      "alone), and PDPs on PostgreSQL read the database's revision on every decision batch.",
   },
   REDIS_CLUSTER: {
     schema: bool.default(false),

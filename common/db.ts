@@ -18,6 +18,20 @@ export type Db = Knex;
 export interface Database {
   knex: Knex;
   embedded: boolean;
+  /**
+   * From now on, every statement through this handle whose commit advanced the PDP's revision publishes that revision
+   * before it completes: the change is acknowledged only once the PDPs' feed holds it, or once no PDP can any longer
+   * trust the feed for facts older than it (common/revision-feed.ts). Closed with the database.
+   */
+  publishRevisionsTo(publisher: RevisionPublisher): void;
+  close(): Promise<void>;
+}
+
+/** Where the revisions that changes commit go before the changes are acknowledged (common/revision-feed.ts). */
+export interface RevisionPublisher {
+  publish(revision: number): Promise<void>;
+  /** How long a PDP trusts the feed after reading the database's revision: a failed publication waits this long. */
+  trustMs: number;
   close(): Promise<void>;
 }
 
@@ -67,14 +81,15 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
       ...(opts.statementTimeoutMs && { statement_timeout: opts.statementTimeoutMs }),
       ...(opts.idleInTransactionTimeoutMs && { idle_in_transaction_session_timeout: opts.idleInTransactionTimeoutMs }),
     };
+    const relay = revisionRelay();
     const knex = knexFactory({
       client: 'pg',
       connection,
-      pool: { min: 0, max: opts.poolMax ?? 10, ...idle },
+      pool: { min: 0, max: opts.poolMax ?? 10, ...idle, afterCreate: relay.watch },
       log: KNEX_LOG,
     });
     await reachable(knex, opts.databaseUrl);
-    return { knex, embedded: false, close: () => knex.destroy() };
+    return { knex, embedded: false, publishRevisionsTo: relay.to, close: () => relay.closing(knex.destroy()) };
   }
   const pglite = opts.dataDir === undefined ? await PGlite.create() : await openPglite(opts.dataDir);
   const socketDir = mkdtempSync(join(tmpdir(), 'tpi-db-'));
@@ -91,18 +106,25 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
   }
   // PGlite is a single backend: one pooled connection keeps transactions from wedging each other, and a short
   // acquire timeout turns a forgotten `.transacting(trx)` into an error instead of a hang.
+  const relay = revisionRelay();
   const knex = knexFactory({
     client: 'pg',
     connection: { host: socketDir, port: SOCKET_PORT, user: 'postgres', database: 'postgres' },
-    pool: { min: 0, max: 1, ...idle, afterCreate: startFreshSession },
+    pool: {
+      min: 0,
+      max: 1,
+      ...idle,
+      afterCreate: (c: PgClient, done: AfterCreateDone) => startFreshSession(c, (err) => relay.watch(c, done, err)),
+    },
     acquireConnectionTimeout: 5000,
     log: KNEX_LOG,
   });
   return {
     knex,
     embedded: true,
+    publishRevisionsTo: relay.to,
     async close() {
-      await knex.destroy();
+      await relay.closing(knex.destroy());
       await server.stop();
       await pglite.close();
       rmSync(socketDir, { recursive: true, force: true });
@@ -135,11 +157,72 @@ async function reachable(knex: Knex, databaseUrl: string): Promise<void> {
  * then fails with "already exists". DISCARD ALL makes the session as fresh as a new PostgreSQL backend.
  * (pglite-socket itself rolls back a transaction left open by a connection that went away.)
  */
-function startFreshSession(
-  connection: { query(sql: string, cb: (err: Error | null) => void): void },
-  done: (err: Error | null, c: unknown) => void,
-) {
-  connection.query('DISCARD ALL', (err) => done(err, connection));
+function startFreshSession(connection: PgClient, done: (err: Error | null) => void) {
+  connection.query('DISCARD ALL', (err: Error | null) => done(err));
+}
+
+/** A `pg` client as knex's pool hands it over, with what the revision relay uses of it. */
+interface PgClient {
+  query(...args: any[]): any;
+  on(event: 'notice', listener: (msg: { message?: string }) => void): void;
+}
+type AfterCreateDone = (err: Error | null, connection: PgClient) => void;
+
+/** Added to the PDPs' trust period when a failed publication is waited out (clocks of different processes). */
+const TRUST_MARGIN_MS = 50;
+
+/** The message migration 013's pdp_note_change sends the writer. */
+const REVISION_MESSAGE = /^pdp_revision (\d+)$/;
+
+/**
+ * Watches each connection of a pool for the revisions its statements commit, and holds back the completion of such a
+ * statement until the publisher (once there is one) has the revision. PostgreSQL sends the message before the
+ * statement's end on the same connection, so it is seen before the statement's result is handed back; `pg` runs one
+ * statement at a time per connection, so it belongs to that statement. A publication that fails (Redis away) holds the
+ * statement back until every PDP's trust in the feed from before this commit has run out: a PDP then reads the
+ * database's revision, which holds the change, before it decides from memory again. The change stays available, one
+ * trust period slower, and is never acknowledged while a decision could lack it.
+ */
+function revisionRelay() {
+  let publisher: RevisionPublisher | undefined;
+  const watch = (connection: PgClient, done: AfterCreateDone, err: Error | null = null) => {
+    let committed = 0;
+    connection.on('notice', ({ message }) => {
+      const revision = REVISION_MESSAGE.exec(message ?? '');
+      if (revision) committed = Math.max(committed, Number(revision[1]));
+    });
+    const query = connection.query.bind(connection);
+    connection.query = (config: any, values?: any, callback?: any) => {
+      if (typeof values === 'function') [values, callback] = [undefined, values];
+      // A submittable (a cursor or a stream) only reads; knex's statements and preparedQuery's are plain configs.
+      if (typeof config?.submit === 'function') return query(config, values, callback);
+      const settled = (query(config, values) as Promise<unknown>).then(
+        async (result) => {
+          const revision = committed;
+          committed = 0;
+          if (revision && publisher) {
+            const { trustMs } = publisher;
+            // A little over the trust period: the PDPs measure it on their own clocks.
+            await publisher.publish(revision).catch(() => sleep(trustMs + TRUST_MARGIN_MS));
+          }
+          return result;
+        },
+        (failure) => {
+          committed = 0;
+          throw failure;
+        },
+      );
+      if (!callback) return settled;
+      settled.then((result) => callback(null, result), callback);
+    };
+    done(err, connection);
+  };
+  return {
+    watch,
+    to: (p: RevisionPublisher) => void (publisher = p),
+    /** Closes the publisher once the pool is closed (no statement can publish after). */
+    closing: async (destroyed: Promise<void>) => (await destroyed, await publisher?.close()),
+  };
 }
 
 /**

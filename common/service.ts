@@ -2,6 +2,7 @@
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { createLogger, type Logger } from './log.js';
 import { databaseOptions, openDatabase, migrate, type Database } from './db.js';
+import { openRevisionFeed, type RevisionFeed } from './revision-feed.js';
 import type { RequestListener } from 'node:http';
 import type { Knex } from 'knex';
 import { ListenError, listen, markStoppingOnSignal, type Listening, type ListenOptions } from './http.js';
@@ -126,12 +127,19 @@ export const exitOnStartError =
     process.exit(err instanceof ConfigError ? 2 : 1);
   };
 
-/** A service's own database handle, migrated (knex's migration lock makes concurrent starts safe). */
-export async function openServiceDatabase(config: Config, telemetry: Telemetry): Promise<Database> {
+/**
+ * A service's own database handle, migrated (knex's migration lock makes concurrent starts safe), publishing the
+ * revisions its changes commit to the deployment's revision feed (returned, for the PDP to read).
+ */
+export async function openServiceDatabase(
+  config: Config,
+  log: Logger,
+  telemetry: Telemetry,
+): Promise<{ db: Database; revisions: RevisionFeed | undefined }> {
   const db = await openDatabase(databaseOptions(config));
   telemetry.watchDatabase(db.knex);
   await migrate(db.knex);
-  return db;
+  return { db, revisions: await openRevisionFeed(db, config, log, telemetry) };
 }
 
 /** A secret every process of a deployment must share; a lone process cannot make one up. */

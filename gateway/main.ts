@@ -37,7 +37,7 @@ if (command === '--help' || command === '-h' || command === 'help') {
   process.exit(2);
 } else {
   await runService('gateway', async (config, log, telemetry) => {
-    const db = await openServiceDatabase(config, telemetry);
+    const { db } = await openServiceDatabase(config, log, telemetry);
     const running = await startGateway({
       config,
       log,

@@ -4,6 +4,7 @@ import { loadConfig, type Config } from '../common/config.js';
 import type { DestinationStream } from 'pino';
 import { createLogger } from '../common/log.js';
 import { databaseOptions, migrate, openDatabase, type Database } from '../common/db.js';
+import { openRevisionFeed } from '../common/revision-feed.js';
 import { randomSecret } from '../common/secrets.js';
 import type { Running } from '../common/service.js';
 import { startManagement } from '../common/management.js';
@@ -43,6 +44,7 @@ export async function startSystem(config: Config = loadConfig(), opts: SystemOpt
   await migrate(db.knex);
   const telemetry = createTelemetry();
   telemetry.watchDatabase(db.knex);
+  const revisions = await openRevisionFeed(db, config, log('database'), telemetry);
   const adminToken = config.ADMIN_TOKEN ?? randomSecret();
   const internalSecret = config.INTERNAL_SECRET ?? randomSecret();
   const ports = opts.ephemeralPorts
@@ -58,6 +60,7 @@ export async function startSystem(config: Config = loadConfig(), opts: SystemOpt
     log: log('policies'),
     adminToken,
     internalSecret,
+    revisions,
   });
   const backend = await startBackend({ ...shared, config: ports, log: log('backend'), internalSecret });
   const gateway = await startGateway({

@@ -8,7 +8,7 @@ const { openServiceDatabase, runService } = await import('../common/service.js')
 const { startIssuer } = await import('./service.js');
 
 await runService('issuer', async (config, log, telemetry) => {
-  const db = await openServiceDatabase(config, telemetry);
+  const { db } = await openServiceDatabase(config, log, telemetry);
   const running = await startIssuer({ config, log, knex: db.knex, telemetry });
   return { url: running.url, close: async () => (await running.close(), await db.close()) };
 });

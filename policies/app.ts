@@ -17,6 +17,7 @@ import {
 import { decisionEndpoints } from './decision-endpoint.js';
 import { decisionBody } from './decision-body.js';
 import { knexPolicyStore } from './store.js';
+import type { RevisionFeed } from '../common/revision-feed.js';
 import type { DecisionLog } from './decision-log.js';
 import { authenticateAdmin, authorizeAdmin, type AdminCaller } from './admin/authority.js';
 import { auditedChanges, scopedKnex } from './admin/audit.js';
@@ -55,6 +56,8 @@ export interface PoliciesDeps {
   authUrl: string;
   /** Decision facts kept in memory at most (PDP_FACT_CACHE_ENTRIES); unset = the documented default. */
   maxFacts?: number;
+  /** The revision feed the decisions' facts are kept current by (common/revision-feed.ts). */
+  revisions?: RevisionFeed | undefined;
 }
 
 export function createPoliciesApp({
@@ -68,6 +71,7 @@ export function createPoliciesApp({
   adminThrottle,
   authUrl,
   maxFacts,
+  revisions,
 }: PoliciesDeps): express.Express {
   const isInternalSecret = secretChecker(internalSecret);
   const app = express();
@@ -82,7 +86,7 @@ export function createPoliciesApp({
     if (!secret || !isInternalSecret(secret)) return sendProblem(res, 'forbidden', { message: 'internal service' });
     next();
   };
-  const store = knexPolicyStore(knex, maxFacts === undefined ? {} : { maxFacts });
+  const store = knexPolicyStore(knex, { ...(maxFacts !== undefined && { maxFacts }), feed: revisions });
   const decisions = decisionEndpoints({ store, log, decisionLog, telemetry });
   app.post(DECISION_PATH, fromGateway, decisionBody(MAX_DECISION_BODY_BYTES), decisions.single);
   app.post(

@@ -11,7 +11,7 @@ await runService('policies', async (config, log, telemetry) => {
   const internalSecret = requireInternalSecret(config);
   const adminToken = config.ADMIN_TOKEN ?? randomSecret();
   if (!config.ADMIN_TOKEN) console.log(`ADMIN_TOKEN (generated for this run): ${adminToken}`);
-  const db = await openServiceDatabase(config, telemetry);
-  const running = await startPolicies({ config, log, knex: db.knex, telemetry, adminToken, internalSecret });
+  const { db, revisions } = await openServiceDatabase(config, log, telemetry);
+  const running = await startPolicies({ config, log, knex: db.knex, telemetry, adminToken, internalSecret, revisions });
   return { url: running.url, close: async () => (await running.close(), await db.close()) };
 });

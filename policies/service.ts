@@ -4,6 +4,7 @@ import { createPoliciesApp } from './app.js';
 import { batchedDecisionLog } from './decision-log.js';
 import { connectRedis, limiterStore } from '../common/rate-limit-store.js';
 import { adminCredentialLimits, credentialThrottle } from '../common/credential-throttle.js';
+import type { RevisionFeed } from '../common/revision-feed.js';
 
 export async function startPolicies({
   config,
@@ -12,7 +13,12 @@ export async function startPolicies({
   telemetry,
   adminToken,
   internalSecret,
-}: ServiceDeps & { adminToken: string; internalSecret: string }): Promise<Running> {
+  revisions,
+}: ServiceDeps & {
+  adminToken: string;
+  internalSecret: string;
+  revisions?: RevisionFeed | undefined;
+}): Promise<Running> {
   const decisionLog = batchedDecisionLog(knex, log);
   // Wrong admin credentials are counted where the other limits are: Redis when configured, so replicas count together.
   // The counters are named after the deployment's operator token (a digest of it): its replicas share them, while
@@ -43,6 +49,7 @@ export async function startPolicies({
       adminThrottle,
       authUrl: config.AUTH_URL,
       maxFacts: config.PDP_FACT_CACHE_ENTRIES,
+      revisions,
     }),
   );
   return {

@@ -3,8 +3,10 @@
 // the database only the inputs whose facts are not held. A change acknowledged before a decision was asked for has
 // committed before that decision's revision is read, so it is never decided without (docs/decisions.md).
 import type { Knex } from 'knex';
+import { performance } from 'node:perf_hooks';
 import { preparedQuery } from '../common/db.js';
 import { isId } from '../common/ids.js';
+import type { RevisionFeed, RevisionMark } from '../common/revision-feed.js';
 import type { Capability, DecisionInput, RateLimitPolicy } from '../wire/decision.js';
 import { FactCache, DEFAULT_FACT_ENTRIES } from './fact-cache.js';
 
@@ -51,6 +53,18 @@ export interface PolicyStore {
 export interface PolicyStoreOptions {
   /** Facts kept in memory at most (PDP_FACT_CACHE_ENTRIES). */
   maxFacts?: number;
+  /** Where the revisions that writers commit are published; without one, every batch reads the database's. */
+  feed?: RevisionFeed | undefined;
+}
+
+/**
+ * The feed vouches for the facts held when it shows this token and no revision above this one: the database's reading
+ * that gave `revision` was sent at `sentAt`, after the feed was seen with `token`.
+ */
+interface FeedTrust {
+  token: string;
+  revision: number;
+  sentAt: number;
 }
 
 /** A PDP further behind than this reads its facts afresh rather than the changes it missed. */
@@ -183,16 +197,49 @@ function decisionFacts(tenantId: string, p: Parts): DecisionFacts {
  * Decisions asked for in the same event-loop turn share one revision reading when the turn ends; it is sent after
  * each of them was asked for. Those whose facts are not all held are read together, MAX_BATCH to a statement.
  */
-export function knexPolicyStore(knex: Knex, { maxFacts = DEFAULT_FACT_ENTRIES }: PolicyStoreOptions = {}): PolicyStore {
+export function knexPolicyStore(
+  knex: Knex,
+  { maxFacts = DEFAULT_FACT_ENTRIES, feed }: PolicyStoreOptions = {},
+): PolicyStore {
   const cache = new FactCache(maxFacts);
   let pending: Pending[] = [];
+  let trust: FeedTrust | undefined;
+  const trustMs = feed?.trustMs ?? 0;
 
-  async function catchUp(): Promise<void> {
+  /** The database's revision and the changes since the one held, applied; returns the revision read. */
+  async function catchUp(): Promise<number> {
     const from = cache.revision;
     const { rows } = await preparedQuery<{ revision: string; changed: string[] }>(knex, 'pdp_revision', REVISION_SQL, [
       from,
     ]);
-    cache.advance(from, Number(rows[0]!.revision), rows[0]!.changed);
+    const revision = Number(rows[0]!.revision);
+    cache.advance(from, revision, rows[0]!.changed);
+    return revision;
+  }
+
+  /**
+   * True when the feed, read now (after every decision of the batch was asked for), shows that the facts held are
+   * current. A change acknowledged before that was published before it was acknowledged: either before the feed was
+   * last seen with this token, so before the database reading that followed, which therefore saw it; or after, into
+   * this same feed (a feed that lost its data has another token), whose revision never decreases and so is at least
+   * the change's. Either way the change's revision is at most the revision of the facts held.
+   */
+  const vouched = (mark: RevisionMark | undefined): boolean =>
+    mark !== undefined &&
+    trust !== undefined &&
+    mark.token === trust.token &&
+    mark.revision <= trust.revision &&
+    cache.revision >= trust.revision &&
+    performance.now() - trust.sentAt < trustMs;
+
+  /** Brings the facts held up to date for decisions asked before this call: from the feed when it can vouch. */
+  async function current(): Promise<void> {
+    // A feed that cannot be read vouches for nothing: the database's revision is read instead.
+    const mark = await feed?.read().catch(() => undefined);
+    if (vouched(mark)) return;
+    const sentAt = performance.now();
+    const revision = await catchUp();
+    if (mark && !(trust && trust.sentAt > sentAt)) trust = { token: mark.token, revision, sentAt };
   }
 
   async function readRows(batch: Pending[]): Promise<void> {
@@ -211,7 +258,7 @@ export function knexPolicyStore(knex: Knex, { maxFacts = DEFAULT_FACT_ENTRIES }:
 
   async function run(batch: Pending[]): Promise<void> {
     try {
-      await catchUp();
+      await current();
     } catch (err) {
       // No revision, no decision from memory: every decision of the batch fails (the endpoint answers 503).
       for (const p of batch) p.reject(err);

@@ -1,22 +1,117 @@
 // Issue 12, faults of the stores under traffic: the private PostgreSQL cluster crashed (immediate shutdown) and
 // restarted, then hung (every process paused) and continued; the private Redis stopped and restarted; every service
-// its own process. Prints its figures ("faults:" lines).
+// its own process. Prints its figures ("faults:" lines). Issue 48, the revision feed's faults: while PostgreSQL hangs
+// a PDP decides from the facts the feed vouches for and nothing else; a change committed while a PDP cannot reach
+// PostgreSQL (a second PDP behind a frozen connection) is never missed; with the feed unreadable (Redis stopped) the
+// PDP reads the revision from PostgreSQL.
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
+import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
+import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { callApi } from './support/api.js';
+import { setupTenant, type TenantSetup } from './support/admin.js';
+import { issuerSigningKey, signRaw, type SigningKey } from './support/hostile-tokens.js';
 import { startStack, type Stack } from './support/stack.js';
-import { printFigures, sleep, waitFor } from './support/processes.js';
+import { Child, freePorts, nodeEntry, printFigures, sleep, waitFor } from './support/processes.js';
+import { tcpProxy, type TcpProxy } from './support/tcp-proxy.js';
 import { trafficAround, writeLedger } from './support/write-ledger.js';
 import { contextSigner } from '../common/internal-context.js';
+import { openDatabase, type Database } from '../common/db.js';
+import { createLogger } from '../common/log.js';
+import { FEED_TRUST_MS, openRevisionFeed } from '../common/revision-feed.js';
 
 let stack: Stack;
+/** The issuer's signing key (ISSUER_JWKS): the tests sign the access tokens of the tenants they make. */
+let issuerKey: SigningKey;
+/**
+ * The test's own handle on the stack's database (sessions inserted as the issuer's consent does), publishing to the
+ * feed; opened on first use, after the crash test has restarted the database.
+ */
+let db: Database | undefined;
+async function database(): Promise<Database> {
+  if (!db) {
+    db = await openDatabase({ databaseUrl: stack.system.databaseUrl });
+    await openRevisionFeed(db, { REDIS_URL: stack.redisUrl, REDIS_CLUSTER: false }, createLogger('test', 'silent'));
+  }
+  return db;
+}
 
 beforeAll(async () => {
-  stack = await startStack({ persons: 8 });
+  const { key, jwks } = await issuerSigningKey();
+  issuerKey = key;
+  stack = await startStack({ persons: 8, settings: { ISSUER_JWKS: jwks } });
 }, 180_000);
 afterAll(async () => {
+  await db?.close();
   await stack?.close();
 });
+
+/** The gateway's PDP deadline (gateway.yaml authorize timeoutMs); a loaded machine gets 4 s more. */
+const PDP_DEADLINE_MS = 2000;
+const DEADLINE_SLACK_MS = 4000;
+
+/** A tenant of its own with a consented session of its person and an access token of it, signed as the issuer signs. */
+async function consentedTenant(capabilities = ['svc.profile.self.read', 'svc.person.read']) {
+  const t = await setupTenant(stack.admin, { capabilities });
+  const sid = `sid-faults-${randomUUID()}`;
+  // As the issuer's consent inserts it (issuer/interactions.ts).
+  await (await database()).knex('sessions').insert({ id: sid, account_id: t.accountId, client_id: t.clientId });
+  const now = Math.floor(Date.now() / 1000);
+  const token = await signRaw(
+    decodeProtectedHeader(stack.token),
+    {
+      ...(decodeJwt(stack.token) as Record<string, unknown>),
+      sub: t.personId,
+      client_id: t.clientId,
+      tenant_id: t.tenantId,
+      actor_account_id: t.accountId,
+      actor_epoch: 1,
+      sid,
+      scope: capabilities.join(' '),
+      jti: randomUUID(),
+      iat: now,
+      exp: now + 900,
+    },
+    issuerKey.privateKey,
+  );
+  return { t, token };
+}
+
+interface Answer {
+  status: number;
+  error: string | undefined;
+  retryAfter: boolean;
+  ms: number;
+}
+
+/** One API call through the gateway at `baseUrl`: its status, error code, whether it carries retry-after, its time. */
+async function answer(baseUrl: string, operationId: string, path: string, token: string): Promise<Answer> {
+  const started = performance.now();
+  const res = await callApi(baseUrl, operationId, path, token);
+  return {
+    status: res.status,
+    error: (res.body as { error?: string }).error,
+    retryAfter: res.headers.get('retry-after') !== null,
+    ms: performance.now() - started,
+  };
+}
+
+/** The contract's answer when the decision cannot be made from current facts. */
+const UNAVAILABLE = { status: 503, error: 'authorization_unavailable', retryAfter: true };
+const shape = ({ status, error, retryAfter }: Answer) => ({ status, error, retryAfter });
+
+/**
+ * A change published to the feed, so that each PDP's next batch reads the database's revision afresh: its trust in the
+ * feed then starts now (a display name of a tenant of its own; no decision under test depends on it).
+ */
+async function freshReading(): Promise<void> {
+  const other = await stack.admin.ok('POST', '/tenants', {
+    label: `nudge${randomUUID().slice(0, 8)}`,
+    displayName: 'Nudge',
+    plan: 'L1',
+  });
+  await stack.admin.ok('PATCH', `/tenants/${other.tenantId}`, { displayName: 'Nudged' });
+}
 
 describe('PostgreSQL crashed and restarted under traffic', () => {
   // The gateway's deadlines (gateway.yaml): the PDP decision 2 s, the backend 5 s; a loaded machine gets 3 s more.
@@ -147,61 +242,210 @@ describe('PostgreSQL crashed and restarted under traffic', () => {
   );
 });
 
-describe('PostgreSQL hung (every process of the cluster paused) under traffic', () => {
-  // The gateway's PDP deadline (gateway.yaml authorize timeoutMs); a loaded machine gets 4 s more.
-  const PDP_DEADLINE_MS = 2000;
-
+describe('PostgreSQL hung (every process of the cluster paused): decisions from the facts the feed vouches for', () => {
   it(
-    'answers 503 authorization_unavailable with retry-after within the PDP deadline ' +
-      'while the database hangs, never an allow, and recovers by itself once it continues',
+    'answers a request whose facts the PDP holds from memory while the feed vouches for them, a request that needs ' +
+      "PostgreSQL's data (an addressed person) 503 authorization_unavailable within the deadline, the held ones too " +
+      'once the trust window has run out; nothing outlives the deadline, and it recovers by itself',
     async () => {
       const postgres = stack.postgres!;
-      const call = async (operationId: string, path: string) => {
-        const started = performance.now();
-        const res = await callApi(stack.system.baseUrl, operationId, path, stack.token);
-        return {
-          status: res.status,
-          error: (res.body as { error?: string }).error,
-          retryAfter: res.headers.get('retry-after'),
-          ms: performance.now() - started,
-        };
-      };
+      const base = stack.system.baseUrl;
+      const me = () => answer(base, 'getMe', '/me', stack.token);
+      const person = (id: string) => answer(base, 'getPerson', `/persons/${id}`, stack.token);
+      await freshReading();
+      expect(shape(await me())).toEqual({ status: 200, error: undefined, retryAfter: false }); // facts held, trusted
       postgres.pause();
-      let answers;
+      let held: Answer, together: Answer[], afterTrust: Answer;
       try {
-        answers = await Promise.all([
-          ...Array.from({ length: 3 }, () => call('getMe', '/me')),
-          ...stack.personIds.slice(0, 3).map((id) => call('getPerson', `/persons/${id}`)),
-        ]);
+        // Sent at once: within the trust window of the reading the call above made.
+        held = await me();
+        together = await Promise.all([me(), ...stack.personIds.slice(0, 3).map(person)]);
+        await sleep(FEED_TRUST_MS + 200);
+        afterTrust = await me();
       } finally {
         postgres.resume();
       }
       const recoveredMs = await waitFor(
         'an API call answered after the database continued',
-        async () => (await callApi(stack.system.baseUrl, 'getMe', '/me', stack.token)).status === 200,
+        async () => (await person(stack.personIds[0]!)).status === 200,
         30_000,
       );
+      const all = [held, ...together, afterTrust];
       printFigures('PostgreSQL hung', {
-        requests: answers.length,
-        'slowest ms': Math.max(...answers.map((a) => a.ms)),
+        requests: all.length,
+        'answered from held facts': all.filter((a) => a.status === 200).length,
+        'slowest ms': Math.max(...all.map((a) => a.ms)),
         'deadline ms': PDP_DEADLINE_MS,
-        'first 200 after it continued ms': recoveredMs,
+        'first person answered after it continued ms': recoveredMs,
       });
-      for (const a of answers) {
-        expect({ status: a.status, error: a.error, retryAfter: a.retryAfter !== null }).toEqual({
-          status: 503,
-          error: 'authorization_unavailable',
-          retryAfter: true,
-        });
-        expect(a.ms).toBeLessThan(PDP_DEADLINE_MS + 4000);
-      }
+      // Held facts the feed vouches for: nothing they miss can have been committed while the database hangs.
+      expect(shape(held)).toEqual({ status: 200, error: undefined, retryAfter: false });
+      const [meTogether, ...persons] = together;
+      // Sent later, it is answered from memory or, if the window ran out meanwhile, refused; never anything else.
+      expect([200, 503]).toContain(meTogether!.status);
+      if (meTogether!.status === 503) expect(shape(meTogether!)).toEqual(UNAVAILABLE);
+      // An addressed person is always read from PostgreSQL (docs/decisions.md): no decision without it.
+      for (const p of persons) expect(shape(p)).toEqual(UNAVAILABLE);
+      // The trust window over, the PDP needs the database's revision, and the database hangs.
+      expect(shape(afterTrust)).toEqual(UNAVAILABLE);
+      for (const a of all) expect(a.ms).toBeLessThan(PDP_DEADLINE_MS + DEADLINE_SLACK_MS);
     },
     60_000,
   );
 });
 
+describe('a change committed while a PDP cannot reach PostgreSQL is never missed', () => {
+  // A second PDP whose database connections go through a proxy the test freezes (the database goes on serving the
+  // other services), and a second gateway that asks that PDP. Changes go through the first PDP's admin API.
+  let proxy: TcpProxy;
+  let pdp: Child;
+  let gateway: Child;
+  let base: string;
+  beforeAll(async () => {
+    const direct = new URL(stack.system.databaseUrl);
+    proxy = await tcpProxy({ host: direct.hostname, port: Number(direct.port) });
+    const proxied = new URL(stack.system.databaseUrl);
+    proxied.port = String(proxy.port);
+    const [pdpPort, gatewayPort] = await freePorts(2);
+    const env = {
+      PATH: process.env.PATH,
+      REDIS_URL: stack.redisUrl,
+      INTERNAL_SECRET: stack.system.internalSecret,
+      ADMIN_TOKEN: stack.system.adminToken,
+      AUTH_URL: stack.system.authUrl,
+      LOG_LEVEL: 'info',
+    };
+    pdp = new Child('policies-2', ...nodeEntry('policies/main.ts'), {
+      env: { ...env, DATABASE_URL: proxied.href, PDP_PORT: String(pdpPort) },
+      readyLine: /"msg":"policies[^"]*listening"/,
+    });
+    gateway = new Child('gateway-2', ...nodeEntry('gateway/main.ts'), {
+      env: {
+        ...env,
+        DATABASE_URL: stack.system.databaseUrl,
+        GATEWAY_PORT: String(gatewayPort),
+        PDP_URL: `http://127.0.0.1:${pdpPort}`,
+        BACKEND_URL: stack.system.backendUrl,
+      },
+      readyLine: /"msg":"gateway[^"]*listening"/,
+    });
+    await Promise.all([pdp.start(), gateway.start()]);
+    base = `http://127.0.0.1:${gatewayPort}/v1`;
+  }, 90_000);
+  afterAll(async () => {
+    proxy?.thaw();
+    await Promise.all([gateway?.stop(), pdp?.stop()]);
+    await proxy?.close();
+  });
+
+  const me = { operationId: 'getMe', path: () => '/me' };
+  const ownPerson = { operationId: 'getPerson', path: (t: TenantSetup) => `/persons/${t.personId}` };
+  const KINDS = [
+    {
+      kind: 'a grant withdrawn',
+      route: me,
+      denial: 'capability_not_granted',
+      change: (t: TenantSetup) => stack.admin.ok('DELETE', `/tenants/${t.tenantId}/grants/${t.clientId}`),
+    },
+    {
+      kind: 'an account disabled',
+      route: me,
+      denial: 'subject_revoked',
+      change: (t: TenantSetup) => stack.admin.ok('PATCH', `/accounts/${t.accountId}`, { status: 'disabled' }),
+    },
+    {
+      kind: "an account's epoch advanced",
+      route: me,
+      denial: 'epoch_changed',
+      change: (t: TenantSetup) => stack.admin.ok('POST', `/accounts/${t.accountId}/epoch`),
+    },
+    {
+      kind: "an account's sessions revoked",
+      route: me,
+      denial: 'subject_revoked',
+      change: (t: TenantSetup) => stack.admin.ok('POST', `/accounts/${t.accountId}/sessions/revoke`),
+    },
+    {
+      // svc.person.read is the plan-bound capability; its route addresses a person, which is always read from
+      // PostgreSQL, so this decision is never made from held facts alone, before the change or after.
+      kind: "a tenant's plan downgraded",
+      route: ownPerson,
+      denial: 'plan_capability_excluded',
+      change: (t: TenantSetup) => stack.admin.ok('PATCH', `/tenants/${t.tenantId}`, { plan: 'L1' }),
+    },
+  ];
+
+  it.each(KINDS.map((k) => [k.kind, k] as const))(
+    '%s through the first PDP: the second answers 503 authorization_unavailable until it reads the change, ' +
+      'never the old allow',
+    async (_kind, { route, denial, change }) => {
+      const { t, token } = await consentedTenant();
+      const call = () => answer(base, route.operationId, route.path(t), token);
+      const allowed = { status: 200, error: undefined, retryAfter: false };
+      expect(shape(await call())).toEqual(allowed); // the second PDP read the setup's revision and holds the facts
+      proxy.freeze();
+      let before: Answer, after: Answer[];
+      try {
+        before = await call();
+        await change(t); // acknowledged: published to the feed by the first PDP
+        after = await Promise.all([call(), call(), call()]);
+      } finally {
+        proxy.thaw();
+      }
+      const settled = await call();
+      printFigures(`a PDP cut off from PostgreSQL, ${_kind}`, {
+        'before the change': before.status,
+        'after it': after.map((a) => a.status).join('/'),
+        'slowest ms': Math.max(...after.map((a) => a.ms)),
+        'once reconnected': `${settled.status} ${settled.error}`,
+      });
+      if (route === me)
+        expect(shape(before)).toEqual(allowed); // from held facts: the feed vouched for them
+      else expect(shape(before)).toEqual(UNAVAILABLE); // the addressed person needs PostgreSQL
+      for (const a of after) {
+        expect(shape(a)).toEqual(UNAVAILABLE);
+        expect(a.ms).toBeLessThan(PDP_DEADLINE_MS + DEADLINE_SLACK_MS);
+      }
+      expect({ status: settled.status, error: settled.error }).toEqual({ status: 403, error: denial });
+    },
+    30_000,
+  );
+});
+
 describe('Redis stopped and restarted under traffic (docs/decisions.md, "Redis outage")', () => {
   const LIMIT = 10;
+
+  it(
+    'with the revision feed unreadable, a PDP reads the revision from PostgreSQL for every batch: decisions go on, ' +
+      'and a change acknowledged meanwhile (after waiting out the trust window) is decided on the next request',
+    async () => {
+      const redis = stack.redis!;
+      const { t, token } = await consentedTenant();
+      const call = () => answer(stack.system.baseUrl, 'getMe', '/me', token);
+      expect((await call()).status).toBe(200);
+      await redis.stop();
+      let during: Answer, after: Answer, changeMs: number;
+      try {
+        during = await call();
+        const began = performance.now();
+        await stack.admin.ok('DELETE', `/tenants/${t.tenantId}/grants/${t.clientId}`);
+        changeMs = performance.now() - began;
+        after = await call();
+      } finally {
+        await redis.start();
+      }
+      printFigures('Redis stopped, the feed unreadable', {
+        'before the change': during.status,
+        'change acknowledged after ms': changeMs,
+        'after it': `${after.status} ${after.error}`,
+      });
+      expect(shape(during)).toEqual({ status: 200, error: undefined, retryAfter: false });
+      // Its revision could not be published: the change waited until no PDP trusted the feed for older facts.
+      expect(changeMs).toBeGreaterThanOrEqual(FEED_TRUST_MS);
+      expect({ status: after.status, error: after.error }).toEqual({ status: 403, error: 'capability_not_granted' });
+    },
+    60_000,
+  );
 
   it(
     'limits in process while Redis is away (no 5xx, no wait on Redis), ' +

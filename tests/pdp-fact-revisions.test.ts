@@ -1,11 +1,13 @@
-// The PDP decides from facts it keeps in memory, valid up to the database's revision, which it reads on every batch
-// (issue 33, policies/store.ts, migration 011). What must hold: no decision asked for after a change was acknowledged
+// The PDP decides from facts it keeps in memory, valid up to the database's revision, which it learns on every batch
+// from the revision feed its writers publish to, or reads from the database when the feed cannot vouch (issue 33,
+// policies/store.ts, common/revision-feed.ts, migrations 011 and 013). What must hold: no decision asked for after a change was acknowledged
 // uses the state before it. Every kind of change that can alter a decision is made while decisions are asked in
 // loops, through the writer that makes it in production (admin API, the issuer's session functions, SQL where no API
 // changes it); every call sent after the change's answer arrived must get the decision the database gives after it.
-// Once in one process (both databases, whichever this run uses), once with two PDP processes on one PostgreSQL: the
-// change through one, the decisions from the other, which never saw it happen.
-import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
+// Once in one process (both databases, whichever this run uses; the feed in memory or in Redis), once with two PDP
+// processes on one PostgreSQL and one Redis feed: the change through one, the decisions from the other, which never saw
+// it happen.
+import { describe, it, expect, beforeAll, afterAll, jest } from '@jest/globals';
 import type { Knex } from 'knex';
 import { performance } from 'node:perf_hooks';
 import { openDatabase, type Database } from '../common/db.js';
@@ -15,13 +17,17 @@ import type { System } from '../infra/system.js';
 import { evaluate } from '../policies/evaluate.js';
 import { FactCache } from '../policies/fact-cache.js';
 import { knexPolicyStore } from '../policies/store.js';
+import { FEED_TRUST_MS, openRevisionFeed, redisFeed, type RevisionFeed } from '../common/revision-feed.js';
+import { connectRedis, type RedisClient } from '../common/rate-limit-store.js';
+import { createLogger } from '../common/log.js';
 import { DECISION_PATH, type DecisionInput } from '../wire/decision.js';
 import { adminClient, createPerson, setupMachineClient, setupTenant, type AdminClient } from './support/admin.js';
 import { scratchDatabase } from './support/database.js';
-import { Child, freePorts, nodeEntry, privatePostgres } from './support/processes.js';
+import { Child, freePorts, nodeEntry, privatePostgres, waitFor } from './support/processes.js';
 import { startTestSystem } from './support/system.js';
 
 const INTERNAL_SECRET = randomSecret();
+const silent = createLogger('test', 'silent');
 
 /** Where decisions are asked, where changes are made, and the database both use. */
 interface Target {
@@ -376,7 +382,7 @@ function changesUnderLoad(target: () => Target) {
  * A policy store on the suite's database that notes the statements it sends, by name (with the inputs a fact read
  * carries): the real database behind a pool that notes what each connection is asked.
  */
-function notingStore(knex: Knex): { store: ReturnType<typeof knexPolicyStore>; sent: string[] } {
+function notingStore(knex: Knex, feed?: RevisionFeed): { store: ReturnType<typeof knexPolicyStore>; sent: string[] } {
   const sent: string[] = [];
   const pool = knex.client as unknown as {
     acquireConnection(): Promise<{ query(q: { name?: string; values: unknown[][] }): Promise<unknown> }>;
@@ -397,7 +403,7 @@ function notingStore(knex: Knex): { store: ReturnType<typeof knexPolicyStore>; s
       releaseConnection: (c: { connection: unknown }) => pool.releaseConnection(c.connection),
     },
   } as unknown as Knex;
-  return { store: knexPolicyStore(noting), sent };
+  return { store: knexPolicyStore(noting, { feed }), sent };
 }
 
 describe('decisions from memory, in one PDP, while each kind of change is made', () => {
@@ -480,20 +486,160 @@ describe('decisions from memory, in one PDP, while each kind of change is made',
     },
   );
 
-  it('answers 503 authorization_unavailable when the revision cannot be read, never a decision from memory', async () => {
-    const { knex } = system.db;
-    const target_ = target();
-    const { input } = await selfSetup(target_);
-    expect(await decide(system.pdpUrl, input)).toMatch(/^allow/);
-    expect(await decide(system.pdpUrl, input)).toMatch(/^allow/);
-    await knex.raw('alter table pdp_revision rename to pdp_revision_away');
-    try {
-      expect(await decide(system.pdpUrl, input)).toBe('503 authorization_unavailable');
-    } finally {
-      await knex.raw('alter table pdp_revision_away rename to pdp_revision');
-    }
-    expect(await decide(system.pdpUrl, input)).toMatch(/^allow/);
-  });
+  it(
+    'answers 503 authorization_unavailable when neither the feed nor the database gives the revision, ' +
+      'never a decision from memory',
+    async () => {
+      const { knex } = system.db;
+      const feed = (await openRevisionFeed(system.db, system.config, silent))!;
+      const { input } = await selfSetup(target());
+      expect(await decide(system.pdpUrl, input)).toMatch(/^allow/);
+      expect(await decide(system.pdpUrl, input)).toMatch(/^allow/);
+      const away = jest.spyOn(feed, 'read').mockRejectedValue(new Error('feed away'));
+      try {
+        // The feed away: the database's revision is read instead, and the facts held still serve.
+        expect(await decide(system.pdpUrl, input)).toMatch(/^allow/);
+        await knex.raw('alter table pdp_revision rename to pdp_revision_away');
+        try {
+          expect(await decide(system.pdpUrl, input)).toBe('503 authorization_unavailable');
+        } finally {
+          await knex.raw('alter table pdp_revision_away rename to pdp_revision');
+        }
+      } finally {
+        away.mockRestore();
+      }
+      expect(await decide(system.pdpUrl, input)).toMatch(/^allow/);
+    },
+  );
+
+  it(
+    'with a revision feed, sends no statement for a decision whose facts are held; after a change, reads the ' +
+      'revision and only the inputs it named',
+    async () => {
+      const target_ = target();
+      const feed = (await openRevisionFeed(system.db, system.config, silent))!;
+      const { store, sent } = notingStore(system.db.knex, feed);
+      const [a, b] = [await selfSetup(target_), await selfSetup(target_)];
+      const both = () => Promise.all([a.input, b.input].map((i) => store.facts(i)));
+      await both();
+      expect(sent.splice(0)).toEqual(['pdp_revision', 'pdp_fact_rows of 2']);
+      await both();
+      await both();
+      expect(sent.splice(0)).toEqual([]);
+      await target_.admin.call('PATCH', `/clients/${b.t.clientId}`, { name: 'renamed' });
+      const [, facts] = await both();
+      expect(sent.splice(0)).toEqual(['pdp_revision', 'pdp_fact_rows of 1']);
+      expect(facts!.client?.status).toBe('active');
+      await both();
+      expect(sent.splice(0)).toEqual([]);
+    },
+  );
+
+  it(
+    'trusts the feed only while it keeps its token: a feed that lost what was published (Redis restarted empty) ' +
+      'makes the next batch read the database',
+    async () => {
+      const mark = { revision: 0, token: 'first life' };
+      const feed = {
+        publish: async () => {},
+        read: async () => ({ ...mark }),
+        trustMs: FEED_TRUST_MS,
+        close: async () => {},
+      };
+      const { store, sent } = notingStore(system.db.knex, feed);
+      const { input } = await selfSetup(target());
+      await store.facts(input);
+      await store.facts(input);
+      expect(sent.splice(0)).toEqual(['pdp_revision', 'pdp_fact_rows of 1']);
+      mark.token = 'second life';
+      await store.facts(input);
+      await store.facts(input);
+      expect(sent.splice(0)).toEqual(['pdp_revision']);
+      // A revision beyond the one read is a change the facts held may lack.
+      mark.revision = Number.MAX_SAFE_INTEGER;
+      await store.facts(input);
+      expect(sent.splice(0)).toEqual(['pdp_revision']);
+    },
+  );
+
+  it(
+    'reads the revision from the database on every batch while the feed cannot be read (Redis stopped) and once the ' +
+      'last reading is older than the trust window, then decides from the facts held again',
+    async () => {
+      let readable = true;
+      const feed = {
+        publish: async () => {},
+        read: async () => {
+          if (!readable) throw new Error('Redis stopped');
+          return { revision: 0, token: 'one life' };
+        },
+        trustMs: FEED_TRUST_MS,
+        close: async () => {},
+      };
+      const { store, sent } = notingStore(system.db.knex, feed);
+      const { input } = await selfSetup(target());
+      await store.facts(input);
+      await store.facts(input);
+      expect(sent.splice(0)).toEqual(['pdp_revision', 'pdp_fact_rows of 1']); // the second batch: the feed vouched
+      readable = false;
+      for (let batch = 0; batch < 3; batch++) await store.facts(input);
+      expect(sent.splice(0)).toEqual(['pdp_revision', 'pdp_revision', 'pdp_revision']);
+      readable = true;
+      await new Promise((ok) => setTimeout(ok, FEED_TRUST_MS + 50));
+      await store.facts(input); // the last reading is older than the window: the feed alone vouches for nothing
+      await store.facts(input); // trusted again from the reading just made
+      expect(sent.splice(0)).toEqual(['pdp_revision']);
+    },
+  );
+
+  it(
+    `decides a change that no process published (an operator's SQL) once the feed's ${FEED_TRUST_MS} ms of trust ` +
+      'run out',
+    async () => {
+      const target_ = target();
+      const { t, input } = await selfSetup(target_, ['svc.profile.self.read']);
+      expect(await decide(system.pdpUrl, input)).toMatch(/^allow/);
+      // Its own handle on the same database, which publishes nothing (an embedded database has one: the system's,
+      // whose publishing is paused here instead).
+      const feed = (await openRevisionFeed(system.db, system.config, silent))!;
+      const unpublished = jest.spyOn(feed, 'publish').mockResolvedValue();
+      try {
+        await system.db.knex('tenant_grants').where({ tenant_id: t.tenantId, client_id: t.clientId }).delete();
+      } finally {
+        unpublished.mockRestore();
+      }
+      await waitFor(
+        'the unpublished change decided',
+        async () => !(await decide(system.pdpUrl, input)).startsWith('allow'),
+        FEED_TRUST_MS + 4000,
+        20,
+      );
+      expect(await decide(system.pdpUrl, input)).toBe('capability_not_granted');
+    },
+  );
+
+  it(
+    'acknowledges a change whose revision could not be published only once the PDPs no longer trust the feed ' +
+      'for older facts: the next decision sees it',
+    async () => {
+      const target_ = target();
+      const { t, input } = await selfSetup(target_);
+      expect(await decide(system.pdpUrl, input)).toMatch(/^allow/); // facts held, the feed trusted
+      const feed = (await openRevisionFeed(system.db, system.config, silent))!;
+      const away = jest.spyOn(feed, 'publish').mockRejectedValue(new Error('feed away'));
+      let waitedMs: number;
+      try {
+        const began = performance.now();
+        const put = { capabilities: ['svc.tenant.info.read'] };
+        await ok(target_.admin.call('PUT', `/tenants/${t.tenantId}/grants/${t.clientId}`, put));
+        waitedMs = performance.now() - began;
+      } finally {
+        away.mockRestore();
+      }
+      expect(waitedMs).toBeGreaterThanOrEqual(FEED_TRUST_MS); // the change waited out the trust: it was not lost
+      expect(await decide(system.pdpUrl, input)).toBe('capability_not_granted');
+    },
+  );
 
   it(
     'sends only the revision reading for a decision whose facts are held, ' +
@@ -551,6 +697,33 @@ describe('decisions from memory, in one PDP, while each kind of change is made',
   });
 });
 
+describe('the revision feed in Redis', () => {
+  const key = `pdp-revision:test-${process.pid}-${randomSecret().slice(0, 8)}`;
+  let redis: RedisClient;
+  let feed: RevisionFeed;
+  beforeAll(async () => {
+    redis = (await connectRedis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', silent))!;
+    feed = redisFeed(redis, key, silent);
+  });
+  afterAll(async () => {
+    await redis?.del(key);
+    await feed?.close();
+  });
+
+  it('keeps the highest revision published, and comes back with another token once it lost its data', async () => {
+    const first = await feed.read();
+    expect(first.revision).toBe(0);
+    await feed.publish(7);
+    await feed.publish(5); // a writer whose commit came earlier, publishing later
+    expect(await feed.read()).toEqual({ revision: 7, token: first.token });
+    await redis.del(key); // as a Redis restarted without its data
+    await feed.publish(3);
+    const reborn = await feed.read();
+    expect(reborn.revision).toBe(3);
+    expect(reborn.token).not.toBe(first.token);
+  });
+});
+
 describe('the fact cache', () => {
   it('holds at most its bound, dropping the least recently used', () => {
     const cache = new FactCache(2);
@@ -591,6 +764,8 @@ describe('decisions from memory, two PDP processes: changes through one, decisio
     // cannot share an embedded database).
     const server = process.env.DATABASE_URL;
     const pg = server ? undefined : await privatePostgres();
+    // Their revision feed: the run's Redis (the machine's when the run is embedded), as in a deployment.
+    const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
     const scratch = await scratchDatabase(server ?? pg!.url);
     const adminToken = randomSecret();
     const [p1, p2] = await freePorts(2);
@@ -599,6 +774,7 @@ describe('decisions from memory, two PDP processes: changes through one, decisio
         env: {
           PATH: process.env.PATH,
           DATABASE_URL: scratch.url,
+          REDIS_URL: redisUrl,
           INTERNAL_SECRET,
           ADMIN_TOKEN: adminToken,
           PDP_PORT: String(port),
@@ -609,7 +785,9 @@ describe('decisions from memory, two PDP processes: changes through one, decisio
     const [changes, decisions] = [pdp(p1!), pdp(p2!)];
     await changes.start(); // migrates the database first
     await decisions.start();
+    // The test's own changes (SQL where no API makes them) publish their revisions as the services' do.
     const db: Database = await openDatabase({ databaseUrl: scratch.url });
+    await openRevisionFeed(db, { REDIS_URL: redisUrl, REDIS_CLUSTER: false }, silent);
     target = {
       decisionUrl: `http://127.0.0.1:${p2}`,
       admin: adminClient({ pdpUrl: `http://127.0.0.1:${p1}`, adminToken }),

@@ -19,7 +19,7 @@ import type { Knex } from 'knex';
 import { createDecisionFacts } from './010_records_ceiling_and_folded_usernames.js';
 
 /** Changes the log keeps: a PDP this many changes behind reads its facts afresh instead of catching up. */
-const KEPT_CHANGES = 10_000;
+export const KEPT_CHANGES = 10_000;
 
 /** Each watched table: the fact a row change alters (kind, then the columns naming it) and, if any, when it does. */
 const WATCHED: { table: string; fact: string[]; when?: string }[] = [

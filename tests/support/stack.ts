@@ -24,6 +24,8 @@ export interface Stack {
   postgres: PrivatePostgres | undefined;
   /** The private redis-server; undefined when the stack runs on REDIS_URL. */
   redis: Child | undefined;
+  /** The Redis every service uses (the private one's URL, or REDIS_URL). */
+  redisUrl: string;
   admin: AdminClient;
   tenant: TenantSetup;
   token: string;
@@ -41,6 +43,8 @@ export async function startStack(opts: {
   persons: number;
   shared?: boolean;
   rateLimit?: { tenant: number; account: number };
+  /** Settings for every service beyond ports, stores and secrets (ISSUER_JWKS, for a test that signs tokens). */
+  settings?: Record<string, string>;
 }): Promise<Stack> {
   const shared = opts.shared === true;
   const database = shared && process.env.DATABASE_URL ? await scratchDatabase(process.env.DATABASE_URL) : undefined;
@@ -54,9 +58,11 @@ export async function startStack(opts: {
   if (postgres) cleanups.push(postgres.destroy);
   if (redis) cleanups.push(() => redis.server.stop());
   try {
+    const redisUrl = redis?.url ?? process.env.REDIS_URL!;
     const system = await startProcesses({
       databaseUrl: database?.url ?? postgres!.url,
-      redisUrl: redis?.url ?? process.env.REDIS_URL!,
+      redisUrl,
+      ...(opts.settings && { settings: opts.settings }),
     });
     cleanups.push(system.close);
     const admin = adminClient(system);
@@ -79,6 +85,7 @@ export async function startStack(opts: {
       system,
       postgres,
       redis: redis?.server,
+      redisUrl,
       admin,
       tenant,
       token: tokens.access_token,

@@ -31,7 +31,8 @@ export const LONG_SUITES = [
   'fresh-start',
   // PDP and issuer processes killed and restarted (pdp-client and gateway-dependencies keep the 503s in npm test).
   'faults-services',
-  // PostgreSQL crashed and hung, Redis restarted, under traffic (gateway-dependencies keeps Redis down in npm test).
+  // PostgreSQL crashed and hung, a PDP cut off from it, Redis restarted, under traffic (gateway-dependencies keeps
+  // Redis down in npm test).
   'faults-stores',
   // SIGTERM under load through four processes.
   'graceful-shutdown',

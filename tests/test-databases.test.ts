@@ -4,7 +4,7 @@ import { describe, it, expect, afterEach } from '@jest/globals';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { removeAbandonedRuns, runDirectoryPrefix } from './support/database-scratch.js';
 
 const roots: string[] = [];
@@ -42,5 +42,17 @@ describe('scratch directories of embedded test runs', () => {
     expect(existsSync(runs[0]!)).toBe(true);
     expect(existsSync(join(root, 'tpi-test-template-AbC123'))).toBe(true);
     expect(existsSync(join(root, 'something-else-1-'))).toBe(true);
+  });
+
+  // A run's directory named after a process that had already exited was removed by any other run starting meanwhile
+  // (a second `npm test` in another clone), and every suite of the first run then failed to copy the template.
+  it("an embedded run's own directory names its jest process, which is running", () => {
+    const template = process.env.TEST_EMBEDDED_DATABASE_TEMPLATE; // set by database-setup.js
+    if (!template) return expect(process.env.DATABASE_URL).toBeTruthy(); // a run on a server builds no template
+    const owner = Number(/^tpi-test-template-(\d+)-/.exec(basename(dirname(template)))?.[1]);
+    // A worker's parent is the jest process; with --runInBand the suite runs in it.
+    expect([process.ppid, process.pid]).toContain(owner);
+    expect(removeAbandonedRuns(dirname(dirname(template)))).toEqual([]);
+    expect(existsSync(template)).toBe(true);
   });
 });

@@ -12,6 +12,8 @@ import * as m009 from './009_usernames_per_tenant.js';
 import * as m010 from './010_records_ceiling_and_folded_usernames.js';
 import * as m011 from './011_pdp_fact_revisions.js';
 import * as m012 from './012_retained_data_by_token.js';
+// 013 is left for 013_pdp_revision_feed (another branch); 014 runs after it whichever merges first.
+import * as m014 from './014_client_security_settings.js';
 
 const MIGRATIONS: Record<string, Knex.Migration> = {
   '001_data_model': m001,
@@ -26,6 +28,7 @@ const MIGRATIONS: Record<string, Knex.Migration> = {
   '010_records_ceiling_and_folded_usernames': m010,
   '011_pdp_fact_revisions': m011,
   '012_retained_data_by_token': m012,
+  '014_client_security_settings': m014,
 };
 
 /**

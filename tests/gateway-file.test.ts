@@ -164,7 +164,7 @@ describe('a gateway file with a mistake is refused with file, line and setting',
 
   it('names the line of the offending setting', () => {
     const text = editedGatewayFile('{ maxBytes: 65536 }', '{ maxBytes: -1 }');
-    expect(problemsOf(text)).toContain(`edited.yaml:${lineOf(text, 'maxBytes: -1')}: plugins[6].config.maxBytes:`);
+    expect(problemsOf(text)).toContain(`edited.yaml:${lineOf(text, 'maxBytes: -1')}: plugins[7].config.maxBytes:`);
     const route = editedGatewayFile(
       '    upstream: backend\n  - operationId: getPersonExtension',
       '    upstream: backend\n    timeout: 5\n  - operationId: getPersonExtension',

@@ -101,7 +101,7 @@ describe('starting from a file', () => {
     const error = await gatewayFrom(bad).catch((err: unknown) => err);
     expect(error).toBeInstanceOf(GatewayFileError);
     expect((error as Error).message).toMatch(
-      new RegExp(`gateway-\\d+\\.yaml:${line}: plugins\\[6\\]\\.config\\.maxbytes: unknown setting`),
+      new RegExp(`gateway-\\d+\\.yaml:${line}: plugins\\[7\\]\\.config\\.maxbytes: unknown setting`),
     );
   });
 
@@ -184,6 +184,7 @@ describe('starting from a file', () => {
       'x-request-id',
       'x-ratelimit-remaining',
       'retry-after',
+      'www-authenticate',
     ]);
   });
 });

@@ -49,11 +49,12 @@ export async function signInAndConsent(
   person: { username: string; password: string },
   decision: 'Allow' | 'Deny' = 'Allow',
   inspect?: (consentPage: Page) => Promise<void>,
+  // A pushed request's URL names only its request_uri: the app says where it asked to be sent back.
+  redirectUri = authorizationUrl.searchParams.get('redirect_uri')!,
 ): Promise<URL> {
   const context = await browser.newContext();
   try {
     const page = await context.newPage();
-    const redirectUri = authorizationUrl.searchParams.get('redirect_uri')!;
     await page.goto(authorizationUrl.toString());
     await page.locator('input[name="username"]').fill(person.username);
     await page.locator('input[name="password"]').fill(person.password);

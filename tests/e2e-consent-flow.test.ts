@@ -310,5 +310,49 @@ describe('a fapi2 app: PAR + private_key_jwt + DPoP through the gateway', () => 
   });
 });
 
+describe('a public app that sends DPoP proofs without registering anything', () => {
+  it("gets DPoP tokens, and its refresh token is bound to the key: another key's proof is invalid_grant", async () => {
+    const admin = adminClient(system);
+    const client = await admin.ok('POST', `/tenants/${tenant.tenantId}/clients`, {
+      slug: 'spa-dpop',
+      name: 'SPA with DPoP',
+      kind: 'third_party',
+      type: 'public',
+      redirectUris: [tenant.redirectUri],
+    });
+    await admin.ok('PUT', `/tenants/${tenant.tenantId}/grants/${client.clientId}`, {
+      capabilities: ['svc.profile.self.read'],
+    });
+    const config = await discover({
+      authUrl: system.authUrl,
+      clientId: client.clientId,
+      redirectUri: tenant.redirectUri,
+    });
+    const [key, otherKey] = await Promise.all([dpopKey(), dpopKey()]);
+    const DPoP = oidc.getDPoPHandle(config, key);
+    const request = await authorizationRequest(config, tenant.redirectUri, 'svc.profile.self.read');
+    const callback = await signInAndConsent(browser, request.url, tenant);
+    const tokens = await oidc.authorizationCodeGrant(
+      config,
+      callback,
+      { pkceCodeVerifier: request.verifier, expectedState: request.state },
+      undefined,
+      { DPoP },
+    );
+    expect(tokens.token_type.toLowerCase()).toBe('dpop');
+    expect(decodeJwt(tokens.access_token).cnf).toEqual({ jkt: key.jkt });
+
+    const stolen = await oidc
+      .refreshTokenGrant(config, tokens.refresh_token!, undefined, { DPoP: oidc.getDPoPHandle(config, otherKey) })
+      .catch((e: unknown) => e);
+    expect(stolen).toBeInstanceOf(oidc.ResponseBodyError);
+    expect((stolen as oidc.ResponseBodyError).error).toBe('invalid_grant');
+    const bare = await oidc.refreshTokenGrant(config, tokens.refresh_token!).catch((e: unknown) => e);
+    expect((bare as oidc.ResponseBodyError).error).toBe('invalid_grant');
+    const refreshed = await oidc.refreshTokenGrant(config, tokens.refresh_token!, undefined, { DPoP });
+    expect(decodeJwt(refreshed.access_token).cnf).toEqual({ jkt: key.jkt });
+  });
+});
+
 /** base64url of a JSON value, for hand-written JWS segments. */
 const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');

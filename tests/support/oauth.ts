@@ -84,14 +84,19 @@ export async function obtainTokens(
   app: AppRegistration,
   person: { username: string; password: string },
   scope: string,
+  /** With a key pair, the code is exchanged with a DPoP proof of it: the tokens are bound to it (RFC 9449). */
+  dpopKey?: oidc.CryptoKeyPair,
 ): Promise<Tokens> {
   const config = await discover(app);
   const request = await authorizationRequest(config, app.redirectUri, scope);
   const callback = await signInAndConsent(browser, request.url, person);
-  const tokens = await oidc.authorizationCodeGrant(config, callback, {
-    pkceCodeVerifier: request.verifier,
-    expectedState: request.state,
-  });
+  const tokens = await oidc.authorizationCodeGrant(
+    config,
+    callback,
+    { pkceCodeVerifier: request.verifier, expectedState: request.state },
+    undefined,
+    dpopKey && { DPoP: oidc.getDPoPHandle(config, dpopKey) },
+  );
   return tokens as unknown as Tokens;
 }
 

@@ -35,7 +35,7 @@ export async function startGateway({
     knex,
     log,
     telemetry,
-    publicUrl: () => listening,
+    publicUrl: () => config.GATEWAY_PUBLIC_URL ?? listening,
     listedPlugins: new Set(def.plugins.map((p) => p.plugin.name)),
   };
   const upstreams = Object.fromEntries(

@@ -23,8 +23,8 @@ export const settings = z.strictObject({
     .transform((u) => u.replace(/\/+$/, ''))
     .optional()
     .describe(
-      'The URL callers reach the gateway at (before /v1), which proofs name in htu; ' +
-        'set it behind an Ingress or proxy. Unset: the address the gateway listens on',
+      'The URL callers reach the gateway at (before /v1), which proofs name in htu. ' +
+        'Unset: GATEWAY_PUBLIC_URL, else the address the gateway listens on',
     ),
   maxProofChars: z
     .number()

@@ -303,6 +303,17 @@ describe('a fapi2 app: PAR + private_key_jwt + DPoP through the gateway', () => 
       });
     });
 
+    it("answers a DPoP header past Node's header limit as any oversized head: 431, a Problem, never a 500", async () => {
+      const { host } = new URL(system.baseUrl);
+      const answer = await rawHttp(
+        system.baseUrl,
+        `GET /v1/me HTTP/1.1\r\nHost: ${host}\r\nAuthorization: DPoP ${tokens.access_token}\r\n` +
+          `DPoP: ${'a'.repeat(20_000)}\r\nConnection: close\r\n\r\n`,
+      );
+      expect(rawStatus(answer)).toBe(431);
+      expect(rawJson(answer)).toMatchObject({ error: 'payload_too_large' });
+    });
+
     it('refuses the DPoP scheme with a bearer token (no cnf)', async () => {
       const res = await dpopCall(system.baseUrl, 'getMe', '/me', accessToken, await proofFor({ token: accessToken }));
       expectRefused(res, 'invalid_token');

@@ -43,9 +43,12 @@ export const dpop = definePlugin({
         },
       });
     };
-    /** The request's URL as callers address it: the public base URL and the path, without the query. */
+    /**
+     * The request's URL as callers address it: the public base URL and the path, without the query. Never from the
+     * request's Host or X-Forwarded-* headers, which the caller writes; with no base URL known, no htu can match.
+     */
     const requestUrl = (req: Request) =>
-      `${s.publicBaseUrl ?? env.publicUrl?.() ?? `${req.protocol}://${req.get('host')}`}${req.originalUrl.split('?')[0]}`;
+      `${s.publicBaseUrl ?? env.publicUrl?.() ?? ''}${req.originalUrl.split('?')[0]}`;
 
     return {
       handler: () => async (req, res, next) => {

@@ -56,7 +56,8 @@ export function proofChecker(s: Pick<DpopSettings, 'algs' | 'iatWindowS' | 'maxP
     const { jti, htm, htu, iat, ath } = payload;
     if (typeof jti !== 'string' || !jti || jti.length > MAX_JTI_CHARS) return fail('jti');
     if (htm !== r.method) return fail('htm');
-    if (typeof htu !== 'string' || comparable(htu) !== comparable(r.url)) return fail('htu');
+    const expected = comparable(r.url);
+    if (!expected || typeof htu !== 'string' || comparable(htu) !== expected) return fail('htu');
     if (ath !== accessTokenHash(r.token)) return fail('ath');
     if (typeof iat !== 'number' || Math.abs(r.nowS - iat) > s.iatWindowS) return fail('iat');
     return { ok: true, jti };

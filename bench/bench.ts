@@ -24,6 +24,7 @@ import {
   printShape,
   printTargets,
   printTokenFigures,
+  printDpopFigures,
   ratiosOf,
   writeResults,
   writeSweepChart,
@@ -204,6 +205,19 @@ function scenarios(
       },
     },
     { id: 'R1', label: 'GET /v1/me through the gateway', origin: shape.gatewayUrl, spec: get('/v1/me') },
+    {
+      id: 'R1D',
+      label: 'R1 with a DPoP-bound token, a proof per request',
+      origin: shape.gatewayUrl,
+      spec: {
+        kind: 'dpop-get',
+        origin: shape.gatewayUrl,
+        path: '/v1/me',
+        token: data.dpop.accessToken,
+        privateJwk: data.dpop.privateJwk,
+        publicJwk: data.dpop.publicJwk,
+      },
+    },
     { id: 'R2', label: 'GET one extension record through the gateway', origin: shape.gatewayUrl, spec: get(record(0)) },
     {
       id: 'W1',
@@ -589,6 +603,7 @@ try {
   for (const s of shapes) {
     printShape(s);
     printTokenFigures(s);
+    printDpopFigures(s);
   }
   const judged = shapes.find((s) => s.targets);
   if (judged) printTargets(judged);

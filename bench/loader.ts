@@ -53,7 +53,7 @@ async function run(request: LoadRequest): Promise<LoadResult> {
           if (scheduled >= deadline) break;
           // A timer may fire a little early; sending before the scheduled time would count a negative latency.
           while (scheduled > performance.now()) await sleep(Math.max(1, scheduled - performance.now()));
-          const { method, path, headers, body } = connection.next();
+          const { method, path, headers, body } = await connection.next();
           let status = 0;
           try {
             const res = await client.request({ method, path, headers, body });

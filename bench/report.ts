@@ -97,6 +97,26 @@ export function printTokenFigures(r: ShapeResult): void {
     console.log(`${label.padEnd(22)} ${value!.toFixed(digits).padStart(8)}  ${target}`);
 }
 
+/** The gateway's share of a request's CPU: its own process, or the one process of the all-in-one shape. */
+const gatewayCpuUs = (m: Measurement) => m.cpuUs.gateway ?? m.cpuUs['all-in-one'];
+
+/**
+ * Issue 49: R1 with a DPoP-bound token and a fresh proof per request against R1 with a bearer token, same run, same
+ * connections; and the gateway's CPU per request for both (the proof's verification is gateway work).
+ */
+export function printDpopFigures(r: ShapeResult): void {
+  const [dpop, bearer] = [byId(r.measurements, 'R1D'), byId(r.measurements, 'R1')];
+  if (!dpop || !bearer) return;
+  const ratio = dpop.rps / bearer.rps;
+  console.log(`\n== issue 49 DPoP figures (${r.shape} shape)`);
+  console.log(`R1 DPoP/R1 ${ratio.toFixed(2)}   target ≥ 0.85 ${ratio >= 0.85 ? 'met' : 'NOT MET'}`);
+  console.log(
+    `gateway CPU µs per request: R1 DPoP ${gatewayCpuUs(dpop)}, R1 ${gatewayCpuUs(bearer)}; ` +
+      `system: R1 DPoP ${dpop.cpuUs.total}, R1 ${bearer.cpuUs.total}; redis commands per request: ` +
+      `R1 DPoP ${dpop.roundTrips.redis}, R1 ${bearer.roundTrips.redis}`,
+  );
+}
+
 const pad = (v: unknown, n: number) => String(v).padStart(n);
 
 export function printShape(r: ShapeResult): void {

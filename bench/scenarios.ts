@@ -2,7 +2,10 @@
 // data (functions cannot cross processes). Stateful scenarios keep their state per connection: a write carries the
 // ETag of its connection's last answer, a refresh chain the refresh token of its last answer.
 import { contextSigner, type CallContext } from '../common/internal-context.js';
+import { randomUUID } from 'node:crypto';
+import { SignJWT, importJWK, type JWK } from 'jose';
 import { basicAuth } from '../tests/support/oauth.js';
+import { accessTokenHash } from '../gateway/plugins/dpop/proof.js';
 
 export interface BenchRequest {
   method: 'GET' | 'PUT' | 'POST';
@@ -23,13 +26,19 @@ export type ScenarioSpec =
    * confidential one authenticating with HTTP Basic when `clientSecret` is given.
    */
   | { kind: 'refresh'; path: string; tokens: string[]; clientId: string; clientSecret?: string }
+  /**
+   * A GET with a DPoP-bound token (issue 49): `Authorization: DPoP`, and a proof signed for each request (fresh jti
+   * and iat) with the key `privateJwk`, as an app does; the signing is the load generator's CPU, not the system's.
+   */
+  | { kind: 'dpop-get'; origin: string; path: string; token: string; privateJwk: JWK; publicJwk: JWK }
   /** infra/k6/api-read.k6.ts: me, tenant, person, extension list, one extension, in turn. */
   | { kind: 'read-mix'; bearer: string; personId: string; extensionId: string }
   /** infra/k6/api-write.k6.ts: read the record's ETag, PUT with If-Match; on 409 re-read. Connections share records. */
   | { kind: 'write-mix'; bearer: string; personIds: string[]; extensionId: string };
 
 export interface Connection {
-  next(): BenchRequest;
+  /** The next request; a promise when making it takes work of its own (a DPoP proof's signature). */
+  next(): BenchRequest | Promise<BenchRequest>;
   /** Sees every answer; returns whether it is one the scenario expects. */
   answer(status: number, headers: Record<string, string | string[] | undefined>, body: string): boolean;
 }
@@ -93,6 +102,26 @@ export function connectionOf(spec: ScenarioSpec, n: number): Connection {
           if (status === 200) token = JSON.parse(body).refresh_token;
           return status === 200;
         },
+      };
+    }
+    case 'dpop-get': {
+      const key = importJWK(spec.privateJwk, 'ES256');
+      const ath = accessTokenHash(spec.token);
+      const authorization = `DPoP ${spec.token}`;
+      const htu = `${spec.origin}${spec.path}`;
+      return {
+        next: async () => ({
+          method: 'GET',
+          path: spec.path,
+          headers: {
+            authorization,
+            dpop: await new SignJWT({ htm: 'GET', htu, ath, jti: randomUUID() })
+              .setProtectedHeader({ alg: 'ES256', typ: 'dpop+jwt', jwk: spec.publicJwk })
+              .setIssuedAt()
+              .sign(await key),
+          },
+        }),
+        answer: ok2xx,
       };
     }
     case 'read-mix': {

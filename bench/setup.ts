@@ -15,6 +15,7 @@ import { obtainTokens } from '../tests/support/oauth.js';
 import { registerExtension } from '../tests/support/extensions.js';
 import type { Shape } from './shapes.js';
 import { CAPABILITIES, type TokenClaims } from '../wire/decision.js';
+import { exportJWK, generateKeyPair, type JWK } from 'jose';
 
 /** Browser flows at once: more only queue on a 2-core machine. */
 const PARALLEL_FLOWS = 4;
@@ -29,6 +30,11 @@ export interface BenchData {
   refreshTokens: string[];
   /** A confidential app with a service account holding MACHINE_SCOPE, and one refresh token of it per connection. */
   machine: MachineClientSetup & { refreshTokens: string[] };
+  /**
+   * An access token bound to a DPoP key (issue 49) and that key as JWKs (plain data: the load generator, another
+   * process, signs a fresh proof per request with it).
+   */
+  dpop: { accessToken: string; privateJwk: JWK; publicJwk: JWK };
   extensionId: string;
   /** One person per connection, each with one record of the extension. */
   personIds: string[];
@@ -78,10 +84,18 @@ export async function prepare(
     }
     return tokens;
   };
-  let tokens, machineTokens;
+  const dpopKey = await generateKeyPair('ES256', { extractable: true });
+  let tokens, machineTokens, dpopTokens;
   try {
     tokens = await consented(tenant, refreshChains ? connections : 1);
     machineTokens = refreshChains ? await consented(machine, connections) : [];
+    dpopTokens = await obtainTokens(
+      browser,
+      { authUrl: shape.authUrl, ...tenant },
+      tenant,
+      CAPABILITIES.join(' '),
+      dpopKey,
+    );
   } finally {
     await browser.close();
   }
@@ -104,6 +118,11 @@ export async function prepare(
     recordEtags,
     claims: JSON.parse(Buffer.from(accessToken.split('.')[1]!, 'base64url').toString()),
     refreshTokens: tokens.map((t) => t.refresh_token!),
+    dpop: {
+      accessToken: dpopTokens.access_token,
+      privateJwk: await exportJWK(dpopKey.privateKey),
+      publicJwk: await exportJWK(dpopKey.publicKey),
+    },
     machine: { ...machine, refreshTokens: machineTokens.map((t) => t.refresh_token!) },
   };
 }

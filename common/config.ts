@@ -25,6 +25,12 @@ export const SETTINGS = {
   ISSUER_PORT: { schema: port.default(3000), doc: 'Issuer listen port.' },
   AUTH_URL: { schema: url.default('http://127.0.0.1:3000'), doc: 'Public URL of the issuer; also the `iss` claim.' },
   GATEWAY_PORT: { schema: port.default(8080), doc: 'Gateway listen port (base_url = http://host:port/v1).' },
+  GATEWAY_PUBLIC_URL: {
+    schema: url.optional(),
+    doc:
+      'Public URL of the gateway, before /v1 (behind an Ingress or load balancer: its address): what DPoP proofs ' +
+      "name in htu. The dpop plugin's publicBaseUrl overrides it. Unset = the address the gateway listens on.",
+  },
   PDP_PORT: {
     schema: port.default(8181),
     doc: 'Policy decision point and admin API port (the admin API under /admin/v1).',

@@ -26,7 +26,18 @@ export async function startGateway({
   const def = loadGatewayFile(gatewayFileOf(config));
   const redis = await connectRedis(config.REDIS_URL, log, telemetry, config.REDIS_CLUSTER);
   const pdp = upstreamPool(targets.pdpUrl);
-  const env = { authUrl: targets.authUrl, pdp, internalSecret: targets.internalSecret, redis, knex, log, telemetry };
+  let listening: string | undefined;
+  const env = {
+    authUrl: targets.authUrl,
+    pdp,
+    internalSecret: targets.internalSecret,
+    redis,
+    knex,
+    log,
+    telemetry,
+    publicUrl: () => config.GATEWAY_PUBLIC_URL ?? listening,
+    listedPlugins: new Set(def.plugins.map((p) => p.plugin.name)),
+  };
   const upstreams = Object.fromEntries(
     Object.entries(def.upstreams).map(([name, u]) => [name, upstreamPool(u.url ?? targets.backendUrl)]),
   );
@@ -41,6 +52,7 @@ export async function startGateway({
   telemetry.addReadinessCheck('gateway: database', () => knex.raw('select 1'));
   if (redis) telemetry.addReadinessCheck('gateway: redis', () => redis.ping());
   const http = await serve('gateway', config.GATEWAY_PORT, config, telemetry, log, app);
+  listening = http.url;
   log.info({ file: def.file, routes: def.routes.length, plugins: plugins.map((p) => p.name) }, 'gateway file loaded');
   return {
     url: `${http.url}/v1`,

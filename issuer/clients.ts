@@ -1,7 +1,7 @@
 // Third-party apps as oidc-provider clients, read from the clients table on every lookup. oidc-provider caches the
 // parsed client keyed by a hash of this metadata, so a disabled client is refused at its next request.
 import type { Knex } from 'knex';
-import type { ClientMetadata } from 'oidc-provider';
+import type { ClientAuthMethod, ClientMetadata } from 'oidc-provider';
 import { digestSecret, isScryptHash, verifySecret } from '../common/secrets.js';
 import { fixedStatement } from '../common/db.js';
 
@@ -25,18 +25,57 @@ const SECRETS_SEPARATOR = ' ';
 const NO_USABLE_SECRET = 'none';
 
 /** An active third-party client of an active tenant, with the stored forms of its usable secrets. */
-const activeClient = fixedStatement<
-  [string],
-  { id: string; name: string; type: string; redirect_uris: string[]; secrets: string }
->((knex, clientId) => {
+interface ActiveClientRow {
+  id: string;
+  name: string;
+  type: string;
+  redirect_uris: string[];
+  secrets: string;
+  token_endpoint_auth_method: string | null;
+  jwks: { keys: object[] } | null;
+  dpop_bound_access_tokens: boolean;
+  require_pushed_authorization_requests: boolean;
+  security_profile: string | null;
+}
+const activeClient = fixedStatement<[string], ActiveClientRow>((knex, clientId) => {
   const secrets = usableSecrets(knex, knex.raw('??', ['c.id']), knex.fn.now())
     .select(knex.raw(`coalesce(string_agg(secret_hash, '${SECRETS_SEPARATOR}'), '')`))
     .as('secrets');
   return knex('clients as c')
     .join('tenants as t', 't.id', 'c.tenant_id')
     .where({ 'c.id': clientId, 'c.kind': 'third_party', 'c.status': 'active', 't.status': 'active' })
-    .first('c.id', 'c.name', 'c.type', 'c.redirect_uris', secrets);
+    .first(
+      'c.id',
+      'c.name',
+      'c.type',
+      'c.redirect_uris',
+      'c.token_endpoint_auth_method',
+      'c.jwks',
+      'c.dpop_bound_access_tokens',
+      'c.require_pushed_authorization_requests',
+      'c.security_profile',
+      secrets,
+    );
 });
+
+/**
+ * The app's sender-constraint and authentication settings as oidc-provider client metadata (issue 49). Absent
+ * settings add nothing, so an app registered without them loads exactly as before. `security_profile` is read by
+ * provider.ts (features.fapi.profile) to apply the FAPI 2.0 profile to this app only.
+ */
+function securityMetadata(row: ActiveClientRow, confidential: boolean): Omit<ClientMetadata, 'client_id'> {
+  const method = (
+    confidential ? (row.token_endpoint_auth_method ?? 'client_secret_basic') : 'none'
+  ) as ClientAuthMethod;
+  const keyAuth = method === 'private_key_jwt';
+  return {
+    token_endpoint_auth_method: method,
+    ...(keyAuth && row.jwks ? { jwks: row.jwks as ClientMetadata['jwks'] } : {}),
+    ...(row.dpop_bound_access_tokens && { dpop_bound_access_tokens: true }),
+    ...(row.require_pushed_authorization_requests && { require_pushed_authorization_requests: true }),
+    ...(row.security_profile && { security_profile: row.security_profile }),
+  };
+}
 
 /**
  * Metadata of an active third-party client whose tenant is active; anything else is unknown to the issuer
@@ -63,9 +102,12 @@ export async function findClientMetadata(
     redirect_uris: row.redirect_uris as string[],
     grant_types: grantTypes,
     response_types: ['code'],
-    // Registered as basic; oidc-provider accepts client_secret_post for it as well (contract §5.8 allows both).
-    token_endpoint_auth_method: confidential ? 'client_secret_basic' : 'none',
-    ...(confidential ? { client_secret: row.secrets || NO_USABLE_SECRET } : {}),
+    // A secret client is registered as basic (the default) or post; oidc-provider accepts either for both (contract
+    // §5.8 allows both). A private_key_jwt client has no secret: it authenticates only with its registered keys.
+    ...securityMetadata(row, confidential),
+    ...(confidential && row.token_endpoint_auth_method !== 'private_key_jwt'
+      ? { client_secret: row.secrets || NO_USABLE_SECRET }
+      : {}),
   };
 }
 

@@ -1,5 +1,6 @@
 // The discovery document lists what this issuer really offers: plain OAuth 2.0 authorization code + PKCE S256 and
-// refresh (client_credentials only when enabled), the five capabilities as scopes, and none of oidc-provider's
+// refresh (client_credentials only when enabled), pushed authorization requests, DPoP and private_key_jwt (issue 49),
+// the five capabilities as scopes, and none of oidc-provider's
 // OpenID Connect keys (claims, ID token algorithms, subject types, request objects), which do not apply.
 import type { KoaContextWithOIDC } from 'oidc-provider';
 import { CAPABILITIES } from '../wire/decision.js';
@@ -18,6 +19,10 @@ const KEEP = [
   'code_challenge_methods_supported',
   'token_endpoint_auth_methods_supported',
   'authorization_response_iss_parameter_supported',
+  'token_endpoint_auth_signing_alg_values_supported',
+  'pushed_authorization_request_endpoint',
+  'require_pushed_authorization_requests',
+  'dpop_signing_alg_values_supported',
 ] as const;
 
 export async function trimDiscovery(ctx: KoaContextWithOIDC, next: () => Promise<unknown>): Promise<void> {

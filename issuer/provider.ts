@@ -1,7 +1,9 @@
 // oidc-provider configured as the contract's token issuer: plain OAuth 2.0 (no OpenID Connect), authorization code
 // with PKCE S256 for every client, strictly rotated refresh tokens, ES256 `at+jwt` access tokens for one API.
-// The options are the smallest set that gives this: every feature not named here (development interactions,
-// userinfo, pushed authorization requests, DPoP, logout) stays off.
+// Sender-constrained tokens (issue 49) with oidc-provider's own features: DPoP for any client that sends a proof,
+// pushed authorization requests for every client, private_key_jwt for apps that registered public keys, and the FAPI
+// 2.0 profile for the apps registered with it. An app that uses none of them gets exactly the tokens it got before.
+// Every other feature not named here (development interactions, userinfo, logout) stays off.
 import type { Knex } from 'knex';
 import Provider, {
   errors,
@@ -24,6 +26,7 @@ import { isClientCredentials, platformClaims, setSubjectClaims } from './token-c
 import { routeOf } from './oidc-route.js';
 import { tokenErrorRemapper } from './token-endpoint/errors.js';
 import { accessTokenRevocation } from './access-token-revocation.js';
+import { CLIENT_ASSERTION_ALGS, DPOP_ALGS } from '../wire/sender-constraint.js';
 
 const HOUR = 60 * 60;
 /** oidc-provider's routes by its route names (platform-interfaces.md); discovery's path is fixed by the library. */
@@ -31,6 +34,7 @@ export const ROUTES: Readonly<Record<string, string>> = {
   authorization: '/oauth2/authorize',
   token: '/oauth2/token',
   revocation: '/oauth2/revoke',
+  pushed_authorization_request: '/oauth2/par',
   jwks: '/.well-known/jwks.json',
   discovery: '/.well-known/openid-configuration',
 };
@@ -96,15 +100,22 @@ export function createProvider({ knex, config, keys, onReplay, onTokenRouteFailu
       authorization: ROUTES.authorization,
       token: ROUTES.token,
       revocation: ROUTES.revocation,
+      pushed_authorization_request: ROUTES.pushed_authorization_request,
       jwks: ROUTES.jwks,
     },
     responseTypes: ['code'],
     // No OpenID scopes of our own; the capabilities are resource-server scopes (getResourceServerInfo below).
     scopes: [],
-    clientAuthMethods: ['client_secret_basic', 'client_secret_post', 'none'],
+    clientAuthMethods: ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'],
     // Only an EC key exists, so the (unused) ID token algorithm must be ES256 or clients fail to load.
     clientDefaults: { id_token_signed_response_alg: 'ES256' },
-    enabledJWA: { idTokenSigningAlgValues: ['ES256'] },
+    enabledJWA: {
+      idTokenSigningAlgValues: ['ES256'],
+      clientAuthSigningAlgValues: [...CLIENT_ASSERTION_ALGS],
+      dPoPSigningAlgValues: [...DPOP_ALGS],
+    },
+    // clients.ts carries an app's security profile in its metadata; features.fapi below reads it.
+    extraClientMetadata: { properties: ['security_profile'] },
     pkce: { required: () => true },
     // Strict rotation (contract §3). The check first refuses a refresh whose scope is no longer grantable at all,
     // before the refresh token is consumed, so the family is not burnt by a temporary withdrawal.
@@ -122,8 +133,17 @@ export function createProvider({ knex, config, keys, onReplay, onTokenRouteFailu
     allowOmittingSingleRegisteredRedirectUri: false,
     features: {
       devInteractions: { enabled: false },
-      dPoP: { enabled: false },
-      pushedAuthorizationRequests: { enabled: false },
+      // RFC 9449 without server nonces (docs/decisions.md "DPoP nonce"): a proof's freshness is its iat and its jti,
+      // which oidc-provider checks (ReplayDetection in the adapter); a client that registered
+      // dpop_bound_access_tokens gets no token without a proof. A public client's refresh token is bound to the key.
+      dPoP: { enabled: true },
+      // RFC 9126 for every client; required for the apps registered with requirePushedAuthorizationRequests (or fapi2).
+      pushedAuthorizationRequests: { enabled: true, requirePushedAuthorizationRequests: false },
+      // The FAPI 2.0 Security Profile, per app: only apps registered with securityProfile fapi2.
+      fapi: {
+        enabled: true,
+        profile: (_ctx, client) => (client?.metadata().security_profile === 'fapi2' ? '2.0' : undefined),
+      },
       userinfo: { enabled: false },
       rpInitiatedLogout: { enabled: false },
       introspection: { enabled: false },

@@ -9,6 +9,7 @@ import { listExtensions } from '../policies/admin/extensions.js';
 import { verifySecret } from '../common/secrets.js';
 import { DECISION_PATH } from '../wire/decision.js';
 import { authorizationRequest, discover } from './support/oauth.js';
+import { exportJWK, generateKeyPair } from 'jose';
 
 let system: System;
 let admin: AdminClient;
@@ -630,6 +631,117 @@ describe('persons, clients and grants', () => {
       expect(renamed.body.redirectUris).toEqual([legacyUri]);
     },
   );
+});
+
+describe('client security settings (issue 49)', () => {
+  let tenantId: string;
+  let publicJwk: Record<string, unknown>;
+  let privateJwk: Record<string, unknown>;
+  beforeAll(async () => {
+    tenantId = (await admin.ok('POST', '/tenants', { label: label(), displayName: 'Sec', plan: 'L2' })).tenantId;
+    const pair = await generateKeyPair('ES256', { extractable: true });
+    publicJwk = { ...(await exportJWK(pair.publicKey)), kid: 'k1' };
+    privateJwk = { ...(await exportJWK(pair.privateKey)), kid: 'leaked' };
+  });
+  let n = 0;
+  const create = (fields: Record<string, unknown>) =>
+    admin.checked('createClient', 'POST', `/tenants/${tenantId}/clients`, {
+      slug: `app${++n}`,
+      name: 'App',
+      kind: 'third_party',
+      type: 'confidential',
+      redirectUris: ['https://app.example/cb'],
+      ...fields,
+    });
+  const stored = (clientId: string) => system.db.knex('clients').where({ id: clientId }).first();
+
+  it("keeps today's defaults when none is given: client_secret_basic with a secret, nothing required", async () => {
+    const res = await create({});
+    expect(res.status).toBe(201);
+    expect(res.body).toMatchObject({
+      tokenEndpointAuthMethod: 'client_secret_basic',
+      dpopBoundAccessTokens: false,
+      requirePushedAuthorizationRequests: false,
+      securityProfile: null,
+      clientSecret: expect.any(String),
+    });
+    expect(res.body).not.toHaveProperty('jwks');
+    const pub = await create({ type: 'public' });
+    expect(pub.body).toMatchObject({ tokenEndpointAuthMethod: 'none' });
+  });
+
+  it('registers private_key_jwt with public keys and no secret, and fapi2 with everything it implies', async () => {
+    const keyApp = await create({ tokenEndpointAuthMethod: 'private_key_jwt', jwks: { keys: [publicJwk] } });
+    expect(keyApp.status).toBe(201);
+    expect(keyApp.body).toMatchObject({ tokenEndpointAuthMethod: 'private_key_jwt', jwks: { keys: [publicJwk] } });
+    expect(keyApp.body).not.toHaveProperty('clientSecret');
+    expect(await system.db.knex('client_secrets').where({ client_id: keyApp.body.clientId })).toEqual([]);
+
+    const fapi = await create({ securityProfile: 'fapi2', jwks: { keys: [publicJwk] } });
+    expect(fapi.status).toBe(201);
+    expect(fapi.body).toMatchObject({
+      tokenEndpointAuthMethod: 'private_key_jwt',
+      dpopBoundAccessTokens: true,
+      requirePushedAuthorizationRequests: true,
+      securityProfile: 'fapi2',
+    });
+    expect(await stored(fapi.body.clientId)).toMatchObject({
+      token_endpoint_auth_method: 'private_key_jwt',
+      dpop_bound_access_tokens: true,
+      require_pushed_authorization_requests: true,
+      security_profile: 'fapi2',
+    });
+
+    const post = await create({ tokenEndpointAuthMethod: 'client_secret_post', dpopBoundAccessTokens: true });
+    expect(post.body).toMatchObject({ tokenEndpointAuthMethod: 'client_secret_post', dpopBoundAccessTokens: true });
+    expect(post.body.clientSecret).toEqual(expect.any(String));
+  });
+
+  it.each<[string, Record<string, unknown>, RegExp]>([
+    [
+      'a private key in jwks, named by its kid',
+      { tokenEndpointAuthMethod: 'private_key_jwt', jwks: 'PRIVATE' },
+      /jwks: key "leaked" holds private member d/,
+    ],
+    [
+      'a symmetric key',
+      { tokenEndpointAuthMethod: 'private_key_jwt', jwks: { keys: [{ kty: 'oct', k: 'c2VjcmV0' }] } },
+      /jwks: key 0 holds private member k/,
+    ],
+    [
+      'a key that is no key',
+      { tokenEndpointAuthMethod: 'private_key_jwt', jwks: { keys: [{ kty: 'EC', crv: 'P-256', x: 'AA', y: 'AA' }] } },
+      /jwks: key 0 is not a valid EC public key/,
+    ],
+    ['private_key_jwt without keys', { tokenEndpointAuthMethod: 'private_key_jwt' }, /jwks: private_key_jwt needs/],
+    ['keys without private_key_jwt', { jwks: 'PUBLIC' }, /jwks: only an app using private_key_jwt/],
+    [
+      'an auth method for a public app',
+      { type: 'public', tokenEndpointAuthMethod: 'client_secret_post' },
+      /public app/,
+    ],
+    ['fapi2 for a public app', { type: 'public', securityProfile: 'fapi2' }, /fapi2 is for confidential apps/],
+    [
+      'fapi2 with a secret',
+      { securityProfile: 'fapi2', tokenEndpointAuthMethod: 'client_secret_basic' },
+      /requires private_key_jwt/,
+    ],
+    ['fapi2 without DPoP', { securityProfile: 'fapi2', jwks: 'PUBLIC', dpopBoundAccessTokens: false }, /DPoP-bound/],
+    [
+      'fapi2 with a loopback http redirect URI',
+      { securityProfile: 'fapi2', jwks: 'PUBLIC', redirectUris: ['http://127.0.0.1:8400/cb'] },
+      /http:\/\/127\.0\.0\.1:8400\/cb: the fapi2 profile accepts https redirect URIs only/,
+    ],
+    ['an unknown profile', { securityProfile: 'fapi1' }, /securityProfile/],
+  ])('refuses %s with 422 schema_invalid and registers nothing', async (_name, fields, message) => {
+    const jwks = { PRIVATE: { keys: [publicJwk, privateJwk] }, PUBLIC: { keys: [publicJwk] } };
+    const body = { ...fields, ...(typeof fields.jwks === 'string' && { jwks: jwks[fields.jwks as 'PUBLIC'] }) };
+    const before = await system.db.knex('clients').where({ tenant_id: tenantId }).count({ n: '*' });
+    const res = await create(body);
+    expect([res.status, res.body.error]).toEqual([422, 'schema_invalid']);
+    expect(res.body.message).toMatch(message);
+    expect(await system.db.knex('clients').where({ tenant_id: tenantId }).count({ n: '*' })).toEqual(before);
+  });
 });
 
 describe("the console's listings", () => {

@@ -4,6 +4,7 @@
 // cannot see or touch another tenant, the pages work with JavaScript disabled, sign-out and key revocation end the
 // session, and sessions expire.
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
+import { exportJWK, generateKeyPair } from 'jose';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import type { System } from '../infra/system.js';
 import { IDLE_MS, MAX_AGE_MS, SessionStore } from '../policies/console/sessions.js';
@@ -382,6 +383,52 @@ describe('a tenant admin', () => {
       } finally {
         await context.close();
       }
+    },
+  );
+
+  it(
+    'registers a fapi2 app from pasted public keys, saying in place when the keys are no JSON and naming a ' +
+      'private key it refuses; the app page shows its security settings and offers no secret',
+    async () => {
+      const pair = await generateKeyPair('ES256', { extractable: true });
+      const publicJwk = { ...(await exportJWK(pair.publicKey)), kid: 'console-key' };
+      const privateJwk = { ...(await exportJWK(pair.privateKey)), kid: 'pasted-private' };
+      const slug = `console-fapi-${Date.now().toString(36)}`;
+      await page.goto(pageUrl(own.tenantId, 'apps'));
+      await page.getByLabel('Name people see on the consent page').fill('Console FAPI');
+      await page.getByLabel(/^Slug/).fill(slug);
+      await page.getByLabel(/^Confidential/).check();
+      await page.getByLabel('Redirect URIs, one per line').fill('https://console-fapi.example/cb');
+      await page.getByLabel('FAPI 2.0 Security Profile').check();
+      const keys = page.getByLabel(/^Public keys for private key JWT/);
+      // In place, before anything is sent: the browser's own validation message.
+      await keys.fill('{"keys": [');
+      await expect(keys.evaluate((t: HTMLTextAreaElement) => t.validationMessage)).resolves.toMatch(/not valid JSON/);
+      await keys.fill(JSON.stringify({ keys: [privateJwk] }));
+      await expect(keys.evaluate((t: HTMLTextAreaElement) => t.validationMessage)).resolves.toBe('');
+      const refused = await press(page, 'Register app');
+      expect(refused.status()).toBe(422);
+      await expect(page.getByRole('alert').innerText()).resolves.toMatch(
+        /^jwks: key "pasted-private" holds private member d: register the public key only\.$/i,
+      );
+      await expect(page.getByLabel('FAPI 2.0 Security Profile').isChecked()).resolves.toBe(true);
+      await keys.fill(JSON.stringify({ keys: [publicJwk] }));
+      expect((await press(page, 'Register app')).status()).toBe(200);
+      const clientId = `tp_${own.clientId.split('_')[1]}_${slug}`;
+      expect(page.url()).toBe(pageUrl(own.tenantId, `apps/${clientId}`));
+      const facts = await page.locator('dl').first().innerText();
+      expect(facts).toMatch(/Token endpoint authentication\s+private key JWT/);
+      expect(facts).toMatch(/Registered public keys\s+console-key/);
+      expect(facts).toMatch(/DPoP-bound tokens\s+required/);
+      expect(facts).toMatch(/Pushed authorization requests\s+required/);
+      expect(facts).toMatch(/Security profile\s+FAPI 2\.0/);
+      await expect(page.getByRole('heading', { name: 'Client secret' }).count()).resolves.toBe(0);
+      expect(await operator.ok('GET', `/tenants/${own.tenantId}/clients?limit=100`)).toMatchObject({
+        items: expect.arrayContaining([
+          expect.objectContaining({ clientId, securityProfile: 'fapi2', jwks: { keys: [publicJwk] } }),
+        ]),
+      });
+      await shot(page, 'app-fapi2');
     },
   );
 

@@ -45,6 +45,7 @@ describe('the SHIPPED_GATEWAY_FILE gateway file', () => {
       'request-id',
       'cors',
       'verify-token',
+      'dpop',
       'flood-guard',
       'authorize',
       'rate-limit',
@@ -79,18 +80,18 @@ describe('the SHIPPED_GATEWAY_FILE gateway file', () => {
 
 describe('a gateway file with a mistake is refused with file, line and setting', () => {
   const cases: [string, string, string, RegExp][] = [
-    ['an unknown plugin', '  - name: metering', '  - name: metrics', /plugins\[7\]\.name: unknown plugin "metrics"/],
+    ['an unknown plugin', '  - name: metering', '  - name: metrics', /plugins\[8\]\.name: unknown plugin "metrics"/],
     [
       'an unknown setting of a plugin',
       '{ maxBytes: 65536 }',
       '{ maxBytes: 65536, maxbytes: 1 }',
-      /plugins\[6\]\.config\.maxbytes: unknown setting/,
+      /plugins\[7\]\.config\.maxbytes: unknown setting/,
     ],
     [
       'a setting of the wrong type',
       '{ points: 600, durationS: 60 }',
       '{ points: six hundred, durationS: 60 }',
-      /plugins\[3\]\.config\.points: .*number/,
+      /plugins\[4\]\.config\.points: .*number/,
     ],
     [
       'an unknown route field',
@@ -164,7 +165,7 @@ describe('a gateway file with a mistake is refused with file, line and setting',
 
   it('names the line of the offending setting', () => {
     const text = editedGatewayFile('{ maxBytes: 65536 }', '{ maxBytes: -1 }');
-    expect(problemsOf(text)).toContain(`edited.yaml:${lineOf(text, 'maxBytes: -1')}: plugins[6].config.maxBytes:`);
+    expect(problemsOf(text)).toContain(`edited.yaml:${lineOf(text, 'maxBytes: -1')}: plugins[7].config.maxBytes:`);
     const route = editedGatewayFile(
       '    upstream: backend\n  - operationId: getPersonExtension',
       '    upstream: backend\n    timeout: 5\n  - operationId: getPersonExtension',
@@ -230,7 +231,7 @@ describe('npm run gateway -- validate <file>', () => {
     });
     expect(refused.code).toBe(1);
     expect(refused.out).toMatch(
-      new RegExp(`^${bad}: invalid gateway file\\n  ${bad}:26: plugins\\[7\\]\\.name: unknown plugin "metrics"`, 'm'),
+      new RegExp(`^${bad}: invalid gateway file\\n  ${bad}:28: plugins\\[8\\]\\.name: unknown plugin "metrics"`, 'm'),
     );
   });
 

@@ -17,6 +17,7 @@ import { launchBrowser } from './support/browser.js';
 import { obtainTokens } from './support/oauth.js';
 import { editedGatewayFile, gatewayFileDirectory, SHIPPED_GATEWAY_FILE } from './support/gateway-files.js';
 import { rawHeader, rawHttp, rawJson } from './support/raw-http.js';
+import { dpopKey, makeProof } from './support/dpop.js';
 
 const INTERNAL_SECRET = 'gateway-plugins-test-secret-0123456789';
 /** Two gateways share one limit only through Redis; the machine's Redis unless REDIS_URL names another. */
@@ -101,7 +102,7 @@ describe('starting from a file', () => {
     const error = await gatewayFrom(bad).catch((err: unknown) => err);
     expect(error).toBeInstanceOf(GatewayFileError);
     expect((error as Error).message).toMatch(
-      new RegExp(`gateway-\\d+\\.yaml:${line}: plugins\\[6\\]\\.config\\.maxbytes: unknown setting`),
+      new RegExp(`gateway-\\d+\\.yaml:${line}: plugins\\[7\\]\\.config\\.maxbytes: unknown setting`),
     );
   });
 
@@ -184,6 +185,7 @@ describe('starting from a file', () => {
       'x-request-id',
       'x-ratelimit-remaining',
       'retry-after',
+      'www-authenticate',
     ]);
   });
 });
@@ -265,6 +267,58 @@ describe('rate limiting across gateways', () => {
     ]);
     const results = await statuses(6, (i) => call((i % 2 ? b : a).url, '/me', tenant.token));
     expect(results).toEqual([200, 200, 200, 200, 429, 429]);
+  });
+});
+
+describe('DPoP proofs across gateways', () => {
+  /** Both gateways behind one public address (as behind a load balancer): a proof names that URL in htu. */
+  const PUBLIC = 'https://api.example.test';
+  const behindOneAddress = editedGatewayFile(
+    'config: { iatWindowS: 60 }',
+    `config: { iatWindowS: 60, publicBaseUrl: ${PUBLIC} }`,
+  );
+
+  async function boundToken() {
+    const tenant = await setupTenant(admin);
+    const key = await dpopKey();
+    const { access_token } = await obtainTokens(
+      browser,
+      { authUrl: system.authUrl, ...tenant },
+      tenant,
+      'svc.profile.self.read',
+      key,
+    );
+    const proof = () => makeProof(key, { htm: 'GET', htu: `${PUBLIC}/v1/me`, token: access_token });
+    const send = (gateway: Running, dpop: string) =>
+      call(gateway.url, '/me', undefined, { headers: { authorization: `DPoP ${access_token}`, dpop } });
+    return { proof, send };
+  }
+
+  it('refuses on one gateway a proof already used on another that shares Redis', async () => {
+    const [a, b] = await Promise.all([
+      gatewayFrom(behindOneAddress, { REDIS_URL: SHARED_REDIS }),
+      gatewayFrom(behindOneAddress, { REDIS_URL: SHARED_REDIS }),
+    ]);
+    const { proof, send } = await boundToken();
+    const used = await proof();
+    expect((await send(a, used)).status).toBe(200);
+    const replayed = await send(b, used);
+    expect(replayed.status).toBe(401);
+    expect(replayed.headers.get('www-authenticate')).toContain('DPoP error="invalid_dpop_proof"');
+    // A fresh proof still passes on either: only the replay is refused.
+    expect((await send(b, await proof())).status).toBe(200);
+    await Promise.all([stop(a), stop(b)]);
+  });
+
+  it('keeps refusing replays in process while Redis cannot be reached, and keeps serving fresh proofs', async () => {
+    // Nothing listens on port 1: every Redis command fails at once, as in an outage.
+    const gateway = await gatewayFrom(behindOneAddress, { REDIS_URL: 'redis://127.0.0.1:1' });
+    const { proof, send } = await boundToken();
+    const used = await proof();
+    expect((await send(gateway, used)).status).toBe(200);
+    expect((await send(gateway, used)).status).toBe(401);
+    expect((await send(gateway, await proof())).status).toBe(200);
+    await stop(gateway);
   });
 });
 

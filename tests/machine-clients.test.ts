@@ -4,7 +4,7 @@
 // request, and secret rotation. Token responses are held to token-api.yaml, admin answers to admin-api.yaml.
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import * as oidc from 'openid-client';
-import { decodeJwt } from 'jose';
+import { decodeJwt, exportJWK, generateKeyPair } from 'jose';
 import type { System } from '../infra/system.js';
 import { clientSecretMatches } from '../issuer/clients.js';
 import { ROTATION_OVERLAP_MS } from '../policies/admin/client-secrets.js';
@@ -188,6 +188,51 @@ describe('client_credentials through openid-client', () => {
       expect({ status: second.status, error: second.body.error }).toEqual({ status: 409, error: 'already_exists' });
     },
   );
+});
+
+describe('client_credentials with private_key_jwt and DPoP (issue 49)', () => {
+  it('issues a workload token bound to the proof key, which the gateway serves with a fresh proof only', async () => {
+    const tenant = await setupTenant(admin, { type: 'public', capabilities: BOTH.split(' ') });
+    const signing = await generateKeyPair('ES256', { extractable: true });
+    const client = await admin.ok('POST', `/tenants/${tenant.tenantId}/clients`, {
+      slug: 'keyed',
+      name: 'Keyed sync',
+      kind: 'third_party',
+      type: 'confidential',
+      redirectUris: ['https://sync.example/cb'],
+      tokenEndpointAuthMethod: 'private_key_jwt',
+      jwks: { keys: [await exportJWK(signing.publicKey)] },
+    });
+    expect(client.clientSecret).toBeUndefined();
+    await admin.ok('PUT', `/tenants/${tenant.tenantId}/grants/${client.clientId}`, { capabilities: BOTH.split(' ') });
+    const account = await admin.ok('POST', `/tenants/${tenant.tenantId}/service-accounts`, {
+      clientId: client.clientId,
+      name: 'keyed sync',
+      capabilities: BOTH.split(' '),
+    });
+    const config = await configFor({ clientId: client.clientId }, oidc.PrivateKeyJwt(signing.privateKey));
+    const key = await oidc.randomDPoPKeyPair('ES256');
+    const DPoP = oidc.getDPoPHandle(config, key);
+    const tokens = await oidc.clientCredentialsGrant(config, { scope: BOTH }, { DPoP });
+    expect(tokens.token_type.toLowerCase()).toBe('dpop');
+    expect(tokens.refresh_token).toBeUndefined();
+    const claims = decodeJwt(tokens.access_token);
+    expect(claims).toMatchObject({ sub: account.accountId, profile: 'workload', cnf: { jkt: expect.any(String) } });
+
+    const res = await oidc.fetchProtectedResource(
+      config,
+      tokens.access_token,
+      new URL(`${system.baseUrl}/me`),
+      'GET',
+      undefined,
+      undefined,
+      { DPoP },
+    );
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ subjectType: 'service_account', subjectId: account.accountId });
+    // As a bearer token, the same token is refused.
+    expect((await me(tokens.access_token)).status).toBe(401);
+  });
 });
 
 describe('effective scope of a workload token', () => {

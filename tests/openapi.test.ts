@@ -354,7 +354,7 @@ describe('OpenAPI documents follow the contract', () => {
     expect(server?.variables.auth_url?.default).toBe('http://127.0.0.1:3000');
   });
 
-  it('token: the form is one of three grant shapes with the contract fields, rejecting unlisted fields', () => {
+  it('token: the form is one of three grant shapes with the contract fields (and RFC 7523 client assertions), rejecting unlisted fields', () => {
     const body = obj(at('token', 'paths', '/oauth2/token', 'post', 'requestBody'));
     expect(Object.keys(obj(body.content))).toEqual(['application/x-www-form-urlencoded']);
     const request = schema('token', 'TokenRequest');
@@ -369,17 +369,34 @@ describe('OpenAPI documents follow the contract', () => {
     expect(summary).toEqual({
       client_credentials: {
         required: ['grant_type', 'client_id'],
-        fields: ['client_id', 'client_secret', 'grant_type', 'scope'],
+        fields: ['client_assertion', 'client_assertion_type', 'client_id', 'client_secret', 'grant_type', 'scope'],
         ap: false,
       },
       authorization_code: {
         required: ['grant_type', 'client_id', 'code', 'code_verifier', 'redirect_uri'],
-        fields: ['client_id', 'client_secret', 'code', 'code_verifier', 'grant_type', 'redirect_uri'],
+        fields: [
+          'client_assertion',
+          'client_assertion_type',
+          'client_id',
+          'client_secret',
+          'code',
+          'code_verifier',
+          'grant_type',
+          'redirect_uri',
+        ],
         ap: false,
       },
       refresh_token: {
         required: ['grant_type', 'client_id', 'refresh_token'],
-        fields: ['client_id', 'client_secret', 'grant_type', 'refresh_token', 'scope'],
+        fields: [
+          'client_assertion',
+          'client_assertion_type',
+          'client_id',
+          'client_secret',
+          'grant_type',
+          'refresh_token',
+          'scope',
+        ],
         ap: false,
       },
     });
@@ -388,12 +405,12 @@ describe('OpenAPI documents follow the contract', () => {
     expect(findOperation('token', 'issueToken').operation.security).toEqual([{ clientSecretBasic: [] }, {}]);
   });
 
-  it('token: TokenError enum is exactly the four contract codes; TokenResponse is closed', () => {
+  it('token: TokenError enum is exactly the four contract codes; TokenResponse is closed, Bearer unless DPoP-bound', () => {
     expect(obj(obj(schema('token', 'TokenError').properties).error).enum).toEqual(TOKEN_ERROR_CODES);
     const response = schema('token', 'TokenResponse');
     expect(response.additionalProperties).toBe(false);
     expect(response.required).toEqual(['access_token', 'token_type', 'expires_in', 'scope']);
-    expect(obj(obj(response.properties).token_type).enum).toEqual(['Bearer']);
+    expect(obj(obj(response.properties).token_type).enum).toEqual(['Bearer', 'DPoP']);
   });
 
   it('Problem.error is exactly the 27 codes of contract section 7.2; the 403 deny codes are section 7.3', () => {

@@ -83,6 +83,30 @@ describe('token endpoint rate limit', () => {
     },
   );
 
+  it('counts failed client authentications at the pushed authorization request endpoint as the token endpoint does', async () => {
+    const victim = await machineClient();
+    const push = (secret: string) =>
+      fetch(`${system.authUrl}/oauth2/par`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({
+          client_id: victim.clientId,
+          client_secret: secret,
+          response_type: 'code',
+          redirect_uri: 'http://127.0.0.1:8400/callback',
+          scope: SCOPE,
+          code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+          code_challenge_method: 'S256',
+        }).toString(),
+      });
+    // A correct push is a success (201), charged to nobody's failures.
+    expect((await push(victim.secret)).status).toBe(201);
+    for (let i = 0; i < 4; i++) expect((await push('wrong-secret-0123456789abcdef')).status).toBe(401);
+    // The address has failed four times at PAR: the token endpoint now refuses it too.
+    expectLimited(await tokenRequest(victim.clientId, victim.secret));
+    expect((await push(victim.secret)).status).toBe(429);
+  });
+
   it(
     'charges failures naming junk clients to each (address, ' +
       'client) and to the address only up to ten times as many',

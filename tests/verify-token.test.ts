@@ -7,6 +7,8 @@ import { listen, type Listening } from '../common/http.js';
 import { createLogger } from '../common/log.js';
 import { issuerKeySet, type KeySetOptions } from '../gateway/plugins/verify-token/key-set.js';
 import { tokenVerifier } from '../gateway/plugins/verify-token/verify.js';
+import { memoryLedger, redisLedger } from '../gateway/plugins/dpop/proof-ledger.js';
+import type { RedisClient } from '../common/rate-limit-store.js';
 
 interface Key {
   kid: string;
@@ -110,6 +112,17 @@ describe('token verification', () => {
   ])('refuses %s with invalid_token', async (_name, claims) => {
     publish(keyA);
     expect(await verifierWith().verify(await sign(keyA, claims))).toMatchObject({ ok: false, error: 'invalid_token' });
+  });
+
+  it("keeps a DPoP-bound token's key thumbprint (cnf.jkt) and refuses a confirmation it cannot check", async () => {
+    publish(keyA);
+    const jkt = 'NzbLsXh8uDCcd-6MNwXF4W_7noWXFZAfHkxZsRGC9Xs';
+    expect(await verifierWith().verify(await sign(keyA, { cnf: { jkt } }))).toMatchObject({
+      ok: true,
+      value: { cnf: { jkt } },
+    });
+    const mtls = await sign(keyA, { cnf: { 'x5t#S256': jkt } });
+    expect(await verifierWith().verify(mtls)).toMatchObject({ ok: false, error: 'invalid_token' });
   });
 
   it.each([
@@ -292,5 +305,37 @@ describe('verified tokens remembered by their exact string', () => {
     issuerDown();
     clock.now += 601_000; // past maxStaleS, still before the token's exp
     expect(await verify(token)).toMatchObject({ ok: false, error: 'token_verification_unavailable' });
+  });
+});
+
+describe('the DPoP proof ledger (gateway/plugins/dpop/proof-ledger.ts)', () => {
+  it('takes a proof once within its time, and forgets it after', async () => {
+    let now = 0;
+    const ledger = memoryLedger(10, () => now);
+    expect(await ledger.firstUse('k:1', 120)).toBe(true);
+    expect(await ledger.firstUse('k:1', 120)).toBe(false);
+    now = 119_999;
+    expect(await ledger.firstUse('k:1', 120)).toBe(false);
+    now = 120_000;
+    expect(await ledger.firstUse('k:1', 120)).toBe(true);
+  });
+
+  it('holds at most its bound of live proofs, refusing new ones rather than forgetting one', async () => {
+    let now = 0;
+    const ledger = memoryLedger(3, () => now);
+    for (const k of ['a', 'b', 'c']) expect(await ledger.firstUse(k, 120)).toBe(true);
+    expect(await ledger.firstUse('d', 120)).toBe(false);
+    expect(await ledger.firstUse('a', 120)).toBe(false);
+    now = 120_000; // all three expired: room again
+    expect(await ledger.firstUse('d', 120)).toBe(true);
+  });
+
+  it('answers from the in-process ledger when Redis fails, and says so', async () => {
+    const failures: string[] = [];
+    const down = { set: async () => Promise.reject(new Error('Connection is closed.')) } as unknown as RedisClient;
+    const ledger = redisLedger(down, memoryLedger(10), (err) => failures.push(err.message));
+    expect(await ledger.firstUse('k:1', 120)).toBe(true);
+    expect(await ledger.firstUse('k:1', 120)).toBe(false);
+    expect(failures).toEqual(['Connection is closed.', 'Connection is closed.']);
   });
 });

@@ -53,6 +53,11 @@ export const TokenClaimsSchema = z.object({
   actor_account_id: z.string().optional(),
   actor_epoch: z.number().int().optional(),
   sid: z.string().optional(),
+  /**
+   * RFC 9449 §6.1: the thumbprint of the key a DPoP-bound token is bound to (issue 49); absent on bearer tokens. Any
+   * other confirmation method (mTLS's x5t#S256) is not one this platform can check, so such a token is refused.
+   */
+  cnf: z.strictObject({ jkt: z.string().regex(/^[A-Za-z0-9_-]{43}$/) }).optional(),
 });
 export type TokenClaims = z.infer<typeof TokenClaimsSchema>;
 

@@ -13,6 +13,7 @@ import * as m010 from './010_records_ceiling_and_folded_usernames.js';
 import * as m011 from './011_pdp_fact_revisions.js';
 import * as m012 from './012_retained_data_by_token.js';
 import * as m013 from './013_pdp_revision_feed.js';
+import * as m014 from './014_client_security_settings.js';
 
 const MIGRATIONS: Record<string, Knex.Migration> = {
   '001_data_model': m001,
@@ -28,6 +29,7 @@ const MIGRATIONS: Record<string, Knex.Migration> = {
   '011_pdp_fact_revisions': m011,
   '012_retained_data_by_token': m012,
   '013_pdp_revision_feed': m013,
+  '014_client_security_settings': m014,
 };
 
 /**

@@ -30,6 +30,10 @@ export interface GatewayEnv {
   knex: Knex;
   log: Logger;
   telemetry: Telemetry;
+  /** The URL callers reach this gateway at, before /v1 (its own listen address unless configured); once listening. */
+  publicUrl?: () => string | undefined;
+  /** The plugins the gateway file lists: a plugin may depend on a later one doing its part (verify-token on dpop). */
+  listedPlugins?: ReadonlySet<string>;
 }
 
 export interface PluginInstance<S> {
@@ -74,6 +78,8 @@ export interface RequestState {
   /** The caller sent the id (kept by the request-id plugin); false when the gateway made it. */
   requestIdFromCaller: boolean;
   claims?: TokenClaims;
+  /** The access token as presented (verify-token): its scheme, for the dpop plugin. */
+  credential?: { scheme: 'bearer' | 'dpop'; token: string };
   allow?: Allow;
   /** Requests left in the stricter limiter window, for a read (rate-limit plugin); sent only on a successful answer. */
   remaining?: number;

@@ -11,8 +11,11 @@ import { routeOf } from '../oidc-route.js';
 import { namedClient } from './request-client.js';
 
 const PREFLIGHT_MAX_AGE_S = 600;
-/** Headers a browser app may read from a token response: the request id and the limit's wait. */
-const EXPOSED = 'x-request-id, retry-after';
+/**
+ * Headers a browser app may read from a token response: the request id, the limit's wait, and the challenge of a
+ * refused proof or client (issue 49: a browser app using DPoP reads it).
+ */
+const EXPOSED = 'x-request-id, retry-after, www-authenticate';
 
 const originOf = (req: Request) => {
   const origin = req.get('origin');
@@ -34,7 +37,8 @@ export function tokenPreflight(knex: Knex): RequestHandler {
       allow(res, origin);
       res.set({
         'access-control-allow-methods': 'POST',
-        'access-control-allow-headers': 'content-type, x-request-id',
+        // DPoP: a browser app's proof of possession (RFC 9449 §4.1) travels in this header.
+        'access-control-allow-headers': 'content-type, x-request-id, dpop',
         'access-control-max-age': String(PREFLIGHT_MAX_AGE_S),
       });
     }

@@ -16,11 +16,16 @@ const ABOUT_CLIENT_AUTH = /client authentication|authorization header|client_id|
 /**
  * invalid_request becomes invalid_grant (the request cannot yield a token), or invalid_client when it is about
  * client authentication; invalid_target → invalid_scope; a grant the client may not use → unsupported_grant_type.
+ * A DPoP proof that is missing (an app registered with dpop_bound_access_tokens), invalid or replayed
+ * (invalid_dpop_proof), or a refresh with another key's proof, is invalid_grant: the request cannot yield a token,
+ * and the description says why. use_dpop_nonce cannot occur (no server nonce, docs/decisions.md) and would fold the
+ * same way.
  */
 function toTokenErrorCode(error: string, description = ''): TokenErrorCode {
   if (CONTRACT_CODES.has(error)) return error as TokenErrorCode;
   if (error === 'invalid_target') return 'invalid_scope';
   if (error === 'unauthorized_client') return 'unsupported_grant_type';
+  if (error === 'invalid_dpop_proof' || error === 'use_dpop_nonce') return 'invalid_grant';
   if (error === 'invalid_request') {
     if (/grant type is not allowed/i.test(description)) return 'unsupported_grant_type';
     if (ABOUT_CLIENT_AUTH.test(description)) return 'invalid_client';

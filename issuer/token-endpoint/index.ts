@@ -1,4 +1,5 @@
-// The token endpoint and the revocation endpoint beside it, in front of oidc-provider (which issues and revokes).
+// The token endpoint and the revocation and pushed authorization request endpoints beside it, in front of
+// oidc-provider (which issues, revokes and stores pushed requests).
 // Each route is one ordered list of named steps, as oidc-provider writes its own actions: the body is read once, CORS
 // is decided for the client the form names, the endpoint's own limit is checked, the form is held to the contract's
 // fields for its grant, and a failure of any of these gets the token endpoint's try-later answer (errors.ts).
@@ -53,5 +54,9 @@ export function tokenEndpointRoutes({ knex, config, log, limiters, telemetry }: 
   // RFC 7009 revocation: the same CORS and limit (the same counters); oidc-provider checks the form itself.
   router.options('/oauth2/revoke', tokenPreflight(knex));
   router.post('/oauth2/revoke', readTokenBody, cors, limit, malformedBody(config.AUTH_URL), failed);
+  // RFC 9126 pushed authorization requests authenticate the client as the token endpoint does, so they spend from the
+  // same budgets: a secret or assertion guessed here is a failure like one guessed there.
+  router.options('/oauth2/par', tokenPreflight(knex));
+  router.post('/oauth2/par', readTokenBody, cors, limit, malformedBody(config.AUTH_URL), failed);
   return router;
 }

@@ -74,7 +74,8 @@ export function tokenRateLimit(
       return sendTokenRateLimited(res, retryAfterSeconds(waitMs));
     }
     res.on('close', () => {
-      if (res.writableFinished && res.statusCode === 200 && clientId) return;
+      // A success is any 2xx: a token or a revocation (200), a pushed request (201).
+      if (res.writableFinished && res.statusCode >= 200 && res.statusCode < 300 && clientId) return;
       giveBack();
       // An answer never sent (the client went away) is not a failure either.
       if (!res.writableFinished) return;

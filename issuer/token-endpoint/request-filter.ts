@@ -4,13 +4,25 @@
 import express, { type ErrorRequestHandler, type Request, type RequestHandler } from 'express';
 import { sendTokenError, usedBasicAuth } from './errors.js';
 
-/** Contract §4.1 allow-lists, required and optional fields together. */
+/**
+ * Contract §4.1 allow-lists, required and optional fields together, plus RFC 7523's client assertion for the apps
+ * registered with private_key_jwt (issue 49); oidc-provider refuses an assertion from any other app.
+ */
+const ASSERTION = ['client_assertion', 'client_assertion_type'];
 const FIELDS: Record<string, ReadonlySet<string>> = {
-  client_credentials: new Set(['grant_type', 'client_id', 'client_secret', 'scope']),
-  authorization_code: new Set(['grant_type', 'client_id', 'code', 'code_verifier', 'redirect_uri', 'client_secret']),
-  refresh_token: new Set(['grant_type', 'client_id', 'refresh_token', 'client_secret', 'scope']),
+  client_credentials: new Set(['grant_type', 'client_id', 'client_secret', 'scope', ...ASSERTION]),
+  authorization_code: new Set([
+    'grant_type',
+    'client_id',
+    'code',
+    'code_verifier',
+    'redirect_uri',
+    'client_secret',
+    ...ASSERTION,
+  ]),
+  refresh_token: new Set(['grant_type', 'client_id', 'refresh_token', 'client_secret', 'scope', ...ASSERTION]),
 };
-const CLIENT_AUTH_FIELDS = new Set(['client_id', 'client_secret']);
+const CLIENT_AUTH_FIELDS = new Set(['client_id', 'client_secret', ...ASSERTION]);
 const CODE_VERIFIER = /^[A-Za-z0-9._~-]{43,128}$/;
 
 const FORM = 'application/x-www-form-urlencoded';

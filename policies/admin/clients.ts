@@ -7,28 +7,38 @@ import { DISPLAY_NAME, LABEL, idPages, reply, unlessTaken, validate, parseForTen
 import { done, refused, type Outcome } from '../../wire/outcome.js';
 import { REDACTED, fieldChanges, recordChange } from './audit.js';
 import { REDIRECT_URIS } from './redirect-uris.js';
+import {
+  SECURITY_FIELDS,
+  checkSecurity,
+  securityColumns,
+  securityView,
+  type SecurityColumns,
+} from './client-security.js';
 
 const KIND_PREFIX = { third_party: 'tp', first_party: 'fp', internal: 'int' } as const;
 
-const CreateClient = z.strictObject({
+const CreateClientFields = z.strictObject({
   slug: LABEL,
   name: DISPLAY_NAME,
   kind: z.enum(['third_party', 'first_party', 'internal']),
   type: z.enum(['confidential', 'public']),
   redirectUris: REDIRECT_URIS,
   allowedOrigins: z.array(z.url()).max(20).optional(),
+  ...SECURITY_FIELDS,
 });
+const CreateClient = CreateClientFields.superRefine(checkSecurity);
 /** Any of the app's settings a tenant admin may change after registration (slug, kind and type name what it is). */
 const UpdateClient = z
   .strictObject({
     status: z.enum(['active', 'disabled']).optional(),
     name: DISPLAY_NAME.optional(),
-    redirectUris: CreateClient.shape.redirectUris.optional(),
+    redirectUris: CreateClientFields.shape.redirectUris.optional(),
     allowedOrigins: z.array(z.url()).max(20).optional(),
   })
   .refine((b) => Object.keys(b).length > 0, 'name at least one of status, name, redirectUris, allowedOrigins');
 
-interface ClientRow {
+interface ClientRow extends Omit<SecurityColumns, 'jwks'> {
+  jwks: unknown;
   id: string;
   tenant_id: string;
   slug: string;
@@ -49,6 +59,7 @@ export const clientView = (c: ClientRow) => ({
   status: c.status,
   redirectUris: c.redirect_uris,
   allowedOrigins: c.allowed_origins,
+  ...securityView(c),
 });
 export type ClientView = ReturnType<typeof clientView>;
 
@@ -125,7 +136,10 @@ export async function createClient(knex: Knex, tenantId: string, body: unknown):
   const tenant = isId('ten', tenantId) ? await knex('tenants').where({ id: tenantId }).first('label') : undefined;
   if (!tenant) return refused('not_found');
   const id = `${KIND_PREFIX[b.kind]}_${tenant.label}_${b.slug}`;
-  const secret = b.type === 'confidential' ? randomSecret() : undefined;
+  const security = securityColumns(b);
+  // A private_key_jwt app authenticates with its registered keys only: it gets no secret.
+  const secret =
+    b.type === 'confidential' && security.token_endpoint_auth_method !== 'private_key_jwt' ? randomSecret() : undefined;
   const secretHash = secret && digestSecret(secret);
   return unlessTaken('client slug is taken', async () => {
     const row = await knex.transaction(async (trx) => {
@@ -139,6 +153,7 @@ export async function createClient(knex: Knex, tenantId: string, body: unknown):
           type: b.type,
           redirect_uris: JSON.stringify(b.redirectUris),
           allowed_origins: JSON.stringify(b.allowedOrigins ?? []),
+          ...security,
         })
         .returning('*');
       if (secretHash)
@@ -156,7 +171,18 @@ export async function createClient(knex: Knex, tenantId: string, body: unknown):
       target: { type: 'client', id: created.clientId },
       tenantId,
       changes: {
-        ...fieldChanges(undefined, created, ['name', 'kind', 'type', 'status', 'redirectUris', 'allowedOrigins']),
+        ...fieldChanges(undefined, created, [
+          'name',
+          'kind',
+          'type',
+          'status',
+          'redirectUris',
+          'allowedOrigins',
+          'tokenEndpointAuthMethod',
+          'dpopBoundAccessTokens',
+          'requirePushedAuthorizationRequests',
+          'securityProfile',
+        ]),
         ...(secret && { clientSecret: { from: null, to: REDACTED } }),
       },
     });

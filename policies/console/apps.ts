@@ -4,6 +4,7 @@ import * as pages from './pages.js';
 import { appPath, tenantPath } from './pages.js';
 import { apiPath, linesOf, list, locals, one, type ConsoleKit } from './kit.js';
 import { STATUS_OF } from '../../wire/codes.js';
+import { done, refused, type Outcome } from '../../wire/outcome.js';
 import {
   createClient,
   deleteClient,
@@ -17,6 +18,28 @@ import { capabilityCatalogue } from '../admin/capabilities.js';
 import { reads } from '../admin/audit.js';
 import { grantsOfTenant, putGrant } from '../admin/grants.js';
 import { createNextSecret, hasPendingSecret, promoteNextSecret } from '../admin/client-secrets.js';
+
+const DEFAULT_METHOD = 'client_secret_basic';
+const APP_FIELDS = ['name', 'slug', 'kind', 'type', 'redirectUris', 'allowedOrigins'];
+/** The register form's security fields, kept as entered when it is refused. */
+const SECURITY_FORM_FIELDS = [
+  'tokenEndpointAuthMethod',
+  'jwks',
+  'dpopBoundAccessTokens',
+  'requirePushedAuthorizationRequests',
+  'securityProfile',
+];
+
+/** A JSON textarea: blank is "not given"; text that is no JSON is schema_invalid, as the API answers it. */
+function jsonField(v: unknown): Outcome<unknown> {
+  const text = one(v)?.trim();
+  if (!text) return done(undefined);
+  try {
+    return done(JSON.parse(text));
+  } catch {
+    return refused('schema_invalid', 'jwks: not valid JSON (paste the key set, {"keys": [...]}, as it is)');
+  }
+}
 
 export function appRoutes(tenant: Router, kit: ConsoleKit): void {
   const { db, send, frameOf, notFound, goTo, enteredFrom, permitted, perform, confirmThenPerform, changeStatus } = kit;
@@ -57,20 +80,32 @@ export function appRoutes(tenant: Router, kit: ConsoleKit): void {
 
   tenant.post('/apps', async (req, res) => {
     const { tenantId } = locals(res).tenant;
+    const type = one(req.body.type);
+    const jwks = jsonField(req.body.jwks);
     const body = {
       name: one(req.body.name),
       slug: one(req.body.slug),
       kind: one(req.body.kind),
-      type: one(req.body.type),
+      type,
       redirectUris: linesOf(req.body.redirectUris),
       allowedOrigins: linesOf(req.body.allowedOrigins),
+      // The security settings (issue 49): unticked boxes and the preselected default method send nothing, as the
+      // API's defaults (so ticking fapi2 alone implies private_key_jwt there).
+      ...(type === 'confidential' &&
+        (one(req.body.tokenEndpointAuthMethod) ?? DEFAULT_METHOD) !== DEFAULT_METHOD && {
+          tokenEndpointAuthMethod: one(req.body.tokenEndpointAuthMethod),
+        }),
+      ...(jwks.ok && jwks.value !== undefined && { jwks: jwks.value }),
+      ...(one(req.body.dpopBoundAccessTokens) === 'yes' && { dpopBoundAccessTokens: true }),
+      ...(one(req.body.requirePushedAuthorizationRequests) === 'yes' && { requirePushedAuthorizationRequests: true }),
+      ...(one(req.body.securityProfile) === 'fapi2' && { securityProfile: 'fapi2' }),
     };
     if (!(await permitted(res, { method: 'POST', path: apiPath('tenants', tenantId, 'clients'), body }))) return;
-    const created = await createClient(db, tenantId, body);
+    const created = jwks.ok ? await createClient(db, tenantId, body) : jwks;
     if (!created.ok)
       return appsPage(
         res,
-        enteredFrom(req, created, ['name', 'slug', 'kind', 'type', 'redirectUris', 'allowedOrigins']),
+        enteredFrom(req, created, [...APP_FIELDS, ...SECURITY_FORM_FIELDS]),
         STATUS_OF[created.error],
       );
     const { clientSecret, ...client } = created.value;

@@ -49,11 +49,16 @@ export const STYLE_ELEMENT = new Html(`<style>${STYLE}</style>`);
 
 /**
  * The console's only script, inline and allowed by its hash: a Copy button copies the text of the element its
- * `data-copy` names (a shown-once secret) and says so. Without scripts the text stays selectable.
+ * `data-copy` names (a shown-once secret) and says so. Without scripts the text stays selectable. A textarea marked
+ * `data-json` (an app's public keys) says in place, as the browser's own validation message, when it holds no valid
+ * JSON; the server checks the keys themselves either way.
  */
 export const SCRIPT =
   "for(const b of document.querySelectorAll('button[data-copy]')){b.hidden=false;" +
   "b.addEventListener('click',async()=>{const t=document.getElementById(b.dataset.copy).textContent;" +
   "try{await navigator.clipboard.writeText(t);b.textContent='Copied'}" +
-  "catch{b.textContent='Copy failed: select the text'}})}";
+  "catch{b.textContent='Copy failed: select the text'}})}" +
+  "for(const t of document.querySelectorAll('textarea[data-json]')){t.addEventListener('input',()=>{let m='';" +
+  "if(t.value.trim())try{JSON.parse(t.value)}catch{m='This is not valid JSON: paste the key set as it is'}" +
+  't.setCustomValidity(m)})}';
 export const SCRIPT_ELEMENT = new Html(`<script>${SCRIPT}</script>`);

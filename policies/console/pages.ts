@@ -332,9 +332,71 @@ value="${v.slug ?? ''}">
 <textarea id="app-redirects" name="redirectUris" rows="3" required>${v.redirectUris ?? ''}</textarea>
 <label for="app-origins">Web origins allowed to call the token endpoint from a browser, one per line (optional)</label>
 <textarea id="app-origins" name="allowedOrigins" rows="2">${v.allowedOrigins ?? ''}</textarea>
+${securityFieldset(v)}
 <div><button type="submit">Register app</button></div>`,
 )}`,
   );
+}
+
+/** Each method: its choice on the register form, and what the app's page says of it. */
+const AUTH_METHODS = [
+  ['client_secret_basic', 'Client secret, sent with HTTP Basic or in the form (the default)', 'client secret'],
+  ['client_secret_post', 'Client secret, sent in the form', 'client secret, sent in the form'],
+  [
+    'private_key_jwt',
+    'Private key JWT: the app signs with a key whose public half is pasted below; no secret',
+    'private key JWT, with a registered public key; no secret',
+  ],
+] as const;
+
+/** The register form's sender-constraint settings (issue 49); every one optional, the defaults keep today's apps. */
+function securityFieldset(v: Record<string, string | undefined>): Html {
+  const checkbox = (name: string, value: string, label: Html | string, hint: string) =>
+    html`<div><input type="checkbox" id="app-${name}" name="${name}" value="${value}" aria-describedby="app-${name}-d"${
+      v[name] === value && html` checked`
+    }><label for="app-${name}">${label}</label> <span id="app-${name}-d">${hint}</span></div>`;
+  return html`<fieldset><legend>Token security (optional)</legend>
+<label for="app-auth">How a confidential app authenticates at the token endpoint</label>
+<select id="app-auth" name="tokenEndpointAuthMethod">${AUTH_METHODS.map(
+    ([value, label]) =>
+      html`<option value="${value}"${
+        (v.tokenEndpointAuthMethod ?? 'client_secret_basic') === value && html` selected`
+      }>${label}</option>`,
+  )}</select>
+<label for="app-jwks">Public keys for private key JWT, as a JSON key set <code>{"keys": [...]}</code> (EC or RSA
+public keys only; a private key is refused)</label>
+<textarea id="app-jwks" name="jwks" rows="4" data-json spellcheck="false">${v.jwks ?? ''}</textarea>
+${checkbox(
+  'dpopBoundAccessTokens',
+  'yes',
+  'Require DPoP-bound tokens',
+  'a token request without a DPoP proof gets no token (RFC 9449).',
+)}
+${checkbox(
+  'requirePushedAuthorizationRequests',
+  'yes',
+  'Require pushed authorization requests',
+  'an authorization request must be pushed first (PAR, RFC 9126).',
+)}
+${checkbox(
+  'securityProfile',
+  'fapi2',
+  'FAPI 2.0 Security Profile',
+  'confidential apps only: private key JWT, DPoP-bound tokens, pushed requests and https redirect URIs together.',
+)}
+</fieldset>`;
+}
+
+/** The app's security settings in words, for its page. */
+function securityFacts(c: ClientView): Html {
+  const method = AUTH_METHODS.find(([value]) => value === c.tokenEndpointAuthMethod)?.[2];
+  const kids = (c.jwks?.keys ?? []).map((k, i) => (k as { kid?: unknown }).kid ?? `key ${i + 1}`);
+  return html`<dt>Token endpoint authentication</dt><dd>${
+    c.tokenEndpointAuthMethod === 'none' ? 'none (a public app: PKCE only)' : (method ?? c.tokenEndpointAuthMethod)
+  }</dd>${kids.length > 0 && html`<dt>Registered public keys</dt><dd>${kids.map((kid) => html`<code>${String(kid)}</code> `)}</dd>`}
+<dt>DPoP-bound tokens</dt><dd>${c.dpopBoundAccessTokens ? 'required' : 'when the app sends a proof'}</dd>
+<dt>Pushed authorization requests</dt><dd>${c.requirePushedAuthorizationRequests ? 'required' : 'optional'}</dd>
+<dt>Security profile</dt><dd>${c.securityProfile === 'fapi2' ? 'FAPI 2.0' : 'none'}</dd>`;
 }
 
 /**
@@ -413,7 +475,8 @@ ${statusForm}
     frame,
     html`
 <dl><dt>Client id</dt><dd><code>${c.clientId}</code></dd><dt>Kind and type</dt><dd>${c.kind}, ${c.type}</dd>
-<dt>Status</dt><dd>${c.status}</dd><dt>Stored records about persons</dt><dd>${records}</dd></dl>
+<dt>Status</dt><dd>${c.status}</dd><dt>Stored records about persons</dt><dd>${records}</dd>
+${securityFacts(c)}</dl>
 ${kept}
 <section aria-labelledby="grant-h"><h2 id="grant-h">Granted capabilities</h2>
 ${postForm(
@@ -456,6 +519,7 @@ ${statusForm}
 }
 ${
   c.type === 'confidential' &&
+  c.tokenEndpointAuthMethod !== 'private_key_jwt' &&
   html`<section aria-labelledby="secret-h"><h2 id="secret-h">Client secret</h2>
 ${
   secretPending

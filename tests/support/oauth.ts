@@ -50,11 +50,12 @@ export async function signInAndConsent(
   person: { username: string; password: string },
   decision: 'Allow' | 'Deny' = 'Allow',
   inspect?: (consentPage: Page) => Promise<void>,
+  // A pushed request's URL names only its request_uri: the app says where it asked to be sent back.
+  redirectUri = authorizationUrl.searchParams.get('redirect_uri')!,
 ): Promise<URL> {
   const context = await browser.newContext();
   try {
     const page = await context.newPage();
-    const redirectUri = authorizationUrl.searchParams.get('redirect_uri')!;
     return await keepingPageOnFailure(page, `sign-in-${person.username}`, async () => {
       await page.goto(authorizationUrl.toString());
       await page.locator('input[name="username"]').fill(person.username);
@@ -86,14 +87,19 @@ export async function obtainTokens(
   app: AppRegistration,
   person: { username: string; password: string },
   scope: string,
+  /** With a key pair, the code is exchanged with a DPoP proof of it: the tokens are bound to it (RFC 9449). */
+  dpopKey?: oidc.CryptoKeyPair,
 ): Promise<Tokens> {
   const config = await discover(app);
   const request = await authorizationRequest(config, app.redirectUri, scope);
   const callback = await signInAndConsent(browser, request.url, person);
-  const tokens = await oidc.authorizationCodeGrant(config, callback, {
-    pkceCodeVerifier: request.verifier,
-    expectedState: request.state,
-  });
+  const tokens = await oidc.authorizationCodeGrant(
+    config,
+    callback,
+    { pkceCodeVerifier: request.verifier, expectedState: request.state },
+    undefined,
+    dpopKey && { DPoP: oidc.getDPoPHandle(config, dpopKey) },
+  );
   return tokens as unknown as Tokens;
 }
 

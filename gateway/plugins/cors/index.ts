@@ -12,14 +12,15 @@ import { sendProblem } from '../../../common/http.js';
 import { isBrowserAppOrigin } from '../../../common/browser-origins.js';
 import { definePlugin } from '../plugin.js';
 import { settings } from './schema.js';
-import { bearerToken } from '../verify-token/index.js';
+import { presentedToken } from '../verify-token/index.js';
 
-const EXPOSED = 'etag, location, x-request-id, x-ratelimit-remaining, retry-after';
-const ALLOWED_REQUEST_HEADERS = 'authorization, content-type, if-match, if-none-match, x-request-id';
+// www-authenticate: a browser app reads why its token or DPoP proof was refused (RFC 9449 §7.1); dpop: its proof.
+const EXPOSED = 'etag, location, x-request-id, x-ratelimit-remaining, retry-after, www-authenticate';
+const ALLOWED_REQUEST_HEADERS = 'authorization, content-type, dpop, if-match, if-none-match, x-request-id';
 type Settings = z.output<typeof settings>;
 
 const tokenClientId = (req: Request): string | undefined => {
-  const token = bearerToken(req.get('authorization'));
+  const token = presentedToken(req.get('authorization'))?.token;
   try {
     const clientId = token ? decodeJwt(token).client_id : undefined;
     return typeof clientId === 'string' ? clientId : undefined;

@@ -1,14 +1,14 @@
-// README's two generated references: the configuration (common/config.ts SETTINGS: each variable's name, default and
+// docs/operations.md's two generated references: the configuration (common/config.ts SETTINGS: each variable's name, default and
 // description) and the gateway plugins' settings (each plugin's schema, gateway/plugins/<name>/schema.ts: setting,
-// default, description). `npm run docs:config` rewrites the tables between their markers in README.md;
-// tests/readme.test.ts fails when README and the code disagree.
+// default, description). `npm run docs:config` rewrites the tables between their markers in
+// docs/operations.md; tests/readme.test.ts fails when the document and the code disagree.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import type { z } from 'zod';
 import { SETTINGS, loadConfig } from '../common/config.js';
 import { PLUGINS } from '../gateway/plugins/index.js';
 
-const README = new URL('../README.md', import.meta.url);
+const OPERATIONS = new URL('../docs/operations.md', import.meta.url);
 const cell = (text: string) => text.replace(/\|/g, '\\|');
 
 /** The table: one row per setting, in SETTINGS order; "unset" where the code has no default. */
@@ -49,19 +49,19 @@ const TABLES = [
   },
 ];
 
-/** `readme` with the text between each pair of markers replaced by its generated table. */
-export function withGeneratedTables(readme: string): string {
+/** `document` with the text between each pair of markers replaced by its generated table. */
+export function withGeneratedTables(document: string): string {
   return TABLES.reduce((text, { begin, end, table }) => {
     const start = text.indexOf(begin);
     const stop = text.indexOf(end);
-    if (start < 0 || stop < start) throw new Error(`README.md must hold the markers\n${begin}\n${end}`);
+    if (start < 0 || stop < start) throw new Error(`docs/operations.md must hold the markers\n${begin}\n${end}`);
     return `${text.slice(0, start + begin.length)}\n${table()}\n${text.slice(stop)}`;
-  }, readme);
+  }, document);
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  writeFileSync(README, withGeneratedTables(readFileSync(README, 'utf8')));
+  writeFileSync(OPERATIONS, withGeneratedTables(readFileSync(OPERATIONS, 'utf8')));
   console.log(
-    'README.md: configuration and gateway plugin references regenerated from common/config.ts and the plugin schemas',
+    'docs/operations.md: configuration and gateway plugin references regenerated from common/config.ts and the plugin schemas',
   );
 }

@@ -317,7 +317,7 @@ export interface ProcessOptions {
 
 /**
  * The four services, each its own process with its management listener, on free ports, sharing `databaseUrl` (and
- * `redisUrl` when given), as README's "Running each service alone" runs them. The one launcher of the fault suites,
+ * `redisUrl` when given), as docs/operations.md's "Running each service alone" runs them. The one launcher of the fault suites,
  * the shutdown suite, the soak and the benchmark's deployed shape.
  */
 export async function startProcesses(opts: ProcessOptions): Promise<ProcessSystem> {

@@ -23,7 +23,8 @@ const UpdateAccount = z
     name: DISPLAY_NAME.optional(),
     capabilities: CreateServiceAccount.shape.capabilities.optional(),
   })
-  .refine((b) => Object.keys(b).length > 0, 'name at least one of status, name, capabilities');
+  // A field sent as undefined (the console's status form without a status) names nothing.
+  .refine((b) => Object.values(b).some((v) => v !== undefined), 'name at least one of status, name, capabilities');
 
 interface AccountRow {
   id: string;

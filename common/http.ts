@@ -215,6 +215,7 @@ export const sendRefusal = (res: Response, r: Refusal): void =>
   sendProblem(res, r.error, {
     ...(r.message && { message: r.message }),
     ...(r.retryAfterS !== undefined && { headers: { 'retry-after': String(r.retryAfterS) } }),
+    ...(r.status !== undefined && { status: r.status }),
   });
 
 /** Unknown paths: 404 not_found, never the framework's HTML page. */

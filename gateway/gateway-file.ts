@@ -2,9 +2,9 @@
 // starts, against each plugin's settings schema and against the contract (docs/openapi/public-api.yaml). Every
 // problem names the file, the line and the setting; `npm run gateway -- validate <file>` runs the same check.
 import { readFileSync } from 'node:fs';
-import { LineCounter, parseDocument, type Document } from 'yaml';
 import { z } from 'zod';
 import { ConfigError } from '../common/config.js';
+import { locatedYaml, settingName, type YamlPath as Path } from '../common/yaml-lines.js';
 import { CAPABILITIES, RESOURCE_TYPES } from '../wire/decision.js';
 import { loadPublicApiDocument } from './openapi-document.js';
 import { PLUGINS } from './plugins/index.js';
@@ -70,8 +70,6 @@ export interface GatewayDefinition {
 /** A gateway file that cannot be used; the message lists every problem as file:line: setting: what is wrong. */
 export class GatewayFileError extends ConfigError {}
 
-type Path = (string | number)[];
-
 /** The contract's operations: every operation of the public document that needs a token. */
 function contractOperations() {
   const doc = loadPublicApiDocument() as {
@@ -102,15 +100,13 @@ export function loadGatewayFile(file: string): GatewayDefinition {
 }
 
 export function parseGatewayFile(text: string, file: string): GatewayDefinition {
-  const lines = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
-  const problems: string[] = [];
+  const { doc, syntaxProblems, lineOf } = locatedYaml(text, file);
+  const problems: string[] = [...syntaxProblems];
   const fail = () => new GatewayFileError(`${file}: invalid gateway file\n  ${problems.join('\n  ')}`);
-  for (const e of doc.errors) problems.push(`${file}:${lines.linePos(e.pos[0]).line}: ${e.message.split('\n')[0]}`);
   if (problems.length) throw fail();
 
   const at = (path: Path, problem: string) =>
-    problems.push(`${file}:${lineOf(doc, lines, path)}: ${settingName(path)}: ${problem}`);
+    problems.push(`${file}:${lineOf(path)}: ${settingName(path)}: ${problem}`);
   const check = <T>(schema: z.ZodType<T>, value: unknown, base: Path): T | undefined => {
     const parsed = schema.safeParse(value);
     if (parsed.success) return parsed.data;
@@ -200,25 +196,3 @@ export function parseGatewayFile(text: string, file: string): GatewayDefinition 
 /** What is wrong with naming a plugin the file's plugins list lacks: unknown altogether, or known but not listed. */
 const unlisted = (name: string, why = '') =>
   PLUGINS.has(name) ? `"${name}" is not in the plugins list${why}` : `unknown plugin "${name}"`;
-
-/** The line of the deepest node of `path` that exists in the document (a missing setting: its parent's line). */
-function lineOf(doc: Document, lines: LineCounter, path: Path): number {
-  for (let depth = path.length; depth >= 0; depth--) {
-    const node = doc.getIn(path.slice(0, depth), true) as { range?: [number, number, number] } | undefined;
-    const keyLine = depth > 0 ? keyNodeLine(doc, lines, path.slice(0, depth)) : undefined;
-    if (keyLine) return keyLine;
-    if (node?.range) return lines.linePos(node.range[0]).line;
-  }
-  return 1;
-}
-
-/** For a map entry, the line of its key (a nested map's own first line would be the line after it). */
-function keyNodeLine(doc: Document, lines: LineCounter, path: Path): number | undefined {
-  const parent = doc.getIn(path.slice(0, -1), true) as
-    { items?: { key?: { value?: unknown; range?: [number, number, number] } }[] } | undefined;
-  const key = parent?.items?.find((p) => p.key?.value === path[path.length - 1])?.key;
-  return key?.range ? lines.linePos(key.range[0]).line : undefined;
-}
-
-const settingName = (path: Path) =>
-  path.length ? path.map((p, i) => (typeof p === 'number' ? `[${p}]` : i ? `.${p}` : p)).join('') : '(file)';

@@ -25,6 +25,8 @@ export class AdminCallFailed extends Error {
   constructor(
     message: string,
     readonly exitCode: 1 | 3,
+    /** The answer's status; undefined when the API was not reached. */
+    readonly status?: number,
   ) {
     super(message);
   }
@@ -60,7 +62,7 @@ export async function adminFetch(
   { base, token }: AdminTarget,
   method: string,
   path: string,
-  { body, timeoutMs }: { body?: unknown; timeoutMs?: number } = {},
+  { body, timeoutMs, headers }: { body?: unknown; timeoutMs?: number; headers?: Record<string, string> } = {},
 ): Promise<Response> {
   let res: Response;
   try {
@@ -69,6 +71,7 @@ export async function adminFetch(
       headers: {
         authorization: `Bearer ${token}`,
         ...(body !== undefined && { 'content-type': 'application/json' }),
+        ...headers,
       },
       body: body === undefined ? undefined : JSON.stringify(body),
       ...(timeoutMs !== undefined && { signal: AbortSignal.timeout(timeoutMs) }),
@@ -79,7 +82,7 @@ export async function adminFetch(
   }
   if (res.ok) return res;
   const answer = readable(await res.text());
-  throw new AdminCallFailed(`${method} ${path} -> ${res.status}\n${answer}`, res.status >= 500 ? 3 : 1);
+  throw new AdminCallFailed(`${method} ${path} -> ${res.status}\n${answer}`, res.status >= 500 ? 3 : 1, res.status);
 }
 
 /** One request whose answer is JSON (or empty: undefined), within 30 s. */

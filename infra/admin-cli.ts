@@ -21,6 +21,7 @@ import {
 import { runExport } from './admin-export.js';
 import { runKeys } from './admin-keys.js';
 import { runSeedLoad } from './admin-seed-load.js';
+import { runConfigCommand } from './admin-config.js';
 
 type Schema = Record<string, any>;
 export interface Io {
@@ -146,6 +147,9 @@ function overview(commands: Command[]): string {
       'generate | rotate | retire --kid <kid> (keys --help)',
     `  ${'seed-load'.padEnd(width)}  Persons, raised limits and the users file for a k6 run: ` +
       '--tenant --client --persons N (seed-load --help)',
+    `  ${'dump'.padEnd(width)}  A tenant's configuration as YAML: --tenant <tenantId> > tenant.yaml (dump --help)`,
+    `  ${'diff'.padEnd(width)}  What apply would change: diff <file> (exit 0 nothing, 4 something; diff --help)`,
+    `  ${'apply'.padEnd(width)}  Makes a tenant what its file says: apply <file> [--prune] (apply --help)`,
     '',
     `Environment: ADMIN_URL (default ${DEFAULT_ADMIN_URL}), ADMIN_TOKEN (operator token or tenant admin key).`,
     'Exit codes: 0 done, 1 the API refused the request (4xx), 2 usage error, ' +
@@ -303,6 +307,8 @@ function withTenantKeyAlone(args: string[], env: Record<string, string | undefin
 export async function main(argv: string[], env: Record<string, string | undefined>, io: Io): Promise<number> {
   if (argv[0] === 'keys') return runKeys(argv.slice(1), env, io);
   if (argv[0] === 'seed-load') return runSeedLoad(argv.slice(1), env, io);
+  if (argv[0] === 'dump' || argv[0] === 'diff' || argv[0] === 'apply')
+    return runConfigCommand(argv[0], argv.slice(1), env, io);
   const commands = loadCommands();
   const aliased = argv[0] && Object.hasOwn(TENANT_ALIASES, argv[0]) ? argv[0] : undefined;
   if (aliased && withTenantKeyAlone(argv.slice(1), env)) {

@@ -798,3 +798,181 @@ describe("the console's listings", () => {
     },
   );
 });
+
+describe('objects read by id, with ETags, and changes with If-Match', () => {
+  /** A tenant with an app, its grant, a service account and an extension, and a key of the tenant. */
+  async function furnished() {
+    const t = await setupTenant(admin, { type: 'confidential' });
+    const sa = await admin.ok('POST', `/tenants/${t.tenantId}/service-accounts`, {
+      clientId: t.clientId,
+      name: 'Worker',
+      capabilities: ['svc.person.read'],
+    });
+    const ext = await admin.ok('POST', `/clients/${t.clientId}/extensions`, {
+      name: 'prefs',
+      schemas: { '1': { type: 'object' } },
+    });
+    const { key } = await admin.ok('POST', `/tenants/${t.tenantId}/admin-keys`);
+    return {
+      ...t,
+      serviceAccountId: sa.accountId as string,
+      extensionId: ext.extensionId as string,
+      key: key as string,
+    };
+  }
+
+  it('reads one tenant, client, account and extension (with schemas) and the catalogue, each single object with an ETag and never a secret', async () => {
+    const t = await furnished();
+    const tenant = await admin.checked('getTenant', 'GET', `/tenants/${t.tenantId}`);
+    expect(tenant.body).toMatchObject({
+      tenantId: t.tenantId,
+      displayName: t.tenantName,
+      plan: 'L2',
+      status: 'active',
+    });
+    const client = await admin.checked('getClient', 'GET', `/clients/${t.clientId}`);
+    expect(client.body).toMatchObject({ clientId: t.clientId, tenantId: t.tenantId, type: 'confidential' });
+    expect(JSON.stringify(client.body)).not.toMatch(/secret/i);
+    const sa = await admin.checked('getAccount', 'GET', `/accounts/${t.serviceAccountId}`);
+    expect(sa.body).toMatchObject({ kind: 'service', name: 'Worker', capabilities: ['svc.person.read'] });
+    const login = await admin.checked('getAccount', 'GET', `/accounts/${t.accountId}`);
+    expect(login.body).toEqual({
+      accountId: t.accountId,
+      kind: 'person',
+      status: 'active',
+      epoch: 1,
+      tenantId: t.tenantId,
+      personId: t.personId,
+    });
+    const ext = await admin.checked('getExtension', 'GET', `/extensions/${t.extensionId}`);
+    expect(ext.body).toEqual({
+      extensionId: t.extensionId,
+      clientId: t.clientId,
+      tenantId: t.tenantId,
+      name: 'prefs',
+      schemaVersions: [1],
+      schemas: { '1': { type: 'object' } },
+    });
+    const listed = await admin.checked('listExtensions', 'GET', `/tenants/${t.tenantId}/extensions`);
+    expect(listed.body).toEqual({
+      items: [{ extensionId: t.extensionId, clientId: t.clientId, name: 'prefs', schemaVersions: [1] }],
+      nextCursor: null,
+    });
+    for (const res of [tenant, client, sa, login, ext]) expect(res.headers.get('etag')).toMatch(/^"[^"]+"$/);
+    const catalogue = await admin.checked('listCapabilities', 'GET', '/capabilities');
+    expect(catalogue.body.items).toContainEqual({
+      id: 'svc.person.read',
+      description: expect.any(String),
+      resourceType: 'person',
+      minPlan: 'L2',
+      availability: 'preview',
+      catalogueVersion: '1.0.0-draft',
+      enabled: true,
+    });
+    for (const unknown of [
+      '/tenants/ten_00000000000000000000000000',
+      '/clients/tp_none_none',
+      '/accounts/acc_x',
+      '/extensions/ext_x',
+    ])
+      expect((await admin.call('GET', unknown)).body.error).toBe('not_found');
+  });
+
+  it("lets a tenant admin key read its own tenant's objects and the catalogue, and refuses another tenant's as every admin route does (403 forbidden)", async () => {
+    const mine = await furnished();
+    const other = await furnished();
+    const key = adminClient(system, mine.key);
+    for (const path of [
+      `/tenants/${mine.tenantId}`,
+      `/clients/${mine.clientId}`,
+      `/accounts/${mine.serviceAccountId}`,
+      `/extensions/${mine.extensionId}`,
+      `/tenants/${mine.tenantId}/extensions`,
+      '/capabilities',
+    ])
+      expect({ path, status: (await key.call('GET', path)).status }).toEqual({ path, status: 200 });
+    for (const path of [
+      `/tenants/${other.tenantId}`,
+      `/clients/${other.clientId}`,
+      `/accounts/${other.serviceAccountId}`,
+      `/extensions/${other.extensionId}`,
+      `/tenants/${other.tenantId}/extensions`,
+    ]) {
+      const res = await key.call('GET', path);
+      expect({ path, status: res.status, error: res.body.error }).toEqual({ path, status: 403, error: 'forbidden' });
+    }
+  });
+
+  it('answers each PATCH and PUT whose If-Match is stale with 412 revision_conflict and changes nothing; the current ETag (or none) goes through', async () => {
+    const t = await furnished();
+    const ifMatch = async (method: string, path: string, body: unknown, etag: string) => {
+      const res = await fetch(`${system.pdpUrl}/admin/v1${path}`, {
+        method,
+        headers: { authorization: `Bearer ${system.adminToken}`, 'content-type': 'application/json', 'if-match': etag },
+        body: JSON.stringify(body),
+      });
+      return { status: res.status, etag: res.headers.get('etag'), body: await res.json() };
+    };
+    const cases: [string, string, string, unknown, string][] = [
+      ['PATCH', `/tenants/${t.tenantId}`, `/tenants/${t.tenantId}`, { displayName: 'Renamed' }, 'updateTenant'],
+      ['PATCH', `/clients/${t.clientId}`, `/clients/${t.clientId}`, { name: 'Renamed' }, 'updateClient'],
+      [
+        'PUT',
+        `/tenants/${t.tenantId}/grants/${t.clientId}`,
+        `/tenants/${t.tenantId}/grants/${t.clientId}`,
+        { capabilities: ['svc.person.read'] },
+        'putGrant',
+      ],
+      [
+        'PATCH',
+        `/accounts/${t.serviceAccountId}`,
+        `/accounts/${t.serviceAccountId}`,
+        { name: 'Renamed' },
+        'updateAccount',
+      ],
+      [
+        'PUT',
+        `/extensions/${t.extensionId}/schemas/2`,
+        `/extensions/${t.extensionId}`,
+        { type: 'object' },
+        'putExtensionSchema',
+      ],
+    ];
+    for (const [method, path, readPath, body, operationId] of cases) {
+      const read = await admin.call('GET', readPath);
+      const etag = read.headers.get('etag')!;
+      const audited = (await admin.ok('GET', `/tenants/${t.tenantId}/audit?limit=100`)).items.length;
+      const stale = await ifMatch(method, path, body, '"stale"');
+      expect({ operationId, status: stale.status, error: stale.body.error }).toEqual({
+        operationId,
+        status: 412,
+        error: 'revision_conflict',
+      });
+      expect((await admin.call('GET', readPath)).body).toEqual(read.body);
+      expect((await admin.ok('GET', `/tenants/${t.tenantId}/audit?limit=100`)).items).toHaveLength(audited);
+      const current = await ifMatch(method, path, body, etag);
+      expect({ operationId, status: current.status }).toEqual({ operationId, status: 200 });
+      // The answer's ETag is the changed object's, as a GET now shows it; the old one is stale from now on.
+      expect(current.etag).toBe((await admin.call('GET', readPath)).headers.get('etag'));
+      expect(current.etag).not.toBe(etag);
+      expect((await ifMatch(method, path, body, etag)).status).toBe(412);
+    }
+    const capability = await ifMatch('PATCH', '/capabilities/svc.person.read', { enabled: true }, '"stale"');
+    expect(capability.status).toBe(412);
+  });
+
+  it('changes as before for a caller that sends no If-Match, even after others changed the object', async () => {
+    const t = await furnished();
+    await admin.ok('PATCH', `/clients/${t.clientId}`, { name: 'First' });
+    const res = await admin.checked('updateClient', 'PATCH', `/clients/${t.clientId}`, { name: 'Second' });
+    expect(res.status).toBe(200);
+    expect(res.body.name).toBe('Second');
+    const sa = await admin.checked('updateAccount', 'PATCH', `/accounts/${t.serviceAccountId}`, {
+      status: 'disabled',
+      capabilities: ['svc.profile.self.read'],
+    });
+    expect(sa.body).toMatchObject({ status: 'disabled', capabilities: ['svc.profile.self.read'] });
+    const person = await admin.call('PATCH', `/accounts/${t.accountId}`, { name: 'x' });
+    expect({ status: person.status, error: person.body.error }).toEqual({ status: 422, error: 'schema_invalid' });
+  });
+});

@@ -3,15 +3,18 @@
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
-import { parse as parseYaml } from 'yaml';
+import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import type { System } from '../infra/system.js';
 import { loadCommands, main } from '../infra/admin-cli.js';
 import type { LoadUsers } from '../infra/admin-seed-load.js';
 import { startTestSystem } from './support/system.js';
+import { readTenantFile } from '../infra/tenant-file.js';
+import { applyChanges, planChanges, readTenantState } from '../infra/tenant-config.js';
+import { applyPlan } from '../infra/admin-config.js';
 import { launchBrowser } from './support/browser.js';
 import { obtainTokens } from './support/oauth.js';
 
@@ -416,4 +419,237 @@ describe('seed-load: persons, raised limits and the users file for a k6 run', ()
       expect((await admin('list-persons', tenantId, '--limit', '100')).out.match(/load-0/g)).toHaveLength(5);
     },
   );
+});
+
+describe('a tenant kept as a file: dump, diff, apply', () => {
+  /** The admin API as the operator (or `token`), for setting tenants up and editing them meanwhile. */
+  const api = async (method: string, path: string, body?: unknown, token = system.adminToken) => {
+    const res = await fetch(`${system.pdpUrl}/admin/v1${path}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, ...(body !== undefined && { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    if (!res.ok) throw new Error(`${method} ${path} -> ${res.status} ${text}`);
+    return (text ? JSON.parse(text) : {}) as Record<string, any>;
+  };
+  let n = 0;
+  const newTenant = async (plan = 'L2') =>
+    (await api('POST', '/tenants', { label: `cfg-${Date.now().toString(36)}-${++n}`, displayName: 'Config', plan }))
+      .tenantId as string;
+  const dir = mkdtempSync(join(tmpdir(), 'tenant-files-'));
+  const fileWith = (name: string, text: string) => {
+    const path = join(dir, name);
+    writeFileSync(path, text);
+    return path;
+  };
+  const auditCount = async (tenantId: string) =>
+    (await api('GET', `/tenants/${tenantId}/audit?limit=100`)).items.length as number;
+
+  /** A tenant with something of every kind the file holds. */
+  async function furnishedTenant(): Promise<string> {
+    const tenantId = await newTenant();
+    await api('PATCH', `/tenants/${tenantId}`, {
+      displayName: 'Acme Configured',
+      rateLimit: { tenant: { points: 500, durationS: 60 }, account: { points: 50, durationS: 60 } },
+    });
+    const web = await api('POST', `/tenants/${tenantId}/clients`, {
+      slug: 'web',
+      name: 'Web',
+      kind: 'third_party',
+      type: 'confidential',
+      redirectUris: ['https://web.example/callback', 'http://127.0.0.1:8400/callback'],
+      allowedOrigins: ['https://web.example'],
+    });
+    const old = await api('POST', `/tenants/${tenantId}/clients`, {
+      slug: 'old-app',
+      name: 'Old',
+      kind: 'third_party',
+      type: 'public',
+      redirectUris: ['https://old.example/cb'],
+    });
+    await api('PATCH', `/clients/${old.clientId}`, { status: 'disabled' });
+    await api('PUT', `/tenants/${tenantId}/grants/${web.clientId}`, {
+      capabilities: ['svc.tenant.info.read', 'svc.profile.self.read'],
+    });
+    const sa = await api('POST', `/tenants/${tenantId}/service-accounts`, {
+      clientId: web.clientId,
+      name: 'Web worker',
+      capabilities: ['svc.person.read'],
+    });
+    await api('PATCH', `/accounts/${sa.accountId}`, { status: 'disabled' });
+    const ext = await api('POST', `/clients/${web.clientId}/extensions`, {
+      name: 'prefs',
+      schemas: { '1': { type: 'object', properties: { theme: { type: 'string' } } } },
+    });
+    await api('PUT', `/extensions/${ext.extensionId}/schemas/2`, { type: 'object', required: ['theme'] });
+    return tenantId;
+  }
+
+  it(
+    'dumps a tenant without secrets, and applying the dump to an empty tenant reproduces it: the new tenant dumps ' +
+      'to the same bytes, diff then finds nothing (exit 0), and a second apply changes nothing',
+    async () => {
+      const source = await furnishedTenant();
+      const dumped = await admin('dump', '--tenant', source);
+      expect(dumped.code).toBe(0);
+      expect(dumped.out).toContain('slug: web');
+      expect(dumped.out).not.toMatch(/secret|password/i);
+      expect((await admin('dump', '--tenant', source)).out).toBe(dumped.out);
+
+      const copy = await newTenant();
+      const file = fileWith('copy.yaml', dumped.out.replace(source, copy));
+      const applied = await admin('apply', file);
+      expect(applied.code).toBe(0);
+      expect(applied.out).toMatch(/secret of tp_cfg-[a-z0-9-]+_web \(shown once, store it now\): \S+/);
+      expect(applied.out).toContain('~ service account web: status "active" -> "disabled"');
+
+      const again = await admin('dump', '--tenant', copy);
+      expect(again.out).toBe(dumped.out.replace(source, copy));
+      expect(await admin('diff', file)).toEqual({ code: 0, out: '', err: 'diff: nothing would change' });
+      const before = await auditCount(copy);
+      expect((await admin('apply', file)).err).toMatch(/^apply: 0 change\(s\) made/);
+      expect(await auditCount(copy)).toBe(before);
+    },
+  );
+
+  it('diffs object by object and exits 4 when something would change, then applies exactly that', async () => {
+    const tenantId = await furnishedTenant();
+    const text = (await admin('dump', '--tenant', tenantId)).out;
+    const edited = text
+      .replace('name: Web\n', 'name: Web Renamed\n')
+      .replace(/ *- svc\.tenant\.info\.read\n/, '')
+      .replace(/  - slug: old-app[\s\S]*?(?=  - slug: web)/, '');
+    const file = fileWith('edited.yaml', edited);
+    const diff = await admin('diff', file);
+    expect(diff.code).toBe(4);
+    expect(diff.out.split('\n')).toEqual([
+      '~ app web: name "Web" -> "Web Renamed"',
+      '~ grant web: ["svc.profile.self.read","svc.tenant.info.read"] -> ["svc.profile.self.read"]',
+    ]);
+    const pruned = await admin('diff', file, '--prune');
+    expect(pruned.out).toContain('- app old-app: delete tp_');
+    expect((await admin('apply', file)).code).toBe(0);
+    expect(await admin('diff', file)).toMatchObject({ code: 0, out: '' });
+    expect((await admin('apply', file, '--prune')).code).toBe(0);
+    const clients = await api('GET', `/tenants/${tenantId}/clients`);
+    expect(clients.items.map((c: { slug: string }) => c.slug)).toEqual([expect.stringMatching(/^web$/)]);
+  });
+
+  it('reports an edit made between diff and apply (412) and does not overwrite it, nor make what follows', async () => {
+    const tenantId = await furnishedTenant();
+    const path = fileWith(
+      'raced.yaml',
+      (await admin('dump', '--tenant', tenantId)).out
+        .replace('name: Web\n', 'name: From the file\n')
+        .replace('name: Web worker', 'name: Worker from the file'),
+    );
+    const target = { base: env.ADMIN_URL!, token: env.ADMIN_TOKEN! };
+    const capabilities = new Set((await api('GET', '/capabilities')).items.map((c: { id: string }) => c.id));
+    const reading = readTenantFile(path, capabilities as Set<string>);
+    if (!reading.ok) throw new Error(reading.problems.join('\n'));
+    const plan = planChanges(await readTenantState(target, tenantId), reading.file, { prune: false, tenantKey: false });
+    expect(plan.changes.map((c) => c.summary)).toEqual([
+      '~ app web: name "Web" -> "From the file"',
+      '~ service account web: name "Web worker" -> "Worker from the file"',
+    ]);
+    const clientId = plan.changes[0]!.path.split('/').pop()!;
+    await api('PATCH', `/clients/${clientId}`, { name: 'Edited meanwhile' });
+
+    const result = await applyChanges(target, plan.changes, () => undefined);
+    expect(result).toMatchObject({ ok: false, applied: 0, failed: plan.changes[0], error: { status: 412 } });
+    // As apply reports it: which object, why, and that nothing after it was made.
+    const err: string[] = [];
+    const code = await applyPlan(target, plan, { out: () => undefined, err: (t) => err.push(t) });
+    expect(code).toBe(1);
+    expect(err.join('\n')).toContain(
+      'apply stopped: app web: name "Web" -> "From the file" — it changed since diff read it (412), so it was not ' +
+        'overwritten. Run diff again and review.',
+    );
+    expect(err.join('\n')).toContain('0 change(s) were made before it; none after it.');
+    expect((await api('GET', `/clients/${clientId}`)).name).toBe('Edited meanwhile');
+    const accounts = await api('GET', `/tenants/${tenantId}/service-accounts`);
+    expect(accounts.items[0].name).toBe('Web worker');
+  });
+
+  it('refuses a bad file before any change, listing every problem with its line', async () => {
+    const tenantId = await furnishedTenant();
+    const before = await auditCount(tenantId);
+    const lines = (await admin('dump', '--tenant', tenantId)).out
+      .replace('plan: L2', 'plan: L3')
+      .replace('- svc.profile.self.read', '- svc.profile.everything')
+      .replace('https://web.example/callback', 'http://localhost/callback')
+      .replace('slug: old-app', 'slug: web')
+      .split('\n');
+    const file = fileWith('bad.yaml', lines.join('\n'));
+    /** The line of the last mention of `text` (the duplicate slug is the second app's). */
+    const lineOf = (text: string) => lines.map((l) => l.includes(text)).lastIndexOf(true) + 1;
+    const schemaRefusal = await admin('apply', file);
+    expect(schemaRefusal.code).toBe(2);
+    expect(schemaRefusal.err).toContain(`${file}:${lineOf('plan: L3')}: plan: must be one of L1, L2`);
+    // The rules beyond the schema are listed together once the shape is right.
+    const shaped = fileWith('bad-rules.yaml', lines.join('\n').replace('plan: L3', 'plan: L2'));
+    const refused = await admin('apply', shaped);
+    expect(refused.code).toBe(2);
+    const problems = refused.err.split('\n').slice(1);
+    expect(problems).toEqual([
+      `  ${shaped}:${lineOf('slug: web')}: apps[1].slug: slug web is also apps[0]'s`,
+      `  ${shaped}:${lineOf('http://localhost/callback')}: apps[1].redirectUris[0]: use 127.0.0.1 or [::1] instead of localhost`,
+      expect.stringMatching(
+        new RegExp(
+          `^  ${shaped}:${lineOf('svc.profile.everything')}: apps\\[1\\]\\.grant\\[0\\]: unknown capability svc.profile.everything`,
+        ),
+      ),
+    ]);
+    expect(await auditCount(tenantId)).toBe(before);
+  });
+
+  it('lets a tenant admin key dump, diff and apply its own tenant, never its plan or status', async () => {
+    const tenantId = await furnishedTenant();
+    const { key } = await api('POST', `/tenants/${tenantId}/admin-keys`);
+    const asKey = async (...argv: string[]) => {
+      const out: string[] = [];
+      const err: string[] = [];
+      const code = await main(argv, { ...env, ADMIN_TOKEN: key }, { out: (t) => out.push(t), err: (t) => err.push(t) });
+      return { code, out: out.join('\n'), err: err.join('\n') };
+    };
+    const dumped = await asKey('dump', '--tenant', tenantId);
+    expect(dumped.code).toBe(0);
+    const renamed = fileWith('key.yaml', dumped.out.replace('displayName: Acme Configured', 'displayName: By the key'));
+    expect((await asKey('apply', renamed)).code).toBe(0);
+    expect((await api('GET', `/tenants/${tenantId}`)).displayName).toBe('By the key');
+    const lines = dumped.out.replace('plan: L2', 'plan: L1').split('\n');
+    const planned = await asKey('apply', fileWith('key-plan.yaml', lines.join('\n')));
+    expect(planned.code).toBe(2);
+    expect(planned.err).toContain(`:${lines.indexOf('plan: L1') + 1}: plan: only the operator changes a tenant's plan`);
+    const other = await newTenant();
+    const elsewhere = await asKey('dump', '--tenant', other);
+    expect(elsewhere.code).toBe(1);
+    expect(elsewhere.err).toContain('forbidden');
+  });
+
+  it('applies 200 apps with their grants to an empty tenant in seconds', async () => {
+    const tenantId = await newTenant();
+    const apps = Array.from({ length: 200 }, (_, i) => ({
+      slug: `app-${i}`,
+      name: `App ${i}`,
+      kind: 'third_party',
+      type: 'public',
+      status: 'active',
+      redirectUris: [`https://app-${i}.example/callback`],
+      grant: ['svc.profile.self.read', 'svc.tenant.info.read'],
+    }));
+    const file = fileWith(
+      'many.yaml',
+      stringifyYaml({ tenant: tenantId, displayName: 'Config', plan: 'L2', status: 'active', apps }),
+    );
+    const started = performance.now();
+    const applied = await admin('apply', file);
+    const seconds = (performance.now() - started) / 1000;
+    console.log(`apply of 200 apps and 200 grants: ${seconds.toFixed(1)} s (${applied.err})`);
+    expect(applied.code).toBe(0);
+    expect(applied.err).toMatch(/^apply: 400 change\(s\) made/);
+    expect(seconds).toBeLessThan(60);
+    expect(await admin('diff', file)).toMatchObject({ code: 0, out: '' });
+  });
 });

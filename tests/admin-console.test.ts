@@ -349,6 +349,40 @@ describe('a tenant admin', () => {
   });
 
   it(
+    'tells an admin whose save would overwrite a change another admin made since the page was shown (412), ' +
+      'keeps what they typed, shows what is stored now, and saves on the second press',
+    async () => {
+      const app = await operator.ok('POST', `/tenants/${own.tenantId}/clients`, {
+        slug: `console-race-${Date.now().toString(36)}`,
+        name: 'Console Race',
+        kind: 'third_party',
+        type: 'public',
+        redirectUris: ['https://console-race.example/cb'],
+      });
+      await page.goto(pageUrl(own.tenantId, `apps/${app.clientId}`));
+      await page.getByLabel('Name people see on the consent page').fill('Typed in the console');
+      // Another admin (through the API) changes the app while this page is open.
+      await operator.ok('PATCH', `/clients/${app.clientId}`, { name: 'Changed meanwhile' });
+
+      expect((await press(page, 'Save settings')).status()).toBe(412);
+      await expect(page.getByRole('alert').innerText()).resolves.toBe(
+        'Someone changed this since you opened the page, so nothing was saved. ' +
+          'Check what is stored now, then save again to replace it.',
+      );
+      await expect(page.locator('#stored-now').innerText()).resolves.toContain('Changed meanwhile');
+      await expect(page.getByLabel('Name people see on the consent page').inputValue()).resolves.toBe(
+        'Typed in the console',
+      );
+      expect((await operator.ok('GET', `/clients/${app.clientId}`)).name).toBe('Changed meanwhile');
+      await shot(page, 'app-changed-meanwhile');
+
+      await press(page, 'Save settings');
+      await expect(page.getByRole('status').innerText()).resolves.toContain('Settings of Typed in the console saved');
+      expect((await operator.ok('GET', `/clients/${app.clientId}`)).name).toBe('Typed in the console');
+    },
+  );
+
+  it(
     'registers a confidential app and shows its secret once, ' +
       'with a Copy button that copies it; the secret authenticates the app',
     async () => {

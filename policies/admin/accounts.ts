@@ -9,13 +9,22 @@ import { CAPABILITIES } from '../../wire/decision.js';
 import { DISPLAY_NAME, idPages, reply, unlessTaken, validate, parseForTenant, type Page } from './support.js';
 import { done, refused, type Outcome } from '../../wire/outcome.js';
 import { fieldChanges, recordChange } from './audit.js';
+import { ifMatchOf, replyTagged, staleUnless } from './etags.js';
 
 const CreateServiceAccount = z.strictObject({
   clientId: z.string().min(1).max(200),
   name: DISPLAY_NAME,
   capabilities: z.array(z.enum(CAPABILITIES)).max(CAPABILITIES.length),
 });
-const UpdateAccount = z.strictObject({ status: z.enum(['active', 'disabled']) });
+/** Status for any account; a service account's name and capabilities too (replaced whole). */
+const UpdateAccount = z
+  .strictObject({
+    status: z.enum(['active', 'disabled']).optional(),
+    name: DISPLAY_NAME.optional(),
+    capabilities: CreateServiceAccount.shape.capabilities.optional(),
+  })
+  // A field sent as undefined (the console's status form without a status) names nothing.
+  .refine((b) => Object.values(b).some((v) => v !== undefined), 'name at least one of status, name, capabilities');
 
 interface AccountRow {
   id: string;
@@ -81,21 +90,67 @@ export async function listServiceAccounts(knex: Knex, tenantId: string): Promise
   return rows.map(view);
 }
 
-/** Disables or re-enables an account: its tokens are 403 subject_revoked from the next request on. */
-export async function setAccountStatus(knex: Knex, accountId: string, body: unknown): Promise<Outcome<AccountView>> {
+/** The account `accountId` as GET shows it (with a service account's capabilities), or undefined. */
+async function accountView(knex: Knex, accountId: string): Promise<AccountView | undefined> {
+  const row: AccountRow | undefined = isId('acc', accountId)
+    ? await accountsWithCapabilities(knex).where('a.id', accountId).first()
+    : undefined;
+  return row && view(row);
+}
+
+export async function accountById(knex: Knex, accountId: string): Promise<Outcome<AccountView>> {
+  const found = await accountView(knex, accountId);
+  return found ? done(found) : refused('not_found');
+}
+
+/** What a new service account's ETag is of: the account as GET shows it. */
+export const serviceAccountState = (tenantId: string, a: CreatedServiceAccount): AccountView =>
+  view({ ...a, id: a.accountId, tenant_id: tenantId, kind: 'service', person_id: null, client_id: a.clientId });
+
+/** The columns an update writes besides capabilities, from the fields it names. */
+const accountColumns = (b: z.output<typeof UpdateAccount>) => ({
+  ...(b.status && { status: b.status }),
+  ...(b.name && { name: b.name }),
+});
+
+/**
+ * Disables or re-enables an account (its tokens are 403 subject_revoked from the next request on), or renames a
+ * service account or replaces its capabilities (the next token and the next decision read them). The account row is
+ * locked first, so If-Match is compared with the state this change replaces.
+ */
+export async function updateAccount(
+  knex: Knex,
+  accountId: string,
+  body: unknown,
+  ifMatch?: string,
+): Promise<Outcome<AccountView>> {
   const parsed = validate(UpdateAccount, body);
   if (!parsed.ok) return parsed;
-  const before = await account(knex, accountId)?.forNoKeyUpdate().first('status');
-  const [row] = (await account(knex, accountId)?.update({ status: parsed.value.status }).returning('id')) ?? [];
-  const updated: AccountRow | undefined = row && (await accountsWithCapabilities(knex).where('a.id', row.id).first());
-  if (!updated) return refused('not_found');
+  const b = parsed.value;
+  if (!(await account(knex, accountId)?.forNoKeyUpdate().first('id'))) return refused('not_found');
+  const before = (await accountView(knex, accountId))!;
+  const stale = staleUnless(ifMatch, before);
+  if (stale) return stale;
+  if (before.kind !== 'service' && (b.name !== undefined || b.capabilities !== undefined))
+    return refused('schema_invalid', 'only a service account has a name and capabilities');
+  const columns = accountColumns(b);
+  if (Object.keys(columns).length) await knex('accounts').where({ id: accountId }).update(columns);
+  if (b.capabilities) {
+    await knex('service_account_capabilities').where({ account_id: accountId }).delete();
+    const capabilities = [...new Set(b.capabilities)];
+    if (capabilities.length)
+      await knex('service_account_capabilities').insert(
+        capabilities.map((c) => ({ account_id: accountId, capability_id: c })),
+      );
+  }
+  const after = (await accountView(knex, accountId))!;
   await recordChange({
-    action: updated.status === 'disabled' ? 'account.disable' : 'account.enable',
-    target: { type: 'account', id: updated.id },
-    tenantId: updated.tenant_id,
-    changes: fieldChanges(before, updated, ['status']),
+    action: b.status ? (after.status === 'disabled' ? 'account.disable' : 'account.enable') : 'service_account.update',
+    target: { type: 'account', id: accountId },
+    tenantId: after.tenantId,
+    changes: fieldChanges(before, after, ['status', 'name', 'capabilities']),
   });
-  return done(view(updated));
+  return done(after);
 }
 
 /** Advances the account's epoch by one: tokens carrying the old one are 403 epoch_changed from the next request on. */
@@ -213,10 +268,16 @@ export function accountsRouter(knex: Knex): Router {
     reply(res, await serviceAccountPage(knex, req.params.tenantId, req.query)),
   );
   r.post('/tenants/:tenantId/service-accounts', async (req, res) =>
-    reply(res, await createServiceAccount(knex, req.params.tenantId, req.body), 201),
+    replyTagged(
+      res,
+      await createServiceAccount(knex, req.params.tenantId, req.body),
+      (a) => serviceAccountState(req.params.tenantId, a),
+      201,
+    ),
   );
+  r.get('/accounts/:accountId', async (req, res) => replyTagged(res, await accountById(knex, req.params.accountId)));
   r.patch('/accounts/:accountId', async (req, res) =>
-    reply(res, await setAccountStatus(knex, req.params.accountId, req.body)),
+    replyTagged(res, await updateAccount(knex, req.params.accountId, req.body, ifMatchOf(req))),
   );
   r.post('/accounts/:accountId/epoch', async (req, res) => reply(res, await advanceEpoch(knex, req.params.accountId)));
   r.post('/accounts/:accountId/sessions/revoke', async (req, res) =>

@@ -11,6 +11,7 @@ import type { Knex } from 'knex';
 import { sendProblem, requestIdOf } from '../../common/http.js';
 import type { Logger } from '../../common/log.js';
 import type { AdminCaller } from './authority.js';
+import { canonicalJson as canonical } from '../../common/canonical-json.js';
 
 export interface AuditActor {
   kind: 'operator' | 'tenant_admin_key';
@@ -83,17 +84,6 @@ export function fieldChanges(before: object | undefined, after: object, fields: 
     if (canonical(from) !== canonical(to)) out[f] = { from, to };
   }
   return out;
-}
-
-/** JSON with object keys sorted at every level: the stored jsonb may reorder keys, the hash must not change. */
-function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
-  if (value && typeof value === 'object')
-    return `{${Object.keys(value)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`)
-      .join(',')}}`;
-  return JSON.stringify(value ?? null);
 }
 
 export interface AuditRow {

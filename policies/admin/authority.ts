@@ -1,6 +1,6 @@
 // Who may call the admin API, and on what. The operator token may do everything; a tenant admin key only acts on
 // objects of its own tenant and never on operator-only operations (creating tenants and admin keys, changing a
-// tenant's plan or status, the capability catalogue). The rules are one table over the path, so every admin route,
+// tenant's plan or status, changing the capability catalogue). The rules are one table over the path, so every admin route,
 // including ones added later, is covered in one place; a path the table does not know is operator-only.
 import type { Request, Response, NextFunction, RequestHandler } from 'express';
 import type { Knex } from 'knex';
@@ -32,6 +32,8 @@ export async function ownerOf(knex: Knex, op: AdminOperation): Promise<Owner> {
     .split('/')
     .filter(Boolean)
     .map((s) => safeDecode(s));
+  // The capability catalogue is read by every admin caller (a tenant's grants name its entries).
+  if (!id && collection === 'capabilities' && op.method === 'GET') return ownedBy(null);
   if (!id) return OPERATOR_ONLY; // POST /tenants, and anything unknown
   const single = (table: string) =>
     knex(table)

@@ -1,10 +1,11 @@
 // The capability catalogue's deployment switch: a closed capability is 403 capability_unavailable on the next API
-// request and is no longer issued in tokens. Operator only (policies/admin/authority.ts). Also the catalogue as the
-// console lists it.
+// request and is no longer issued in tokens. Operator only (policies/admin/authority.ts). Also the catalogue, which any
+// admin caller reads, and as the console lists it.
 import { Router } from 'express';
 import { z } from 'zod';
 import type { Knex } from 'knex';
 import { reply, validate } from './support.js';
+import { ifMatchOf, replyTagged, staleUnless } from './etags.js';
 import { done, refused, type Outcome } from '../../wire/outcome.js';
 import { recordChange } from './audit.js';
 import { CAPABILITIES, RETAINED_DATA_CAPABILITIES, type Capability } from '../../wire/decision.js';
@@ -24,6 +25,35 @@ export interface CatalogueEntryView {
   belowPlan: 'excluded' | 'writes' | null;
 }
 
+/** A capability as the catalogue states it (contract §9 rule 7), with whether this deployment has it open. */
+export interface CapabilityView {
+  id: string;
+  description: string;
+  resourceType: string;
+  minPlan: string;
+  availability: 'planned' | 'preview' | 'ga';
+  catalogueVersion: string;
+  enabled: boolean;
+}
+
+const order = (id: string) => (CAPABILITIES as readonly string[]).indexOf(id);
+
+/** The catalogue in the contract's order (GET /admin/v1/capabilities: any admin caller reads it). */
+export async function catalogue(knex: Knex): Promise<CapabilityView[]> {
+  const rows = await knex('capabilities').select('*');
+  return rows
+    .sort((a, b) => order(a.id) - order(b.id))
+    .map((r) => ({
+      id: r.id,
+      description: r.description,
+      resourceType: r.resource_type,
+      minPlan: r.min_plan,
+      availability: r.availability,
+      catalogueVersion: r.catalogue_version,
+      enabled: r.enabled,
+    }));
+}
+
 /**
  * The catalogue with each capability's description and minimum plan, in the contract's order, as it stands for a
  * tenant on `plan` (the console's grant form).
@@ -41,7 +71,6 @@ export async function capabilityCatalogue(knex: Knex, plan: string): Promise<Cat
       'c.min_plan',
       knex.raw('needed.level > coalesce(held.level, 0) as below'),
     );
-  const order = (id: string) => (CAPABILITIES as readonly string[]).indexOf(id);
   return rows
     .sort((a, b) => order(a.id) - order(b.id))
     .map((r) => ({
@@ -58,11 +87,14 @@ export async function setCapability(
   knex: Knex,
   capability: string,
   body: unknown,
+  ifMatch?: string,
 ): Promise<Outcome<{ capability: string; enabled: boolean }>> {
   const parsed = validate(UpdateCapability, body);
   if (!parsed.ok) return parsed;
   const before = await knex('capabilities').where('id', capability).forNoKeyUpdate().first('enabled');
   if (!before) return refused('not_found');
+  const stale = staleUnless(ifMatch, { capability, enabled: before.enabled });
+  if (stale) return stale;
   const [row] = await knex('capabilities')
     .where('id', capability)
     .update({ enabled: parsed.value.enabled })
@@ -78,8 +110,9 @@ export async function setCapability(
 
 export function capabilitiesRouter(knex: Knex): Router {
   const r = Router();
+  r.get('/capabilities', async (_req, res) => reply(res, done({ items: await catalogue(knex) })));
   r.patch('/capabilities/:capability', async (req, res) =>
-    reply(res, await setCapability(knex, req.params.capability, req.body)),
+    replyTagged(res, await setCapability(knex, req.params.capability, req.body, ifMatchOf(req))),
   );
   return r;
 }

@@ -14,6 +14,7 @@ import {
   securityView,
   type SecurityColumns,
 } from './client-security.js';
+import { ifMatchOf, replyTagged, staleUnless } from './etags.js';
 
 const KIND_PREFIX = { third_party: 'tp', first_party: 'fp', internal: 'int' } as const;
 
@@ -63,6 +64,15 @@ export const clientView = (c: ClientRow) => ({
 });
 export type ClientView = ReturnType<typeof clientView>;
 
+/** The client `clientId` of whichever tenant (the caller's authority is checked on the path: authority.ts). */
+export async function clientById(knex: Knex, clientId: string): Promise<Outcome<ClientView>> {
+  const row = await knex('clients').where({ id: clientId }).first();
+  return row ? done(clientView(row)) : refused('not_found');
+}
+
+/** What a client's ETag is of: the client as GET shows it (a new secret is no part of it). */
+export const clientState = ({ clientSecret: _, ...client }: CreatedClient): ClientView => client;
+
 /** The tenant's client `clientId`, or undefined when there is none in that tenant. */
 export async function findClient(knex: Knex, tenantId: string, clientId: string): Promise<ClientView | undefined> {
   const row = await knex('clients').where({ id: clientId, tenant_id: tenantId }).first();
@@ -109,11 +119,18 @@ const updateColumns = (b: z.output<typeof UpdateClient>) => ({
  * Changes a client's status, name, redirect URIs or allowed origins. A disabled client's tokens are refused on their
  * next request (403 client_disabled); redirect URIs and origins apply to the next authorize and token request.
  */
-export async function updateClient(knex: Knex, clientId: string, body: unknown): Promise<Outcome<ClientView>> {
+export async function updateClient(
+  knex: Knex,
+  clientId: string,
+  body: unknown,
+  ifMatch?: string,
+): Promise<Outcome<ClientView>> {
   const parsed = validate(UpdateClient, body);
   if (!parsed.ok) return parsed;
   const before = await knex('clients').where({ id: clientId }).forNoKeyUpdate().first();
   if (!before) return refused('not_found');
+  const stale = staleUnless(ifMatch, clientView(before));
+  if (stale) return stale;
   const [row] = await knex('clients').where({ id: clientId }).update(updateColumns(parsed.value)).returning('*');
   const [was, now] = [clientView(before), clientView(row)];
   const statusChanged = was.status !== now.status;
@@ -250,10 +267,11 @@ export function clientsRouter(knex: Knex): Router {
     reply(res, await clientPage(knex, req.params.tenantId, req.query)),
   );
   r.post('/tenants/:tenantId/clients', async (req, res) =>
-    reply(res, await createClient(knex, req.params.tenantId, req.body), 201),
+    replyTagged(res, await createClient(knex, req.params.tenantId, req.body), clientState, 201),
   );
+  r.get('/clients/:clientId', async (req, res) => replyTagged(res, await clientById(knex, req.params.clientId)));
   r.patch('/clients/:clientId', async (req, res) =>
-    reply(res, await updateClient(knex, req.params.clientId, req.body)),
+    replyTagged(res, await updateClient(knex, req.params.clientId, req.body, ifMatchOf(req))),
   );
   r.delete('/clients/:clientId', async (req, res) => reply(res, await deleteClient(knex, req.params.clientId), 204));
   return r;

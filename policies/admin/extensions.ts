@@ -5,7 +5,8 @@ import { z } from 'zod';
 import type { Knex } from 'knex';
 import { ulid } from 'ulid';
 import { compileExtensionSchema } from '../../common/extension-schema.js';
-import { DISPLAY_NAME, reply, unlessTaken, validate } from './support.js';
+import { DISPLAY_NAME, idPages, parseForTenant, reply, unlessTaken, validate, type Page } from './support.js';
+import { ifMatchOf, replyTagged, staleUnless } from './etags.js';
 import { done, refused, type Outcome } from '../../wire/outcome.js';
 import { recordChange, recordNoChange } from './audit.js';
 
@@ -102,15 +103,11 @@ export async function registerExtension(
   });
 }
 
-/** The tenant's registered extensions with their schema versions, oldest first. */
-export async function listExtensions(knex: Knex, tenantId: string): Promise<RegisteredExtension[]> {
-  // One read however many extensions: each row carries its versions.
-  const rows = await knex('extensions as e')
+/** Extensions with their schema versions aggregated, so a listing is one read however long it is. */
+const extensionsWithVersions = (knex: Knex) =>
+  knex('extensions as e')
     .leftJoin('extension_schemas as s', 's.extension_id', 'e.id')
-    .where('e.tenant_id', tenantId)
     .groupBy('e.id')
-    .orderBy('e.created_at')
-    .orderBy('e.id')
     .select(
       'e.id',
       'e.client_id',
@@ -119,12 +116,72 @@ export async function listExtensions(knex: Knex, tenantId: string): Promise<Regi
         `coalesce(array_agg(s.version order by s.version) filter (where s.version is not null), '{}') as versions`,
       ),
     );
-  return rows.map((e) => ({
-    extensionId: e.id,
-    clientId: e.client_id,
-    name: e.name,
-    schemaVersions: e.versions.map(Number),
-  }));
+
+interface ExtensionRow {
+  id: string;
+  client_id: string;
+  name: string;
+  versions: unknown[];
+}
+const extensionView = (e: ExtensionRow) => ({
+  extensionId: e.id,
+  clientId: e.client_id,
+  name: e.name,
+  schemaVersions: e.versions.map(Number),
+});
+
+/**
+ * What an extension's ETag is of: its id and versions. Its client and name never change and a registered version's
+ * schema is immutable, so the versions are its whole changeable state.
+ */
+export const extensionState = ({ extensionId, schemaVersions }: { extensionId: string; schemaVersions: number[] }) => ({
+  extensionId,
+  schemaVersions,
+});
+
+/** The tenant's registered extensions with their schema versions, oldest first. */
+export async function listExtensions(knex: Knex, tenantId: string): Promise<RegisteredExtension[]> {
+  const rows = await extensionsWithVersions(knex)
+    .where('e.tenant_id', tenantId)
+    .orderBy('e.created_at')
+    .orderBy('e.id');
+  return rows.map(extensionView);
+}
+
+const extensionPages = idPages('ext');
+const ExtensionQuery = extensionPages.query({});
+
+/** A page of the tenant's extensions in id order (ids are ULIDs: creation order), each with its schema versions. */
+async function extensionPage(knex: Knex, tenantId: string, query: unknown): Promise<Page<RegisteredExtension>> {
+  const parsed = await parseForTenant(knex, tenantId, ExtensionQuery, query);
+  if (!parsed.ok) return parsed;
+  const { limit, cursor } = parsed.value;
+  const rows: ExtensionRow[] = await extensionsWithVersions(knex)
+    .where('e.tenant_id', tenantId)
+    .modify((q) => {
+      if (cursor) q.where('e.id', '>', cursor);
+    })
+    .orderBy('e.id')
+    .limit(limit + 1);
+  const { items, nextCursor } = extensionPages.page(rows, limit, (e) => e.id);
+  return done({ items: items.map(extensionView), nextCursor });
+}
+
+export type ExtensionWithSchemas = RegisteredExtension & { tenantId: string; schemas: Record<string, unknown> };
+
+/** One extension with every registered schema by version. */
+async function extensionById(knex: Knex, extensionId: string): Promise<Outcome<ExtensionWithSchemas>> {
+  const row = await knex('extensions').where({ id: extensionId }).first('id', 'tenant_id', 'client_id', 'name');
+  if (!row) return refused('not_found');
+  const schemas = await knex('extension_schemas')
+    .where({ extension_id: extensionId })
+    .orderBy('version')
+    .select('version', 'schema');
+  return done({
+    ...extensionView({ ...row, versions: schemas.map((s) => s.version) }),
+    tenantId: row.tenant_id,
+    schemas: Object.fromEntries(schemas.map((s) => [String(s.version), s.schema])),
+  });
 }
 
 /** Adds a schema version to an extension. A registered version is immutable: the same schema again changes nothing. */
@@ -133,15 +190,19 @@ export async function addSchemaVersion(
   extensionId: string,
   version: string,
   body: unknown,
+  ifMatch?: string,
 ): Promise<Outcome<{ extensionId: string; schemaVersions: number[] }>> {
+  // Locked while versions are compared and added (FOR NO KEY UPDATE: records being written keep their key-share lock).
   const extension = VERSION.test(version)
-    ? await knex('extensions').where({ id: extensionId }).first('tenant_id')
+    ? await knex('extensions').where({ id: extensionId }).forNoKeyUpdate().first('tenant_id')
     : undefined;
   if (!extension) return refused('not_found');
   const compiled = schemasCompile({ [version]: body });
   if (!compiled.ok) return compiled;
   const schema = JSON.stringify(body);
   const before = await versionsOf(knex, extensionId);
+  const stale = staleUnless(ifMatch, extensionState({ extensionId, schemaVersions: before }));
+  if (stale) return stale;
   const added = await knex('extension_schemas')
     .insert({ extension_id: extensionId, version: Number(version), schema })
     .onConflict(['extension_id', 'version'])
@@ -167,10 +228,20 @@ export async function addSchemaVersion(
 export function extensionsRouter(knex: Knex): Router {
   const r = Router();
   r.post('/clients/:clientId/extensions', async (req, res) =>
-    reply(res, await registerExtension(knex, req.params.clientId, req.body), 201),
+    replyTagged(res, await registerExtension(knex, req.params.clientId, req.body), extensionState, 201),
+  );
+  r.get('/tenants/:tenantId/extensions', async (req, res) =>
+    reply(res, await extensionPage(knex, req.params.tenantId, req.query)),
+  );
+  r.get('/extensions/:extensionId', async (req, res) =>
+    replyTagged(res, await extensionById(knex, req.params.extensionId), extensionState),
   );
   r.put('/extensions/:extensionId/schemas/:version', async (req, res) =>
-    reply(res, await addSchemaVersion(knex, req.params.extensionId, req.params.version, req.body)),
+    replyTagged(
+      res,
+      await addSchemaVersion(knex, req.params.extensionId, req.params.version, req.body, ifMatchOf(req)),
+      extensionState,
+    ),
   );
   return r;
 }

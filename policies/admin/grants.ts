@@ -4,8 +4,9 @@ import type { Knex } from 'knex';
 import { CAPABILITIES } from '../../wire/decision.js';
 import { findClient } from './clients.js';
 import { reply, validate } from './support.js';
-import { done, refused, type Outcome } from '../../wire/outcome.js';
+import { done, refused, type Outcome, type Refusal } from '../../wire/outcome.js';
 import { recordChange } from './audit.js';
+import { ifMatchOf, replyTagged, staleUnless } from './etags.js';
 
 const PutGrant = z.strictObject({ capabilities: z.array(z.enum(CAPABILITIES)).max(CAPABILITIES.length) });
 
@@ -29,10 +30,17 @@ const capabilitiesOf = async (knex: Knex, tenantId: string, clientId: string) =>
   );
 
 /** Replaces the tenant's grant to the client whole; the PDP and the issuer read it on their next request. */
-export async function putGrant(knex: Knex, tenantId: string, clientId: string, body: unknown): Promise<Outcome<Grant>> {
+export async function putGrant(
+  knex: Knex,
+  tenantId: string,
+  clientId: string,
+  body: unknown,
+  ifMatch?: string,
+): Promise<Outcome<Grant>> {
   const parsed = validate(PutGrant, body);
   if (!parsed.ok) return parsed;
   const capabilities = [...new Set(parsed.value.capabilities)].sort();
+  let stale: Refusal | undefined;
   const replaced = await knex.transaction(async (trx) => {
     // Concurrent replacements of one grant queue on the client row instead of racing delete-then-insert; a client
     // deleted while this one waited is not found. FOR NO KEY UPDATE, like every lock taken on a row that stays: it
@@ -40,6 +48,8 @@ export async function putGrant(knex: Knex, tenantId: string, clientId: string, b
     // (FOR UPDATE would, and deadlocked with a registration holding its tenant row: decisions.md "Row locks").
     if (!(await trx('clients').where({ id: clientId, tenant_id: tenantId }).forNoKeyUpdate().first('id'))) return false;
     const before = await capabilitiesOf(trx, tenantId, clientId);
+    stale = staleUnless(ifMatch, { tenantId, clientId, capabilities: before });
+    if (stale) return false;
     await trx('tenant_grants').where({ tenant_id: tenantId, client_id: clientId }).delete();
     if (capabilities.length)
       await trx('tenant_grants').insert(
@@ -54,6 +64,7 @@ export async function putGrant(knex: Knex, tenantId: string, clientId: string, b
     });
     return true;
   });
+  if (stale) return stale;
   return replaced ? done({ tenantId, clientId, capabilities }) : refused('not_found');
 }
 
@@ -80,10 +91,10 @@ async function withdrawGrant(knex: Knex, tenantId: string, clientId: string): Pr
 export function grantsRouter(knex: Knex): Router {
   const r = Router();
   r.put('/tenants/:tenantId/grants/:clientId', async (req, res) =>
-    reply(res, await putGrant(knex, req.params.tenantId, req.params.clientId, req.body)),
+    replyTagged(res, await putGrant(knex, req.params.tenantId, req.params.clientId, req.body, ifMatchOf(req))),
   );
   r.get('/tenants/:tenantId/grants/:clientId', async (req, res) =>
-    reply(res, await getGrant(knex, req.params.tenantId, req.params.clientId)),
+    replyTagged(res, await getGrant(knex, req.params.tenantId, req.params.clientId)),
   );
   r.delete('/tenants/:tenantId/grants/:clientId', async (req, res) =>
     reply(res, await withdrawGrant(knex, req.params.tenantId, req.params.clientId), 204),

@@ -8,6 +8,7 @@ import { fieldChanges, recordChange, recordNoChange } from './audit.js';
 import type { AdminCaller } from './authority.js';
 import { DEFAULT_RATE_LIMIT } from '../evaluate.js';
 import { RateLimitPolicySchema, type RateLimitPolicy } from '../../wire/decision.js';
+import { ifMatchOf, replyTagged, staleUnless } from './etags.js';
 
 const CreateTenant = z.strictObject({ label: LABEL, displayName: DISPLAY_NAME, plan: PLAN });
 const UpdateTenant = z.strictObject({
@@ -128,6 +129,7 @@ export async function updateTenant(
   tenantId: string,
   body: unknown,
   caller: AdminCaller,
+  ifMatch?: string,
 ): Promise<Outcome<TenantView>> {
   const parsed = validate(UpdateTenant, body);
   if (!parsed.ok) return parsed;
@@ -142,6 +144,8 @@ export async function updateTenant(
     ? await knex('tenants').where({ id: tenantId }).forNoKeyUpdate().first()
     : undefined;
   if (!before) return refused('not_found');
+  const stale = staleUnless(ifMatch, view(before));
+  if (stale) return stale;
   if (b.rateLimit && caller.kind === 'tenant') {
     const beyond = beyondCeiling(b.rateLimit, await rateLimitCeiling(knex, before.plan));
     if (beyond) return refused('forbidden', beyond);
@@ -166,8 +170,15 @@ export function tenantsRouter(knex: Knex): Router {
   const r = Router();
   r.get('/tenants', async (req, res) => reply(res, await tenantPage(knex, req.query)));
   r.post('/tenants', async (req, res) => reply(res, await createTenant(knex, req.body), 201));
+  r.get('/tenants/:tenantId', async (req, res) => {
+    const tenant = await findTenant(knex, req.params.tenantId);
+    replyTagged(res, tenant ? done(tenant) : refused('not_found'));
+  });
   r.patch('/tenants/:tenantId', async (req, res) =>
-    reply(res, await updateTenant(knex, req.params.tenantId, req.body, res.locals.adminCaller as AdminCaller)),
+    replyTagged(
+      res,
+      await updateTenant(knex, req.params.tenantId, req.body, res.locals.adminCaller as AdminCaller, ifMatchOf(req)),
+    ),
   );
   return r;
 }

@@ -4,7 +4,8 @@ import * as pages from './pages.js';
 import { appPath, tenantPath } from './pages.js';
 import { apiPath, linesOf, list, locals, one, type ConsoleKit } from './kit.js';
 import { STATUS_OF } from '../../wire/codes.js';
-import { done, refused, type Outcome } from '../../wire/outcome.js';
+import { done, refused, refusalStatus, type Outcome } from '../../wire/outcome.js';
+import { etagOf } from '../admin/etags.js';
 import {
   createClient,
   deleteClient,
@@ -52,7 +53,13 @@ export function appRoutes(tenant: Router, kit: ConsoleKit): void {
     const listed = apps.map((client) => ({ client, capabilities: grants.get(client.clientId) ?? [] }));
     send(res, pages.appsPage({ ...frameOf(res, 'Apps'), session, tenant: current }, listed, entered), status);
   };
-  const appPage = async (res: Response, client: ClientView, entered?: pages.Entered, status = 200) => {
+  const appPage = async (
+    res: Response,
+    client: ClientView,
+    entered?: pages.Entered,
+    status = 200,
+    conflict = false,
+  ) => {
     const { session, tenant: current } = locals(res);
     const [grants, pending, catalogue, records] = await reads(
       () => grantsOfTenant(db, client.tenantId),
@@ -60,12 +67,17 @@ export function appRoutes(tenant: Router, kit: ConsoleKit): void {
       () => capabilityCatalogue(db, current.plan),
       () => storedRecordsOf(db, client.clientId),
     );
+    const granted = grants.get(client.clientId) ?? [];
+    const etags = {
+      client: etagOf(client),
+      grant: etagOf({ tenantId: client.tenantId, clientId: client.clientId, capabilities: granted }),
+    };
     send(
       res,
       pages.appPage(
         { ...frameOf(res, `App: ${client.name}`), session, tenant: current },
         client,
-        { granted: grants.get(client.clientId) ?? [], secretPending: pending, catalogue, records },
+        { granted, secretPending: pending, catalogue, records, etags, changedMeanwhile: conflict },
         entered,
       ),
       status,
@@ -130,15 +142,17 @@ export function appRoutes(tenant: Router, kit: ConsoleKit): void {
       allowedOrigins: linesOf(req.body.allowedOrigins),
     };
     if (!(await permitted(res, { method: 'PATCH', path: apiPath('clients', clientId), body }))) return;
-    const updated = await updateClient(db, clientId, body);
+    const updated = await updateClient(db, clientId, body, one(req.body.etag));
     if (updated.ok) return goTo(res, appPath(tenantId, clientId), `Settings of ${updated.value.name} saved.`);
     const client = await findClient(db, tenantId, clientId);
     if (!client) return notFound(res);
+    // What was entered stays in the form, which now carries the stored state's ETag: saving again replaces it knowingly.
     await appPage(
       res,
       client,
       enteredFrom(req, updated, ['name', 'redirectUris', 'allowedOrigins']),
-      STATUS_OF[updated.error],
+      refusalStatus(updated),
+      updated.error === 'revision_conflict',
     );
   });
 
@@ -149,7 +163,7 @@ export function appRoutes(tenant: Router, kit: ConsoleKit): void {
     const grant = await perform(
       res,
       { method: 'PUT', path: apiPath('tenants', tenantId, 'grants', clientId), body },
-      () => putGrant(db, tenantId, clientId, body),
+      () => putGrant(db, tenantId, clientId, body, one(req.body.etag)),
       backTo(tenantId, clientId),
     );
     if (grant)

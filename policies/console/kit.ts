@@ -4,10 +4,9 @@ import type { Request, Response } from 'express';
 import type { Knex } from 'knex';
 import { requestIdOf } from '../../common/http.js';
 import type { Logger } from '../../common/log.js';
-import { STATUS_OF } from '../../wire/codes.js';
 import { ownerOf, refusalFor, type AdminCaller, type AdminOperation } from '../admin/authority.js';
 import { recordNoChange } from '../admin/audit.js';
-import { type Outcome, type Refusal } from '../../wire/outcome.js';
+import { refusalStatus, type Outcome, type Refusal } from '../../wire/outcome.js';
 import type { TenantView } from '../admin/tenants.js';
 import type { Html } from './html.js';
 import type { ConsoleSession, SessionStore } from './sessions.js';
@@ -19,6 +18,7 @@ export const REFUSAL_TEXT: Partial<Record<Refusal['error'], string>> = {
   schema_invalid: 'That was not accepted',
   already_exists: 'That conflicts with what is stored',
   quota_exceeded: "That is over the tenant's plan limit",
+  revision_conflict: 'That changed meanwhile',
 };
 
 /** An admin API path from raw segments, encoded as the API would receive them (ownerOf decodes each segment). */
@@ -61,7 +61,7 @@ export function consoleKit(db: Knex, sessions: SessionStore, log: Logger, site: 
   const refusedPage = (res: Response, refusal: Refusal, back?: pages.Link) => {
     if (refusal.error === 'not_found') return notFound(res);
     const title = REFUSAL_TEXT[refusal.error] ?? 'That could not be done';
-    return problem(res, STATUS_OF[refusal.error], title, refusalWords(refusal, `${title}.`), back);
+    return problem(res, refusalStatus(refusal), title, refusalWords(refusal, `${title}.`), back);
   };
   const goTo = async (res: Response, path: string, notice?: string) => {
     if (notice) await sessions.leaveNotice(locals(res).session.id, notice);

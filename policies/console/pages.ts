@@ -7,6 +7,7 @@ import type { AdminCaller } from '../admin/authority.js';
 import type { ClientView } from '../admin/clients.js';
 import type { CatalogueEntryView } from '../admin/capabilities.js';
 import { redirectUriProblem } from '../admin/redirect-uris.js';
+import { etagOf } from '../admin/etags.js';
 import type { ConsentView } from '../admin/accounts.js';
 import type { PersonListItem } from '../admin/persons.js';
 import type { TenantView } from '../admin/tenants.js';
@@ -35,6 +36,12 @@ const csrfField = (session: Pick<ConsoleSession, 'csrf'>) =>
 /** A form that posts to `action` with the session's CSRF token. */
 export const postForm = (session: Pick<ConsoleSession, 'csrf'>, action: string, body: Html, cls = '') =>
   html`<form method="post" action="${action}"${cls && html` class="${cls}"`}>${csrfField(session)}${body}</form>`;
+
+/**
+ * The ETag of the object an edit form was rendered with: the save sends it as If-Match, so a change another admin made
+ * meanwhile is reported (412) instead of overwritten.
+ */
+export const etagField = (etag: string) => html`<input type="hidden" name="etag" value="${etag}">`;
 
 function navigation(session: ConsoleSession, tenant: TenantView | undefined): Html {
   const links: [string, string][] = [];
@@ -213,7 +220,7 @@ ${entered && html`<p class="problem" role="alert">${entered.problem}</p>`}
 ${postForm(
   session,
   base,
-  html`<label for="displayName">Display name</label>
+  html`${etagField(etagOf(tenant))}<label for="displayName">Display name</label>
 <input id="displayName" name="displayName" type="text" required maxlength="200" value="${v.displayName ?? ''}">
 ${
   operator &&
@@ -425,6 +432,10 @@ export interface AppFacts {
   catalogue: CatalogueEntryView[];
   /** Records about persons the app's extensions hold: such an app is disabled, never deleted. */
   records: number;
+  /** The ETags the settings and grant forms were rendered with. */
+  etags: { client: string; grant: string };
+  /** A save refused because the app changed meanwhile: its stored state is shown beside what was entered. */
+  changedMeanwhile?: boolean;
 }
 
 /** What the tenant's plan means for a capability, said beside it before it is ticked. */
@@ -440,7 +451,7 @@ ones works on any plan.`
 export function appPage(
   frame: Frame & { session: ConsoleSession },
   c: ClientView,
-  { granted, secretPending, catalogue, records }: AppFacts,
+  { granted, secretPending, catalogue, records, etags, changedMeanwhile }: AppFacts,
   entered?: Entered,
 ): Html {
   const { session } = frame;
@@ -492,16 +503,22 @@ value="${cap.id}" aria-describedby="cap-${cap.id}-d"${
     !cap.enabled && ' (closed on this deployment: refused until the operator opens it)'
   }${planNote(cap)}</span></div>`,
 )}
-</fieldset><button type="submit">Save granted capabilities</button>`,
+</fieldset>${etagField(etags.grant)}<button type="submit">Save granted capabilities</button>`,
 )}
 </section>
 <section aria-labelledby="settings-h"><h2 id="settings-h">Settings</h2>
 ${redirectUrisToReplace(c.redirectUris)}
 ${entered && html`<p class="problem" role="alert">${entered.problem}</p>`}
+${
+  changedMeanwhile &&
+  html`<dl id="stored-now"><dt>Name stored now</dt><dd>${c.name}</dd><dt>Redirect URIs stored now</dt><dd>${lines(
+    c.redirectUris,
+  )}</dd><dt>Web origins stored now</dt><dd>${lines(c.allowedOrigins) || 'none'}</dd></dl>`
+}
 ${postForm(
   session,
   `${base}/settings`,
-  html`<label for="app-name">Name people see on the consent page</label>
+  html`${etagField(etags.client)}<label for="app-name">Name people see on the consent page</label>
 <input id="app-name" name="name" type="text" required maxlength="200" value="${v.name ?? ''}">
 <label for="app-redirects">Redirect URIs, one per line (the next authorization request uses them)</label>
 <textarea id="app-redirects" name="redirectUris" rows="3" required>${v.redirectUris ?? ''}</textarea>

@@ -6,7 +6,7 @@ import * as pages from './pages.js';
 import { tenantPath } from './pages.js';
 import { apiPath, locals, one, type ConsoleKit } from './kit.js';
 import { STATUS_OF } from '../../wire/codes.js';
-import { consentsOf, revokeSessions, setAccountStatus } from '../admin/accounts.js';
+import { consentsOf, revokeSessions, updateAccount } from '../admin/accounts.js';
 import { createPerson, endRelationship, findPerson, personPage, type PersonListItem } from '../admin/persons.js';
 import { REFUSAL_TEXT } from './kit.js';
 import { refusalWords } from './refusals.js';
@@ -119,7 +119,7 @@ export function personRoutes(tenant: Router, kit: ConsoleKit): void {
       q === undefined
         ? { href: personPath(tenantId, person), label: personName(person) }
         : { href: listPath(tenantId, q.trim() || undefined), label: 'persons' };
-    await changeStatus(req, res, apiPath('accounts', accountId), (body) => setAccountStatus(db, accountId, body), {
+    await changeStatus(req, res, apiPath('accounts', accountId), (body) => updateAccount(db, accountId, body), {
       consequence:
         `Disable the login of ${personName(person)}? They can no longer sign in, and their tokens are refused ` +
         'from their next request until it is enabled again.',

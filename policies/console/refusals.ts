@@ -59,6 +59,11 @@ function fieldOf(path: string): string | undefined {
   return item && FIELDS[item[1]!] ? `${FIELDS[item[1]!]} (line ${Number(item[2]) + 1})` : undefined;
 }
 
+/** A save over an object another admin changed since the form was shown (If-Match failed: admin/etags.ts). */
+export const CHANGED_MEANWHILE =
+  'Someone changed this since you opened the page, so nothing was saved. ' +
+  'Check what is stored now, then save again to replace it.';
+
 const sentence = (text: string) => {
   const t = text.trim();
   return t && `${t[0]!.toUpperCase()}${t.slice(1)}${/[.!?]$/.test(t) ? '' : '.'}`;
@@ -81,6 +86,7 @@ function clause(text: string): string {
 
 /** The refusal as sentences about the form, without a JSON path; `fallback` when the API said nothing. */
 export function refusalWords(refusal: Refusal, fallback = 'That could not be done.'): string {
+  if (refusal.error === 'revision_conflict' && refusal.status === 412) return CHANGED_MEANWHILE;
   if (!refusal.message) return fallback;
   return refusal.message.split('; ').map(clause).join(' ');
 }

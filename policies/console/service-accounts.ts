@@ -5,7 +5,7 @@ import * as pages from './pages.js';
 import { tenantPath } from './pages.js';
 import { apiPath, list, locals, one, type ConsoleKit } from './kit.js';
 import { STATUS_OF } from '../../wire/codes.js';
-import { advanceEpoch, createServiceAccount, listServiceAccounts, setAccountStatus } from '../admin/accounts.js';
+import { advanceEpoch, createServiceAccount, listServiceAccounts, updateAccount } from '../admin/accounts.js';
 import { reads } from '../admin/audit.js';
 import { listClients } from '../admin/clients.js';
 import { grantsOfTenant } from '../admin/grants.js';
@@ -88,7 +88,7 @@ export function serviceAccountRoutes(tenant: Router, kit: ConsoleKit): void {
   tenant.post('/service-accounts/:accountId/status', async (req: Request<{ accountId: string }>, res) => {
     const { tenantId } = locals(res).tenant;
     const { accountId } = req.params;
-    await changeStatus(req, res, apiPath('accounts', accountId), (body) => setAccountStatus(db, accountId, body), {
+    await changeStatus(req, res, apiPath('accounts', accountId), (body) => updateAccount(db, accountId, body), {
       consequence:
         `Disable ${accountId}? Its tokens are refused from their next request (403 subject_revoked) ` +
         'until it is enabled again.',

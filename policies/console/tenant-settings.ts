@@ -4,7 +4,7 @@ import type { Request, Response, Router } from 'express';
 import * as pages from './pages.js';
 import { tenantPath } from './pages.js';
 import { apiPath, locals, one, type ConsoleKit } from './kit.js';
-import { STATUS_OF } from '../../wire/codes.js';
+import { refusalStatus } from '../../wire/outcome.js';
 import { adminKeyPage, createAdminKey, revokeAdminKey } from '../admin/admin-keys.js';
 import { rateLimitCeiling, updateTenant } from '../admin/tenants.js';
 import { DEFAULT_RATE_LIMIT } from '../evaluate.js';
@@ -62,7 +62,9 @@ export function tenantSettingsRoutes(tenant: Router, kit: ConsoleKit): void {
       ...(caller.kind === 'operator' && { plan: field('plan'), status: field('status') }),
     };
     const op = { method: 'PATCH', path: apiPath('tenants', current.tenantId), body } as const;
-    const sent = Object.fromEntries(SETTINGS_FIELDS.flatMap((f) => (field(f) === undefined ? [] : [[f, field(f)!]])));
+    const sent = Object.fromEntries(
+      [...SETTINGS_FIELDS, 'etag'].flatMap((f) => (field(f) === undefined ? [] : [[f, field(f)!]])),
+    );
     if (
       body.status === 'suspended' &&
       current.status !== 'suspended' &&
@@ -75,8 +77,8 @@ export function tenantSettingsRoutes(tenant: Router, kit: ConsoleKit): void {
     )
       return;
     if (!(await permitted(res, op))) return;
-    const updated = await updateTenant(db, current.tenantId, body, caller);
-    if (!updated.ok) return settingsPage(res, enteredFrom(req, updated, SETTINGS_FIELDS), STATUS_OF[updated.error]);
+    const updated = await updateTenant(db, current.tenantId, body, caller, field('etag'));
+    if (!updated.ok) return settingsPage(res, enteredFrom(req, updated, SETTINGS_FIELDS), refusalStatus(updated));
     await goTo(res, tenantPath(current.tenantId, 'settings'), `Settings of ${updated.value.displayName} saved.`);
   });
 

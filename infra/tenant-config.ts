@@ -4,7 +4,14 @@
 import { stringify } from 'yaml';
 import { canonicalJson } from '../common/canonical-json.js';
 import { AdminCallFailed, adminFetch, type AdminTarget } from './admin-call.js';
-import type { AppSpec, CheckedFile, ExtensionSpec, ServiceAccountSpec, TenantFile } from './tenant-file.js';
+import type {
+  AppSecurity,
+  AppSpec,
+  CheckedFile,
+  ExtensionSpec,
+  ServiceAccountSpec,
+  TenantFile,
+} from './tenant-file.js';
 import type { RateLimitPolicy } from '../wire/decision.js';
 
 interface TenantAnswer {
@@ -24,6 +31,12 @@ interface ClientAnswer {
   status: AppSpec['status'];
   redirectUris: string[];
   allowedOrigins: string[];
+  /** policies/admin/client-security.ts securityView: every setting, defaults included. */
+  tokenEndpointAuthMethod: string;
+  jwks?: { keys: Record<string, unknown>[] };
+  dpopBoundAccessTokens: boolean;
+  requirePushedAuthorizationRequests: boolean;
+  securityProfile: 'fapi2' | null;
 }
 interface AccountAnswer {
   accountId: string;
@@ -122,6 +135,31 @@ export async function readTenantState(target: AdminTarget, tenantId: string): Pr
 const sortedKeys = (value: unknown): unknown => JSON.parse(canonicalJson(value));
 const sorted = (list: string[]) => [...list].sort();
 
+/**
+ * An app's token security settings as the file names them: only those that are not registration's defaults, so an app
+ * that uses none of them has no `security` entry and two spellings of the same settings compare equal.
+ */
+function normalSecurity(type: AppSpec['type'], s: AppSecurity): AppSecurity {
+  const fapi = s.securityProfile === 'fapi2';
+  const method = type === 'public' ? undefined : fapi ? 'private_key_jwt' : s.tokenEndpointAuthMethod;
+  return {
+    ...(method && method !== 'client_secret_basic' && { tokenEndpointAuthMethod: method }),
+    ...(s.jwks && { jwks: sortedKeys(s.jwks) as AppSecurity['jwks'] }),
+    ...((fapi || s.dpopBoundAccessTokens) && { dpopBoundAccessTokens: true }),
+    ...((fapi || s.requirePushedAuthorizationRequests) && { requirePushedAuthorizationRequests: true }),
+    ...(fapi && { securityProfile: 'fapi2' as const }),
+  };
+}
+const securityOf = (c: ClientAnswer): AppSecurity =>
+  normalSecurity(c.type, {
+    tokenEndpointAuthMethod: c.tokenEndpointAuthMethod as AppSecurity['tokenEndpointAuthMethod'],
+    ...(c.jwks && { jwks: c.jwks }),
+    dpopBoundAccessTokens: c.dpopBoundAccessTokens,
+    requirePushedAuthorizationRequests: c.requirePushedAuthorizationRequests,
+    ...(c.securityProfile && { securityProfile: c.securityProfile }),
+  });
+const securityEntry = (security: AppSecurity) => (Object.keys(security).length ? { security } : {});
+
 /** The tenant's configuration as its file holds it: every list in a fixed order, so two dumps are byte-identical. */
 export function toFile({ tenant, apps }: TenantState): TenantFile {
   const t = tenant.value;
@@ -139,6 +177,7 @@ export function toFile({ tenant, apps }: TenantState): TenantFile {
       status: c.status,
       redirectUris: c.redirectUris,
       allowedOrigins: c.allowedOrigins,
+      ...securityEntry(securityOf(c)),
       grant: sorted(grant.value.capabilities),
       ...(serviceAccount && {
         serviceAccount: {
@@ -247,13 +286,13 @@ export function planChanges(
 /** Registering an app the tenant lacks, with everything the file gives it. */
 function newApp(tenant: TenantAnswer, spec: AppSpec): Change[] {
   const clientId = `${KIND_PREFIX[spec.kind]}_${tenant.label}_${spec.slug}`;
-  const { slug, name, kind, type, redirectUris, allowedOrigins } = spec;
+  const { slug, name, kind, type, redirectUris, allowedOrigins, security } = spec;
   const changes: Change[] = [
     {
       summary: `+ app ${slug}: ${kind} ${type} app ${clientId}, redirect URIs ${shown(redirectUris)}`,
       method: 'POST',
       path: `/tenants/${enc(tenant.tenantId)}/clients`,
-      body: { slug, name, kind, type, redirectUris, ...(allowedOrigins && { allowedOrigins }) },
+      body: { slug, name, kind, type, redirectUris, ...(allowedOrigins && { allowedOrigins }), ...security },
     },
   ];
   if (spec.status === 'disabled')
@@ -321,6 +360,15 @@ function planApp(
       plan.problems.push(
         problemAt([fixed], `${c.clientId} is ${c[fixed]}, which never changes (a new slug registers a new app)`),
       );
+  const held = securityOf(c);
+  if (canonicalJson(normalSecurity(spec.type, spec.security ?? {})) !== canonicalJson(held))
+    plan.problems.push(
+      problemAt(
+        ['security'],
+        `${c.clientId}'s token security settings are ${canonicalJson(held)}, fixed at registration ` +
+          '(a new slug registers a new app)',
+      ),
+    );
   const body = changedFields(c, spec, ['name', 'status', 'redirectUris', 'allowedOrigins']);
   if (Object.keys(body).length)
     plan.changes.push({

@@ -1,6 +1,6 @@
 // A tenant's configuration file (npm run admin -- dump | diff | apply): its shape (tenant-file.schema.json, checked
-// with ajv) and the checks the schema cannot state (slugs once each, redirect URIs the admin API accepts, capabilities
-// of the catalogue, extension schemas that compile). Every problem is reported at once as `file:line: setting:
+// with ajv) and the checks the schema cannot state (slugs once each, redirect URIs and token security settings the
+// admin API accepts, capabilities of the catalogue, extension schemas that compile). Every problem is reported at once as `file:line: setting:
 // problem`, as the gateway file's are (common/yaml-lines.ts), before anything is sent.
 import { readFileSync } from 'node:fs';
 import Ajv2020Module from 'ajv/dist/2020.js';
@@ -8,6 +8,7 @@ import addFormatsModule from 'ajv-formats';
 import type { ErrorObject } from 'ajv';
 import { locatedYaml, settingName, type YamlPath } from '../common/yaml-lines.js';
 import { redirectUriProblem } from '../policies/admin/redirect-uris.js';
+import { securityProblems } from '../policies/admin/client-security.js';
 import { compileExtensionSchema } from '../common/extension-schema.js';
 import type { RateLimitPolicy } from '../wire/decision.js';
 
@@ -33,9 +34,18 @@ export interface AppSpec {
   status: 'active' | 'disabled';
   redirectUris: string[];
   allowedOrigins?: string[];
+  /** The admin API's token security fields (policies/admin/client-security.ts); only those that are not defaults. */
+  security?: AppSecurity;
   grant?: string[];
   serviceAccount?: ServiceAccountSpec;
   extensions?: ExtensionSpec[];
+}
+export interface AppSecurity {
+  tokenEndpointAuthMethod?: 'client_secret_basic' | 'client_secret_post' | 'private_key_jwt';
+  jwks?: { keys: Record<string, unknown>[] };
+  dpopBoundAccessTokens?: boolean;
+  requirePushedAuthorizationRequests?: boolean;
+  securityProfile?: 'fapi2';
 }
 export interface TenantFile {
   tenant: string;
@@ -134,6 +144,8 @@ function ruleProblems(
       const problem = redirectUriProblem(uri);
       if (problem) problems.push(problemAt(['apps', i, 'redirectUris', j], problem));
     });
+    for (const problem of securityProblems({ type: app.type, redirectUris: app.redirectUris, ...app.security }))
+      problems.push(problemAt(['apps', i, 'security'], problem));
     unknownCapabilities(app.grant, ['apps', i, 'grant']);
     unknownCapabilities(app.serviceAccount?.capabilities, ['apps', i, 'serviceAccount', 'capabilities']);
     const names = new Set<string>();

@@ -3,6 +3,7 @@
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import { generateKeyPairSync } from 'node:crypto';
 import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -571,6 +572,68 @@ describe('a tenant kept as a file: dump, diff, apply', () => {
     const accounts = await api('GET', `/tenants/${tenantId}/service-accounts`);
     expect(accounts.items[0].name).toBe('Web worker');
   });
+
+  it(
+    "carries an app's token security settings: dumped with its public keys, registered with them by apply, " +
+      'fixed once registered, a private key refused before any change',
+    async () => {
+      const tenantId = await newTenant();
+      const jwk = {
+        ...generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey.export({ format: 'jwk' }),
+        kid: 'k1',
+      };
+      await api('POST', `/tenants/${tenantId}/clients`, {
+        slug: 'bank',
+        name: 'Bank',
+        kind: 'third_party',
+        type: 'confidential',
+        redirectUris: ['https://bank.example/cb'],
+        tokenEndpointAuthMethod: 'private_key_jwt',
+        jwks: { keys: [jwk] },
+        dpopBoundAccessTokens: true,
+      });
+      const dumped = (await admin('dump', '--tenant', tenantId)).out;
+      const app = parseYaml(dumped).apps[0];
+      expect(app.security).toEqual({
+        tokenEndpointAuthMethod: 'private_key_jwt',
+        jwks: { keys: [jwk] },
+        dpopBoundAccessTokens: true,
+      });
+
+      const copy = await newTenant();
+      const file = fileWith('secure.yaml', dumped.replace(tenantId, copy));
+      const applied = await admin('apply', file);
+      expect(applied.code).toBe(0);
+      expect(applied.out).not.toContain('secret of'); // a private_key_jwt app has keys, never a secret
+      expect((await admin('dump', '--tenant', copy)).out).toBe(dumped.replace(tenantId, copy));
+      expect((await api('GET', `/tenants/${copy}/clients`)).items[0]).toMatchObject({
+        tokenEndpointAuthMethod: 'private_key_jwt',
+        dpopBoundAccessTokens: true,
+        requirePushedAuthorizationRequests: false,
+      });
+
+      const before = await auditCount(copy);
+      const unbound = fileWith(
+        'unbound.yaml',
+        dumped.replace(tenantId, copy).replace('dpopBoundAccessTokens: true', 'dpopBoundAccessTokens: false'),
+      );
+      const fixed = await admin('apply', unbound);
+      expect(fixed.code).toBe(2);
+      expect(fixed.err).toMatch(
+        /apps\[0\]\.security: tp_cfg-[a-z0-9-]+_bank's token security settings are .* fixed at registration/,
+      );
+      const leaked = fileWith(
+        'leaked.yaml',
+        dumped.replace(tenantId, copy).replace(/( *)kid: k1\n/, '$1kid: k1\n$1d: c2VjcmV0\n'),
+      );
+      const refused = await admin('diff', leaked);
+      expect(refused.code).toBe(2);
+      expect(refused.err).toContain(
+        'apps[0].security: jwks: key "k1" holds private member d: register the public key only',
+      );
+      expect(await auditCount(copy)).toBe(before);
+    },
+  );
 
   it('refuses a bad file before any change, listing every problem with its line', async () => {
     const tenantId = await furnishedTenant();

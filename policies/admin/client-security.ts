@@ -93,6 +93,22 @@ export function checkSecurity(b: SecurityInput, ctx: z.RefinementCtx): void {
       if (!uri.startsWith('https://')) fail(`${uri}: the fapi2 profile accepts https redirect URIs only`);
 }
 
+const SECURITY_SETTINGS = z
+  .object({ type: z.enum(['confidential', 'public']), redirectUris: z.array(z.string()), ...SECURITY_FIELDS })
+  .superRefine(checkSecurity);
+
+/**
+ * Why the admin API would refuse an app's settings, one sentence each (none when it would accept them): the tenant file
+ * (infra/tenant-file.ts) lists them before it sends anything.
+ */
+export function securityProblems(settings: { type: string; redirectUris: string[] } & object): string[] {
+  const result = SECURITY_SETTINGS.safeParse(settings);
+  if (result.success) return [];
+  return result.error.issues.map((i) =>
+    (i as { params?: { inWords?: boolean } }).params?.inWords ? i.message : `${i.path.join('.')}: ${i.message}`,
+  );
+}
+
 /** The columns to store for valid settings (checkSecurity passed); fapi2 stores what it implies. */
 export function securityColumns(b: SecurityInput): SecurityColumns {
   const fapi = b.securityProfile === 'fapi2';

@@ -14,6 +14,7 @@ import { issuerSigningKey, signRaw, type SigningKey } from './support/hostile-to
 import { startStack, type Stack } from './support/stack.js';
 import { Child, freePorts, nodeEntry, printFigures, sleep, waitFor } from './support/processes.js';
 import { tcpProxy, type TcpProxy } from './support/tcp-proxy.js';
+import { dpopCall, dpopChallenge, dpopKey, makeProof } from './support/dpop.js';
 import { trafficAround, writeLedger } from './support/write-ledger.js';
 import { contextSigner } from '../common/internal-context.js';
 import { openDatabase, type Database } from '../common/db.js';
@@ -51,7 +52,10 @@ const PDP_DEADLINE_MS = 2000;
 const DEADLINE_SLACK_MS = 4000;
 
 /** A tenant of its own with a consented session of its person and an access token of it, signed as the issuer signs. */
-async function consentedTenant(capabilities = ['svc.profile.self.read', 'svc.person.read']) {
+async function consentedTenant(
+  capabilities = ['svc.profile.self.read', 'svc.person.read'],
+  claims: Record<string, unknown> = {},
+) {
   const t = await setupTenant(stack.admin, { capabilities });
   const sid = `sid-faults-${randomUUID()}`;
   // As the issuer's consent inserts it (issuer/interactions.ts).
@@ -71,6 +75,7 @@ async function consentedTenant(capabilities = ['svc.profile.self.read', 'svc.per
       jti: randomUUID(),
       iat: now,
       exp: now + 900,
+      ...claims,
     },
     issuerKey.privateKey,
   );
@@ -326,6 +331,8 @@ describe('a change committed while a PDP cannot reach PostgreSQL is never missed
         GATEWAY_PORT: String(gatewayPort),
         PDP_URL: `http://127.0.0.1:${pdpPort}`,
         BACKEND_URL: stack.system.backendUrl,
+        // Replicas behind one address: a DPoP proof's htu names the address callers use, not each process's own.
+        GATEWAY_PUBLIC_URL: new URL(stack.system.baseUrl).origin,
       },
       readyLine: /"msg":"gateway[^"]*listening"/,
     });
@@ -336,6 +343,20 @@ describe('a change committed while a PDP cannot reach PostgreSQL is never missed
     proxy?.thaw();
     await Promise.all([gateway?.stop(), pdp?.stop()]);
     await proxy?.close();
+  });
+
+  it('refuses a DPoP proof used at one gateway process when it is replayed at the other (the jti ledger is Redis)', async () => {
+    const key = await dpopKey();
+    const { token } = await consentedTenant(['svc.profile.self.read'], { cnf: { jkt: key.jkt } });
+    const htu = `${new URL(stack.system.baseUrl).origin}/v1/me`;
+    const proof = await makeProof(key, { htm: 'GET', htu, token });
+    expect((await dpopCall(stack.system.baseUrl, 'getMe', '/me', token, proof)).status).toBe(200);
+    const replayed = await dpopCall(base, 'getMe', '/me', token, proof);
+    expect([replayed.status, (replayed.body as { error?: string }).error]).toEqual([401, 'invalid_token']);
+    expect(dpopChallenge(replayed.headers.get('www-authenticate'))?.error).toBe('invalid_dpop_proof');
+    // The same gateway takes a fresh proof of the same key: the refusal was the replay.
+    const fresh = await makeProof(key, { htm: 'GET', htu, token });
+    expect((await dpopCall(base, 'getMe', '/me', token, fresh)).status).toBe(200);
   });
 
   const me = { operationId: 'getMe', path: () => '/me' };

@@ -18,7 +18,14 @@ import { storableText } from '../common/db.js';
 import { signIn, signInRefusal } from './accounts.js';
 import type { CredentialThrottle } from '../common/credential-throttle.js';
 import { API_RESOURCE, describeCapabilities, splitScope } from './scope-policy.js';
-import { connectedAppsPage, errorPage, accountSignInPage, sendPage, type ConnectedApp } from './pages.js';
+import {
+  connectedAppsPage,
+  errorPage,
+  accountSignInPage,
+  sendPage,
+  sendUnavailablePage,
+  type ConnectedApp,
+} from './pages.js';
 
 const ACCOUNT_APPS_PATH = '/account/apps';
 const COOKIE = 'account_session';
@@ -149,7 +156,7 @@ export function accountAppsRoutes({ knex, log, cookieKey, throttle }: AccountApp
       await fn(req, res);
     } catch (err) {
       log.error({ err }, 'connected apps page failed');
-      sendPage(res, 'Error', errorPage('The page could not be shown just now. Try again shortly.'), { status: 503 });
+      sendUnavailablePage(res, 'This page');
     }
   };
   const showApps = async (res: Response, session: AccountSession, notice?: string) =>

@@ -9,7 +9,7 @@ import { noteCaller } from '../common/http.js';
 import { loginAccountOf, signIn, signInRefusal, tenantOfClient } from './accounts.js';
 import type { CredentialThrottle } from '../common/credential-throttle.js';
 import { API_RESOURCE, allowedCapabilities, describeCapabilities } from './scope-policy.js';
-import { consentPage, errorPage, loginPage, sendPage } from './pages.js';
+import { consentPage, errorPage, loginPage, sendPage, sendUnavailablePage } from './pages.js';
 
 type Details = Awaited<ReturnType<Provider['interactionDetails']>>;
 
@@ -63,7 +63,7 @@ export function interactionRoutes({ provider, knex, log, throttle }: Deps): Rout
         });
       } else {
         log.error({ err }, 'interaction failed');
-        sendPage(res, 'Error', errorPage('The request could not be completed.'), { status: 500 });
+        sendUnavailablePage(res);
       }
     }
   };

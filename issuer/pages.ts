@@ -155,6 +155,24 @@ ${v.apps.length ? apps : '<p>You have not allowed any app to act for you.</p>'}
 <form method="post" action="/account/sign-out">${csrf}<button type="submit" class="secondary">Sign out</button></form>`;
 }
 
+/** The retry-after of a page answered while a store the issuer needs fails. */
+export const UNAVAILABLE_RETRY_AFTER_S = 1;
+
+/** What a person reads while a store the issuer needs fails: try again shortly, not start over. */
+export const unavailablePageBody = (what: string): string =>
+  `<h1>Try again shortly</h1><p>${escapeHtml(what)} is unavailable just now. Reload this page in a few seconds.</p>`;
+
+/**
+ * When a store the sign-in needs fails (the database, Redis): the platform's 503 with retry-after, as every service
+ * answers a failing dependency.
+ */
+export function sendUnavailablePage(res: Response, what = 'Signing in'): void {
+  sendPage(res, 'Try again shortly', unavailablePageBody(what), {
+    status: 503,
+    headers: { 'retry-after': String(UNAVAILABLE_RETRY_AFTER_S) },
+  });
+}
+
 export function errorPage(message: string, detail?: string): string {
   return `<h1>Something went wrong</h1><p>${escapeHtml(message)}</p>${
     detail ? `<p><code>${escapeHtml(detail)}</code></p>` : ''

@@ -20,7 +20,7 @@ import { matchesStoredSecret, storedSecretsOf } from './clients.js';
 import { trimDiscovery } from './discovery.js';
 import { stripUnlistedCors } from './token-endpoint/cors.js';
 import { cookieKeysFrom, type SigningKeys } from './keys.js';
-import { errorPage, pageHeaders, pageHtml } from './pages.js';
+import { UNAVAILABLE_RETRY_AFTER_S, errorPage, pageHeaders, pageHtml, unavailablePageBody } from './pages.js';
 import { API_AUDIENCE, API_RESOURCE, splitScope } from './scope-policy.js';
 import { isClientCredentials, platformClaims, setSubjectClaims } from './token-claims.js';
 import { routeOf } from './oidc-route.js';
@@ -214,6 +214,14 @@ async function renderError(ctx: KoaContextWithOIDC, out: ErrorOut): Promise<void
     return;
   }
   ctx.set(pageHeaders());
+  // oidc-provider's server_error is a failure of what it stands on (its storage, our hooks' reads): the platform's 503
+  // with retry-after, as every service answers a failing dependency, never a 500 that tells the person to start over.
+  if (out.error === 'server_error') {
+    ctx.status = 503;
+    ctx.set('retry-after', String(UNAVAILABLE_RETRY_AFTER_S));
+    ctx.body = pageHtml('Try again shortly', unavailablePageBody('Signing in'));
+    return;
+  }
   ctx.body = pageHtml(
     'Error',
     errorPage('The authorization request could not be completed.', out.error_description ?? out.error),

@@ -164,6 +164,20 @@ describe('PostgreSQL crashed and restarted under traffic', () => {
       `retry-after ${res.headers.get('retry-after')}`
     );
   }
+  /** The authorize step a browser opens (its first page): status and retry-after. */
+  async function authorizePage(): Promise<string> {
+    const url = new URL(`${stack.system.authUrl}/oauth2/authorize`);
+    url.search = new URLSearchParams({
+      client_id: stack.tenant.clientId,
+      redirect_uri: stack.tenant.redirectUri,
+      response_type: 'code',
+      scope: 'svc.profile.self.read',
+      code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+      code_challenge_method: 'S256',
+    }).toString();
+    const res = await fetch(url, { redirect: 'manual' });
+    return `${res.status} ${res.headers.get('content-type')?.split(';')[0]} retry-after ${res.headers.get('retry-after')}`;
+  }
   /** A refresh grant with the stack's refresh token. */
   const refresh = (headers: Record<string, string> = {}) =>
     postForm(
@@ -193,6 +207,7 @@ describe('PostgreSQL crashed and restarted under traffic', () => {
             token: await refresh(),
             tokenFromBrowser: await refresh({ origin: 'https://app.example' }),
             revoke: await postForm('/oauth2/revoke', { token: stack.token, client_id: stack.tenant.clientId }),
+            authorize: await authorizePage(),
           };
           await sleep(1000);
           const restarted = performance.now();
@@ -235,8 +250,11 @@ describe('PostgreSQL crashed and restarted under traffic', () => {
         token: tryLater,
         tokenFromBrowser: tryLater,
         revoke: tryLater,
+        // A person's browser gets the platform's 503 page with retry-after, never a 500 that says to start over.
+        authorize: '503 text/html retry-after 1',
       });
       expect(await refresh()).toBe('200 token retry-after null');
+      expect(await authorizePage()).toBe('303 text/html retry-after null');
       expect(down.length).toBeGreaterThan(0);
       expect(unexpected).toEqual([]);
       expect(outcomes.filter((o) => o.ms > CHAIN_DEADLINE_MS)).toEqual([]);

@@ -832,7 +832,10 @@ describe('objects read by id, with ETags, and changes with If-Match', () => {
     });
     const client = await admin.checked('getClient', 'GET', `/clients/${t.clientId}`);
     expect(client.body).toMatchObject({ clientId: t.clientId, tenantId: t.tenantId, type: 'confidential' });
-    expect(JSON.stringify(client.body)).not.toMatch(/secret/i);
+    // Neither the secret nor its stored form; tokenEndpointAuthMethod names the method (client_secret_basic) only.
+    expect(client.body).not.toHaveProperty('clientSecret');
+    expect(JSON.stringify(client.body)).not.toContain(t.clientSecret!);
+    expect(JSON.stringify(client.body)).not.toMatch(/sha256\$|scrypt\$/);
     const sa = await admin.checked('getAccount', 'GET', `/accounts/${t.serviceAccountId}`);
     expect(sa.body).toMatchObject({ kind: 'service', name: 'Worker', capabilities: ['svc.person.read'] });
     const login = await admin.checked('getAccount', 'GET', `/accounts/${t.accountId}`);

@@ -130,6 +130,12 @@ const MATRIX: Record<string, Probe[]> = {
   'admin listTenants': [{ name: 'operator only', expect: FORBIDDEN }],
   'admin listPersons': [{ name: "B's persons", expect: FORBIDDEN, control: true }],
   'admin listClients': [{ name: "B's clients", expect: FORBIDDEN, control: true }],
+  'admin getTenant': [{ name: "B's tenant", expect: FORBIDDEN, control: true }],
+  'admin getClient': [{ name: "B's app", expect: FORBIDDEN, control: true }],
+  'admin getAccount': [{ name: "B's service account", expect: FORBIDDEN, control: true }],
+  'admin listExtensions': [{ name: "B's extensions", expect: FORBIDDEN, control: true }],
+  'admin getExtension': [{ name: "B's extension", expect: FORBIDDEN, control: true }],
+  'admin listCapabilities': [{ name: 'the catalogue, no tenant data', expect: onlyA }],
   'admin listServiceAccounts': [{ name: "B's service accounts", expect: FORBIDDEN, control: true }],
   'admin listTenantAdminKeys': [{ name: 'operator only', expect: FORBIDDEN }],
   'admin updateTenant': [

@@ -8,6 +8,7 @@ import { createRemoteJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify } from 
 import type { Knex } from 'knex';
 import type { Browser, Page } from 'playwright-core';
 import { randomBytes } from 'node:crypto';
+import { readFileSync, statSync } from 'node:fs';
 import { loadConfig } from '../common/config.js';
 import { migrate, type Database } from '../common/db.js';
 import { listen, type Listening } from '../common/http.js';
@@ -15,7 +16,7 @@ import { newId } from '../common/ids.js';
 import { createLogger } from '../common/log.js';
 import { hashSecret } from '../common/secrets.js';
 import { createIssuerApp } from '../issuer/app.js';
-import { launchBrowser } from './support/browser.js';
+import { keepingPageOnFailure, launchBrowser } from './support/browser.js';
 import { freshDatabase } from './support/database.js';
 import { createTelemetry } from '../common/telemetry.js';
 import { authorizationRequest, basicAuth, discover, postTokenForm, signInAndConsent } from './support/oauth.js';
@@ -807,6 +808,28 @@ describe('authorization and interactions', () => {
       expect(await page.getByRole('button').count()).toBe(1);
       expect(await page.locator('[type="submit"], button:not([type])').count()).toBe(1);
     });
+  });
+});
+
+describe('a browser step that fails', () => {
+  it('keeps what the page showed: its URL, the last document status, the HTML and a screenshot', async () => {
+    const stale = `${url}/interaction/no-such-interaction`;
+    const error = await inNewPage((page) =>
+      keepingPageOnFailure(page, 'kept-page', async () => {
+        await page.goto(stale);
+        await page.locator('input[name="username"]').fill('bob', { timeout: 300 });
+      }),
+    ).then(
+      () => undefined,
+      (e: Error) => e,
+    );
+    const kept = /page kept: (\S+)\.\{txt,html,png\}; (\d{3}) /.exec(error?.message ?? '');
+    expect(kept?.[2]).toBe('400');
+    expect(readFileSync(`${kept![1]}.txt`, 'utf8')).toContain(`url: ${stale}\nlast document response: 400 ${stale}`);
+    expect(readFileSync(`${kept![1]}.html`, 'utf8')).toContain(
+      'This sign-in request has expired or is no longer valid.',
+    );
+    expect(statSync(`${kept![1]}.png`).size).toBeGreaterThan(0);
   });
 });
 

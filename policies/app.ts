@@ -103,6 +103,9 @@ export function createPoliciesApp({
   const admin = express.Router();
   admin.use(
     authenticateAdmin(knex, adminToken, adminThrottle),
+    // No admin path ends with a slash: `/tenants/` names a tenant with an empty id, never the list (Express's loose
+    // matching would answer it as GET /tenants), so it is 404 as any unknown path.
+    (req, res, next) => (req.path.length > 1 && req.path.endsWith('/') ? notFound(req, res, next) : next()),
     express.json({ limit: '64kb' }),
     authorizeAdmin(knex),
     jsonInputGuard(MAX_BODY_DEPTH),

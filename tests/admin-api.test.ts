@@ -821,6 +821,16 @@ describe('objects read by id, with ETags, and changes with If-Match', () => {
     };
   }
 
+  it('answers a path with an empty id 404 not_found, never the list beside it (GET /tenants/ is not GET /tenants)', async () => {
+    for (const path of ['/tenants/', '/clients/', '/accounts/', '/extensions/']) {
+      const res = await fetch(`${system.pdpUrl}/admin/v1${path}`, {
+        headers: { authorization: `Bearer ${system.adminToken}` },
+      });
+      expect([path, res.status, ((await res.json()) as { error?: string }).error]).toEqual([path, 404, 'not_found']);
+    }
+    expect((await admin.call('GET', '/tenants')).status).toBe(200);
+  });
+
   it('reads one tenant, client, account and extension (with schemas) and the catalogue, each single object with an ETag and never a secret', async () => {
     const t = await furnished();
     const tenant = await admin.checked('getTenant', 'GET', `/tenants/${t.tenantId}`);

@@ -3,7 +3,7 @@ import { traceFields, tracingOn } from './tracing.js';
 
 export type { Logger };
 
-/** Bytes of log lines held before a write, and the longest a line waits for one (decisions.md "Log writes"). */
+/** Bytes of log lines held before a write, and the longest a line waits (decisions.md "Log writes are buffered"). */
 const LOG_BUFFER_BYTES = 4096;
 const LOG_FLUSH_MS = 500;
 

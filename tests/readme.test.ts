@@ -1,8 +1,9 @@
 // What README.md and the docs promise is what the code does: each line of the `sh` blocks of README.md and of the
 // docs its commands moved into (operations, development) must appear, as written, in .ci/run (no command can rot
 // unnoticed); docs/operations.md's configuration and plugin references are the ones generated from the code; every
-// relative link of README.md and docs/*.md reaches a file, and a heading where it names one. README also stands
-// alone: nothing it names lies outside the repository.
+// relative link of README.md and docs/*.md reaches a file, and a heading where it names one, as does every title the
+// code and the docs cite as `decisions.md "Title"`. README also stands alone: nothing it names lies outside the
+// repository.
 import { describe, it, expect } from '@jest/globals';
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { withGeneratedTables } from '../infra/config-reference.js';
@@ -132,5 +133,53 @@ describe('every relative link of README.md and docs/*.md', () => {
     expect(slug('Traces (OpenTelemetry)')).toBe('traces-opentelemetry');
     expect(slug('1. Getting a token')).toBe('1-getting-a-token');
     expect(slug('`TEST_SCOPE` and the_long suites')).toBe('test_scope-and-the_long-suites');
+  });
+});
+
+/** The files that may cite docs/decisions.md: the repository's sources and documents, not what .gitignore lists. */
+function citingFiles(dir = '', skip = /^(\.|node_modules$|dist$|coverage$|test-artifacts$)/): string[] {
+  return readdirSync(new URL(dir || './', root), { withFileTypes: true }).flatMap((entry) => {
+    if (skip.test(entry.name)) return [];
+    const path = `${dir}${entry.name}`;
+    if (entry.isDirectory()) return citingFiles(`${path}/`, skip);
+    return /\.(ts|js|md|ya?ml)$/.test(entry.name) ? [path] : [];
+  });
+}
+
+/**
+ * The titles a file cites as `decisions.md "Title"` or `decisions.md, "Title"`, also across a comment's line break
+ * (the next line's `//`, `*` or `#` is read as a space).
+ */
+export function decisionCitationsOf(text: string): string[] {
+  const joined = text.replace(/\n[ \t]*(?:\/\/|\*|#)?[ \t]*/g, ' ');
+  return [...joined.matchAll(/decisions\.md,? "([^"]+)"/g)].map((m) => m[1]!);
+}
+
+/** A cited title names a heading when it is the heading, or the heading's start followed by ':' or ','. */
+export function namesHeading(title: string, headings: string[]): boolean {
+  return headings.some((h) => h === title || (h.startsWith(title) && ':,'.includes(h[title.length]!)));
+}
+
+describe('every docs/decisions.md "Title" cited in the code and the docs', () => {
+  const headings = [...read('docs/decisions.md').matchAll(/^#{1,6}[ \t]+(.+?)[ \t#]*$/gm)].map((m) => m[1]!);
+  const citations = citingFiles()
+    .filter((file) => file !== 'tests/readme.test.ts') // its examples are not citations
+    .flatMap((file) => decisionCitationsOf(read(file)).map((title) => ({ file, title })));
+
+  it('finds citations to check', () => {
+    expect(citations.length).toBeGreaterThan(10);
+  });
+
+  it('names a heading of docs/decisions.md', () => {
+    expect(citations.filter(({ title }) => !namesHeading(title, headings))).toEqual([]);
+  });
+
+  it('reads a citation across a comment line break, and tells a missing heading', () => {
+    expect(decisionCitationsOf('// see docs/decisions.md\n// "Redis outage"). And decisions.md, "Row locks".')).toEqual(
+      ['Redis outage', 'Row locks'],
+    );
+    expect(namesHeading('Redis outage', ['Redis outage: bounded degradation'])).toBe(true);
+    expect(namesHeading('Redis', ['Redis outage: bounded degradation'])).toBe(false);
+    expect(namesHeading('Redis outages', ['Redis outage: bounded degradation'])).toBe(false);
   });
 });

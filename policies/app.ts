@@ -54,6 +54,8 @@ export interface PoliciesDeps {
   adminThrottle: CredentialThrottle;
   /** The issuer's public URL (AUTH_URL): the console shows its token endpoint. */
   authUrl: string;
+  /** Whether the issuer offers client_credentials (ISSUER_ENABLE_CLIENT_CREDENTIALS): the console says so. */
+  clientCredentials: boolean;
   /** Decision facts kept in memory at most (PDP_FACT_CACHE_ENTRIES); unset = the documented default. */
   maxFacts?: number;
   /** The revision feed the decisions' facts are kept current by (common/revision-feed.ts). */
@@ -70,6 +72,7 @@ export function createPoliciesApp({
   trustProxy = false,
   adminThrottle,
   authUrl,
+  clientCredentials,
   maxFacts,
   revisions,
 }: PoliciesDeps): express.Express {
@@ -127,7 +130,10 @@ export function createPoliciesApp({
     auditTrailRouter(knex, (result) => telemetry.auditVerifications.inc({ result })),
   );
   app.use('/admin/v1', admin);
-  app.use(CONSOLE_PATH, consoleRouter({ knex, adminToken, log, countChange, throttle: adminThrottle, authUrl }));
+  app.use(
+    CONSOLE_PATH,
+    consoleRouter({ knex, adminToken, log, countChange, throttle: adminThrottle, authUrl, clientCredentials }),
+  );
 
   app.use(notFound);
   app.use(errorHandler(log));

@@ -48,6 +48,7 @@ export async function startPolicies({
       trustProxy: config.TRUST_PROXY,
       adminThrottle,
       authUrl: config.AUTH_URL,
+      clientCredentials: config.ISSUER_ENABLE_CLIENT_CREDENTIALS,
       maxFacts: config.PDP_FACT_CACHE_ENTRIES,
       revisions,
     }),

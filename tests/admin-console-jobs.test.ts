@@ -4,8 +4,11 @@
 // owns records (Disable, not Delete), limits and plans shown before they refuse, denials in words, verifying the audit
 // trail, exporting, and the pages a person and a signed-out admin read.
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
+import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
+import { promisify } from 'node:util';
 import { Writable } from 'node:stream';
+import { decodeJwt } from 'jose';
 import * as oidc from 'openid-client';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import type { System } from '../infra/system.js';
@@ -23,8 +26,17 @@ import {
 import { callApi } from './support/api.js';
 import { assertResponseMatches } from './support/openapi.js';
 import { personApi, registerExtension } from './support/extensions.js';
-import { authorizationRequest, clientCredentialsToken, discover, signInAndConsent } from './support/oauth.js';
+import {
+  authorizationRequest,
+  basicAuth,
+  clientCredentialsToken,
+  discover,
+  postTokenForm,
+  signInAndConsent,
+} from './support/oauth.js';
 import { CAPABILITIES } from '../wire/decision.js';
+
+const run = promisify(execFile);
 
 /** Every capability of the catalogue. */
 const ALL = [...CAPABILITIES];
@@ -70,10 +82,10 @@ async function storeRecord(app: MachineClientSetup, extensionId: string, note: s
   return token;
 }
 
-/** A browser context signed in to the console with `key`, on its first page. */
-async function signedIn(key: string): Promise<{ context: BrowserContext; page: Page }> {
+/** A browser context signed in to the console (of this suite's system, unless `at`) with `key`, on its first page. */
+async function signedIn(key: string, at = consoleUrl): Promise<{ context: BrowserContext; page: Page }> {
   const context = await browser.newContext({ acceptDownloads: true });
-  const { page } = await signIn(context, consoleUrl, key);
+  const { page } = await signIn(context, at, key);
   return { context, page };
 }
 
@@ -92,11 +104,13 @@ async function cli(args: string[], token: string): Promise<{ code: number; out: 
 describe('a service account, created in the console', () => {
   it(
     'starts from an empty state that says what it is for, is created for an app with capabilities from its ' +
-      'grant, and shows its id and the token request that then works',
+      'grant (described, marked when the plan excludes them, none ticked unasked), and shows its id and the ' +
+      'token request that then works as shown',
     async () => {
       const tenant = await setupTenant(operator, {
         type: 'confidential',
-        capabilities: ['svc.profile.self.read', 'svc.tenant.info.read'],
+        plan: 'L1',
+        capabilities: ['svc.profile.self.read', 'svc.tenant.info.read', 'svc.person.read'],
       });
       const { context, page } = await signedIn(await tenantKey(tenant.tenantId));
       try {
@@ -105,10 +119,18 @@ describe('a service account, created in the console', () => {
         expect(await main(page)).toMatch(/how an app acts as itself rather than for a person/);
         await page.getByLabel('App', { exact: true }).selectOption(tenant.clientId);
         await press(page, 'Next: name and capabilities');
-        // Offered: exactly the app's grant, ticked.
+        expect(await page.locator('#grant-off').count()).toBe(0);
+        // Offered: exactly the app's grant, none ticked, each with its description and what the plan means for it.
         const offered = page.getByRole('group', { name: /Capabilities its tokens may use/ }).getByRole('checkbox');
-        await expect(offered.count()).resolves.toBe(2);
-        await page.getByLabel('svc.profile.self.read').uncheck();
+        await expect(offered.count()).resolves.toBe(3);
+        for (const box of await offered.all()) await expect(box.isChecked()).resolves.toBe(false);
+        expect(await page.locator('#sa-cap-svc\\.tenant\\.info\\.read-d').innerText()).toBe(
+          "Read the tenant's public identity",
+        );
+        expect(await page.locator('#sa-cap-svc\\.person\\.read-d').innerText()).toMatch(
+          /needs plan L2: refused until the tenant's plan includes it\.$/,
+        );
+        await page.getByLabel('svc.tenant.info.read').check();
         await page.getByLabel(/^Name/).fill('nightly sync');
         expect((await press(page, 'Create service account')).status()).toBe(201);
         const accountId = await page.locator('#new-account').innerText();
@@ -119,13 +141,12 @@ describe('a service account, created in the console', () => {
             `-d 'scope=svc.tenant.info.read' ${system.authUrl}/oauth2/token`,
         );
         await shot(page, 'jobs-service-account-created');
-        // The next step, as shown, works: the token acts as the new account, within its capabilities.
-        const token = await clientCredentialsToken(
-          system.authUrl,
-          { clientId: tenant.clientId, clientSecret: tenant.clientSecret! },
-          'svc.tenant.info.read',
-        );
-        expect((await getTenant(token)).status).toBe(200);
+        // The next step, run as shown with the app's secret in its place, works: the token acts as the new account.
+        const { stdout } = await run('sh', ['-c', curl.replace('<client secret>', tenant.clientSecret!)]);
+        const answer = JSON.parse(stdout) as { access_token: string; scope: string };
+        expect(answer.scope).toBe('svc.tenant.info.read');
+        expect(decodeJwt(answer.access_token).sub).toBe(accountId);
+        expect((await getTenant(answer.access_token)).status).toBe(200);
         await page.goto(pageUrl(tenant.tenantId, 'service-accounts'));
         await expect(row(page, accountId).getByRole('cell').nth(2).innerText()).resolves.toBe('svc.tenant.info.read');
         // Its app has its one service account now: the form offers no app, and says why.
@@ -135,6 +156,47 @@ describe('a service account, created in the console', () => {
       }
     },
   );
+});
+
+describe('a service account where the issuer does not offer client_credentials (the draft default)', () => {
+  let plain: System;
+  beforeAll(async () => {
+    plain = await startTestSystem();
+  });
+  afterAll(async () => plain?.close());
+
+  it('says so in words, with what the operator sets to turn it on, instead of a token request that would be refused', async () => {
+    const admin = adminClient(plain);
+    const tenant = await setupTenant(admin, { type: 'confidential', capabilities: ['svc.tenant.info.read'] });
+    // What the page would otherwise offer is refused on this deployment.
+    const refused = await postTokenForm(
+      plain.authUrl,
+      { grant_type: 'client_credentials', scope: 'svc.tenant.info.read' },
+      { authorization: basicAuth(tenant.clientId, tenant.clientSecret!) },
+    );
+    expect(refused.body.error).toBe('unsupported_grant_type');
+    const key = (await admin.ok('POST', `/tenants/${tenant.tenantId}/admin-keys`)).key;
+    const { context, page } = await signedIn(key, consoleOf(plain.pdpUrl));
+    const off =
+      "This deployment's token endpoint does not offer the client_credentials grant yet (it is off by default " +
+      'while the contract is a draft), so a service account cannot get a token: the request is refused. The ' +
+      'operator turns it on by setting ISSUER_ENABLE_CLIENT_CREDENTIALS=true for the issuer and restarting it.';
+    try {
+      await page.goto(`${consoleOf(plain.pdpUrl)}/tenants/${tenant.tenantId}/service-accounts`);
+      expect(await page.locator('#grant-off').innerText()).toBe(off);
+      await page.getByLabel('App', { exact: true }).selectOption(tenant.clientId);
+      await press(page, 'Next: name and capabilities');
+      await page.getByLabel('svc.tenant.info.read').check();
+      await page.getByLabel(/^Name/).fill('nightly sync');
+      expect((await press(page, 'Create service account')).status()).toBe(201);
+      await expect(page.locator('#new-account').innerText()).resolves.toMatch(/^acc_/);
+      expect(await page.locator('#grant-off').innerText()).toBe(off);
+      await expect(page.locator('#token-request').count()).resolves.toBe(0);
+      await shot(page, 'jobs-service-account-grant-off');
+    } finally {
+      await context.close();
+    }
+  });
 });
 
 describe('a person, named as the admin knows them', () => {
@@ -216,25 +278,52 @@ describe('a person, named as the admin knows them', () => {
 
 describe('an app that owns records', () => {
   it(
-    'shows its record count up front and offers Disable instead of Delete; ' + 'a refusal links back to the app',
+    'shows its record count up front and offers Disable instead of Delete; a Delete the records now refuse is ' +
+      'never asked about, and a refused Confirm answers the same, naming the app and counting in words',
     async () => {
       const own = await setupMachineClient(operator, { grant: ALL });
       const extensionId = await registerExtension(operator, own.clientId);
       const { context, page } = await signedIn(await tenantKey(own.tenantId));
+      const app = await operator.ok('GET', `/clients/${own.clientId}`);
+      const notDeleted = `${app.name} was not deleted: it owns 1 stored record about persons now.`;
       try {
-        // Seen with no records: Delete is offered. A record is stored meanwhile; Confirm is then refused, in words,
-        // with the way back to the app.
+        // Seen with no records: Delete is offered, and asked about by the app's name with its client id after it.
         await page.goto(pageUrl(own.tenantId, `apps/${own.clientId}`));
         expect(await page.locator('dl').innerText()).toMatch(/Stored records about persons\s+0/);
         await press(page, 'Delete app');
+        const question = await page.getByRole('alert').innerText();
+        expect(question).toBe(
+          `Delete ${app.name} ${own.clientId}? Its tokens are refused from their next request, and its secrets, ` +
+            'grant, consents and service account are gone for good.',
+        );
+        await expect(page.getByRole('alert').locator('small code').innerText()).resolves.toBe(own.clientId);
+        // A record is stored before Confirm: the Delete is refused with the app's page, its count and Disable.
         const token = await storeRecord(own, extensionId, 'kept');
-        const refused = await press(page, 'Confirm');
-        expect(refused.status()).toBe(409);
-        expect(await page.getByRole('alert').innerText()).toMatch(/^The app owns 1 stored records/);
-        await press(page, `Back to the app ${own.clientId}`, 'link');
-        expect(page.url()).toBe(pageUrl(own.tenantId, `apps/${own.clientId}`));
+        expect((await press(page, 'Confirm')).status()).toBe(409);
+        await expect(page.getByRole('alert').innerText()).resolves.toBe(notDeleted);
+        await expect(page.getByRole('button', { name: 'Disable app' }).count()).resolves.toBe(1);
+        await expect(page.getByRole('button', { name: 'Delete app' }).count()).resolves.toBe(0);
 
-        // Now the page says so before anything, and offers Disable only.
+        // A Delete posted from a page shown before the first record arrived is not asked about either.
+        const other = await setupMachineClient(operator, { grant: ALL });
+        const otherExtension = await registerExtension(operator, other.clientId);
+        const otherApp = await operator.ok('GET', `/clients/${other.clientId}`);
+        const asOther = await signedIn(await tenantKey(other.tenantId));
+        try {
+          await asOther.page.goto(pageUrl(other.tenantId, `apps/${other.clientId}`));
+          await storeRecord(other, otherExtension, 'arrived');
+          expect((await press(asOther.page, 'Delete app')).status()).toBe(409);
+          expect(await asOther.page.getByRole('main').innerText()).not.toContain('Are you sure');
+          await expect(asOther.page.getByRole('alert').innerText()).resolves.toBe(
+            `${otherApp.name} was not deleted: it owns 1 stored record about persons now.`,
+          );
+          await shot(asOther.page, 'jobs-delete-refused-before-asking');
+        } finally {
+          await asOther.context.close();
+        }
+
+        // Shown again, the page says so before anything, and offers Disable only.
+        await page.goto(pageUrl(own.tenantId, `apps/${own.clientId}`));
         expect(await page.locator('dl').innerText()).toMatch(/Stored records about persons\s+1/);
         expect(await page.locator('#kept-records').innerText()).toMatch(
           /owns 1 stored record about\s+persons.*Disable it/s,
@@ -242,8 +331,12 @@ describe('an app that owns records', () => {
         await expect(page.getByRole('button', { name: 'Delete app' }).count()).resolves.toBe(0);
         await shot(page, 'jobs-app-with-records');
         await press(page, 'Disable app');
+        expect(await page.getByRole('alert').innerText()).toBe(
+          `Disable ${app.name} ${own.clientId}? Its tokens are refused from their next request, and it gets no new ` +
+            'ones until it is enabled again.',
+        );
         await press(page, 'Confirm');
-        await expect(page.getByRole('status').innerText()).resolves.toContain('is now disabled');
+        await expect(page.getByRole('status').innerText()).resolves.toBe(`${app.name} is now disabled.`);
         expect((await getMe(token)).body.error).toBe('client_disabled');
       } finally {
         await context.close();
@@ -288,6 +381,29 @@ describe('limits and plans', () => {
         expect(await page.locator('#cap-svc\\.person\\.metadata\\.write-d').innerText()).toMatch(
           /needs plan L2 to store new records/,
         );
+        // Granting them anyway is saved, and the notice says in words what the plan will refuse.
+        await page.getByLabel('svc.person.read').check();
+        await page.getByLabel('svc.person.metadata.write').check();
+        await press(page, 'Save granted capabilities');
+        const saved = await page.getByRole('status').innerText();
+        expect(saved).toMatch(new RegExp(`^Granted capabilities saved for ${l1.clientName}: `));
+        expect(saved).toContain(
+          `The tenant's plan does not include svc.person.read (needs plan L2): ${l1.clientName}'s calls that need ` +
+            'it will be refused until the plan does.',
+        );
+        expect(saved).toContain(
+          `Until the plan includes svc.person.metadata.write (needs plan L2), ${l1.clientName} can read and delete ` +
+            'the records it stored but not store new ones.',
+        );
+        expect(saved).not.toContain('plan_capability_excluded');
+        await shot(page, 'jobs-grant-beyond-plan');
+        const grant = await operator.ok('GET', `/tenants/${l1.tenantId}/grants/${l1.clientId}`);
+        expect([...grant.capabilities].sort()).toEqual([
+          'svc.person.metadata.write',
+          'svc.person.read',
+          'svc.profile.self.read',
+          'svc.tenant.info.read',
+        ]);
 
         await page.goto(pageUrl(l1.tenantId, 'persons'));
         await page.getByLabel('Display name').fill('Short');
@@ -298,6 +414,84 @@ describe('limits and plans', () => {
           .evaluate((form: HTMLFormElement) => void (form.noValidate = true));
         expect((await press(page, 'Create person')).status()).toBe(422);
         expect(await page.getByRole('alert').innerText()).toBe('The username needs at least 3 characters.');
+      } finally {
+        await context.close();
+      }
+    },
+  );
+});
+
+describe('words, not enums', () => {
+  it(
+    "an empty table says what would be there and how to add it; a bad tenant label gets the server's sentence; " +
+      'apps read "Third-party, confidential"; usage and extensions name apps; rotation says when the old secret ends',
+    async () => {
+      const asOperator = await signedIn(system.adminToken);
+      const { page } = asOperator;
+      try {
+        await page.goto(`${consoleUrl}/tenants`);
+        await page.getByLabel('Display name').fill('Words Ltd');
+        await page.getByLabel(/^Label/).fill('Words Ltd');
+        expect((await press(page, 'Create tenant')).status()).toBe(422);
+        await expect(page.getByRole('alert').innerText()).resolves.toBe(
+          'The label may hold only lower-case letters, digits and single dashes.',
+        );
+        await expect(page.getByLabel(/^Label/).inputValue()).resolves.toBe('Words Ltd');
+        await page.getByLabel(/^Label/).fill(`words-${Date.now().toString(36)}`);
+        await press(page, 'Create tenant');
+        const tenantId = new URL(page.url()).pathname.split('/')[4]!;
+        for (const [path, id, text] of [
+          ['apps', '#no-apps', /^No apps yet: .* Register an app below\.$/],
+          ['extensions', '#no-extensions', /^No extensions yet: .* Register an extension below\.$/],
+          ['usage', '#no-usage', /^No metered calls in the last 30 days: .* calls the API with a token\.$/],
+          [
+            'service-accounts',
+            '#no-service-accounts',
+            /^No service accounts yet\. .* Create a service account below\.$/,
+          ],
+        ] as const) {
+          await page.goto(pageUrl(tenantId, path));
+          expect(await page.locator(id).innerText()).toMatch(text);
+          await expect(page.getByRole('table').count()).resolves.toBe(0);
+        }
+        await shot(page, 'jobs-empty-apps');
+      } finally {
+        await asOperator.context.close();
+      }
+
+      const own = await setupMachineClient(operator, { grant: ALL });
+      const extensionId = await registerExtension(operator, own.clientId);
+      await storeRecord(own, extensionId, 'metered');
+      const { context, page: admin } = await signedIn(await tenantKey(own.tenantId));
+      try {
+        await admin.goto(pageUrl(own.tenantId, 'apps'));
+        const listed = row(admin, own.clientName).getByRole('cell');
+        await expect(listed.nth(1).innerText()).resolves.toBe('Third-party');
+        await expect(listed.nth(2).innerText()).resolves.toBe('confidential');
+        await admin.goto(pageUrl(own.tenantId, `apps/${own.clientId}`));
+        expect(await admin.locator('dl').innerText()).toMatch(/Kind and type\s+Third-party, confidential/);
+        await admin.goto(pageUrl(own.tenantId, 'extensions'));
+        await expect(row(admin, extensionId).getByRole('cell').nth(1).innerText()).resolves.toBe(
+          `${own.clientName} ${own.clientId}`,
+        );
+        await admin.goto(pageUrl(own.tenantId, 'usage'));
+        for (let attempt = 0; attempt < 40 && (await row(admin, own.clientName).count()) === 0; attempt++) {
+          await new Promise((resolve) => setTimeout(resolve, 250));
+          await admin.reload();
+        }
+        await expect(row(admin, own.clientName).getByRole('cell').first().innerText()).resolves.toBe(
+          `${own.clientName} ${own.clientId}`,
+        );
+        await shot(admin, 'jobs-usage-by-name');
+
+        await admin.goto(pageUrl(own.tenantId, `apps/${own.clientId}`));
+        const before = Date.now();
+        expect((await press(admin, 'Create a next secret')).status()).toBe(201);
+        const day = new Intl.DateTimeFormat('en-GB', { dateStyle: 'long', timeZone: 'UTC' });
+        const ends = await admin.locator('#old-secret-ends').innerText();
+        expect(ends).toMatch(/^\d{1,2} \w+ \d{4} at \d{2}:\d{2} UTC$/);
+        expect(ends.startsWith(day.format(before + 7 * 24 * 3600 * 1000))).toBe(true);
+        await shot(admin, 'jobs-next-secret');
       } finally {
         await context.close();
       }

@@ -176,7 +176,9 @@ describe('a tenant admin', () => {
     const token = await workloadToken();
     await page.goto(pageUrl(own.tenantId, `apps/${own.clientId}`));
     await press(page, 'Disable app');
-    await expect(page.getByRole('alert').innerText()).resolves.toMatch(/^Disable .*403 client_disabled/);
+    const question = await page.getByRole('alert').innerText();
+    expect(question).toMatch(/^Disable .+ tp_\S+\? Its tokens are refused from their next request/);
+    expect(question).not.toMatch(/client_disabled|403/);
     expect((await getMe(token)).status).toBe(200);
     await Promise.all([page.waitForNavigation(), page.getByRole('link', { name: 'Cancel' }).click()]);
     expect(page.url()).toBe(pageUrl(own.tenantId, `apps/${own.clientId}`));
@@ -383,6 +385,48 @@ describe('a tenant admin', () => {
   );
 
   it(
+    'tells an admin whose grant save would overwrite a grant changed since the page was shown (412), in words, ' +
+      'with what is granted now and the boxes as they ticked them, and saves on the second press',
+    async () => {
+      const app = await operator.ok('POST', `/tenants/${own.tenantId}/clients`, {
+        slug: `grant-race-${Date.now().toString(36)}`,
+        name: 'Grant Race',
+        kind: 'third_party',
+        type: 'public',
+        redirectUris: ['https://grant-race.example/cb'],
+      });
+      const grantPath = `/tenants/${own.tenantId}/grants/${app.clientId}`;
+      await operator.ok('PUT', grantPath, { capabilities: ['svc.profile.self.read'] });
+      await page.goto(pageUrl(own.tenantId, `apps/${app.clientId}`));
+      await page.getByLabel('svc.tenant.info.read').check();
+      // Another admin (through the API) replaces the grant while this page is open.
+      await operator.ok('PUT', grantPath, { capabilities: ['svc.person.read'] });
+
+      expect((await press(page, 'Save granted capabilities')).status()).toBe(412);
+      await expect(page.getByRole('alert').innerText()).resolves.toBe(
+        'Someone changed this since you opened the page, so nothing was saved. ' +
+          'Check what is stored now, then save again to replace it.',
+      );
+      await expect(page.locator('#granted-now').innerText()).resolves.toBe(
+        'Granted now: svc.person.read. The boxes below are as you ticked them.',
+      );
+      const ticked = async () => Promise.all(ALL.map((cap) => page.getByLabel(cap, { exact: true }).isChecked()));
+      await expect(ticked()).resolves.toEqual([true, true, false, false, false]);
+      expect((await operator.ok('GET', grantPath)).capabilities).toEqual(['svc.person.read']);
+      await shot(page, 'grant-changed-meanwhile');
+
+      await press(page, 'Save granted capabilities');
+      await expect(page.getByRole('status').innerText()).resolves.toBe(
+        'Granted capabilities saved for Grant Race: svc.profile.self.read, svc.tenant.info.read.',
+      );
+      expect((await operator.ok('GET', grantPath)).capabilities).toEqual([
+        'svc.profile.self.read',
+        'svc.tenant.info.read',
+      ]);
+    },
+  );
+
+  it(
     'registers a confidential app and shows its secret once, ' +
       'with a Copy button that copies it; the secret authenticates the app',
     async () => {
@@ -561,10 +605,13 @@ describe('a tenant admin', () => {
     });
     await page.goto(pageUrl(own.tenantId, `apps/${clientId}`));
     await press(page, 'Delete app');
-    await expect(page.getByRole('alert').innerText()).resolves.toMatch(/^Delete .*403 client_unknown/);
+    await expect(page.getByRole('alert').innerText()).resolves.toBe(
+      `Delete Short lived ${clientId}? Its tokens are refused from their next request, and its secrets, grant, ` +
+        'consents and service account are gone for good.',
+    );
     await press(page, 'Confirm');
     expect(page.url()).toBe(pageUrl(own.tenantId, 'apps'));
-    await expect(page.getByRole('status').innerText()).resolves.toBe(`${clientId} is deleted.`);
+    await expect(page.getByRole('status').innerText()).resolves.toBe('Short lived is deleted.');
     await expect(row(page, 'Short lived').count()).resolves.toBe(0);
 
     // The app of this suite stores a record (the extension test above): its page says so and offers no Delete.
@@ -856,7 +903,9 @@ describe('the operator', () => {
 
         await page.getByLabel('Status').selectOption('suspended');
         await press(page, 'Save settings');
-        await expect(page.getByRole('main').innerText()).resolves.toContain('403 tenant_suspended');
+        await expect(page.getByRole('main').innerText()).resolves.toContain(
+          'Every token of its apps is refused from its next request, and no new ones are issued',
+        );
         await press(page, 'Confirm');
         expect(
           (await operator.ok('GET', `/tenants?status=suspended&limit=100`)).items.map(
@@ -916,6 +965,39 @@ describe("a tenant admin's settings", () => {
         });
         // The operator's tenant pages are refused to a tenant key.
         expect((await page.goto(`${consoleUrl}/tenants`))!.status()).toBe(404);
+      } finally {
+        await context.close();
+      }
+    },
+  );
+
+  it(
+    'tell an admin whose save would overwrite settings changed since the page was shown (412), in words, keep ' +
+      'what they typed beside what is stored now, and save on the second press',
+    async () => {
+      const context = await browser.newContext();
+      try {
+        const { page } = await signIn(context, adminKey.key);
+        await page.goto(pageUrl(own.tenantId, 'settings'));
+        await page.getByLabel('Display name').fill('Typed in the settings');
+        // The operator (through the API) renames the tenant while this page is open.
+        await operator.ok('PATCH', `/tenants/${own.tenantId}`, { displayName: 'Renamed meanwhile' });
+
+        expect((await press(page, 'Save settings')).status()).toBe(412);
+        await expect(page.getByRole('alert').innerText()).resolves.toBe(
+          'Someone changed this since you opened the page, so nothing was saved. ' +
+            'Check what is stored now, then save again to replace it.',
+        );
+        await expect(page.locator('#stored-now').innerText()).resolves.toMatch(
+          /^Display name stored now\s+Renamed meanwhile\s+Rate limits stored now/,
+        );
+        await expect(page.getByLabel('Display name').inputValue()).resolves.toBe('Typed in the settings');
+        expect((await operator.ok('GET', `/tenants/${own.tenantId}`)).displayName).toBe('Renamed meanwhile');
+        await shot(page, 'settings-changed-meanwhile');
+
+        await press(page, 'Save settings');
+        await expect(page.getByRole('status').innerText()).resolves.toBe('Settings of Typed in the settings saved.');
+        expect((await operator.ok('GET', `/tenants/${own.tenantId}`)).displayName).toBe('Typed in the settings');
       } finally {
         await context.close();
       }

@@ -67,6 +67,12 @@ export async function hasPendingSecret(knex: Knex, clientId: string): Promise<bo
   return Boolean(await knex('client_secrets').where({ client_id: clientId, state: 'next' }).first('id'));
 }
 
+/** When the client's current secret stops working: set while a next secret is pending, otherwise undefined. */
+export async function currentSecretEnds(knex: Knex, clientId: string): Promise<Date | undefined> {
+  const row = await knex('client_secrets').where({ client_id: clientId, state: 'current' }).first('expires_at');
+  return row?.expires_at ? new Date(row.expires_at) : undefined;
+}
+
 export function clientSecretsRouter(knex: Knex): Router {
   const r = Router();
   r.post('/clients/:clientId/secrets', async (req, res) =>

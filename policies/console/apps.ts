@@ -2,7 +2,7 @@
 import type { Request, Response, Router } from 'express';
 import * as pages from './pages.js';
 import { appPath, tenantPath } from './pages.js';
-import { apiPath, linesOf, list, locals, one, type ConsoleKit } from './kit.js';
+import { apiPath, linesOf, list, locals, one, texts, type ConsoleKit } from './kit.js';
 import { STATUS_OF } from '../../wire/codes.js';
 import { done, refused, refusalStatus, type Outcome } from '../../wire/outcome.js';
 import { etagOf } from '../admin/etags.js';
@@ -18,7 +18,9 @@ import {
 import { capabilityCatalogue } from '../admin/capabilities.js';
 import { reads } from '../admin/audit.js';
 import { grantsOfTenant, putGrant } from '../admin/grants.js';
-import { createNextSecret, hasPendingSecret, promoteNextSecret } from '../admin/client-secrets.js';
+import { refusalWords } from './refusals.js';
+import { createNextSecret, currentSecretEnds, hasPendingSecret, promoteNextSecret } from '../admin/client-secrets.js';
+import { html } from './html.js';
 
 const DEFAULT_METHOD = 'client_secret_basic';
 const APP_FIELDS = ['name', 'slug', 'kind', 'type', 'redirectUris', 'allowedOrigins'];
@@ -43,7 +45,19 @@ function jsonField(v: unknown): Outcome<unknown> {
 }
 
 export function appRoutes(tenant: Router, kit: ConsoleKit): void {
-  const { db, send, frameOf, notFound, goTo, enteredFrom, permitted, perform, confirmThenPerform, changeStatus } = kit;
+  const {
+    db,
+    send,
+    frameOf,
+    notFound,
+    refusedPage,
+    goTo,
+    enteredFrom,
+    permitted,
+    perform,
+    confirmThenPerform,
+    changeStatus,
+  } = kit;
   const appsPage = async (res: Response, entered?: pages.Entered, status = 200) => {
     const { session, tenant: current } = locals(res);
     const [apps, grants] = await reads(
@@ -53,17 +67,17 @@ export function appRoutes(tenant: Router, kit: ConsoleKit): void {
     const listed = apps.map((client) => ({ client, capabilities: grants.get(client.clientId) ?? [] }));
     send(res, pages.appsPage({ ...frameOf(res, 'Apps'), session, tenant: current }, listed, entered), status);
   };
+  /** The app's page; `refused` when a form of it comes back (what was entered, and which form changed meanwhile). */
   const appPage = async (
     res: Response,
     client: ClientView,
-    entered?: pages.Entered,
-    status = 200,
-    conflict = false,
+    { status = 200, ...refused }: pages.RefusedForms & { status?: number } = {},
   ) => {
     const { session, tenant: current } = locals(res);
-    const [grants, pending, catalogue, records] = await reads(
+    const [grants, pending, oldSecretEnds, catalogue, records] = await reads(
       () => grantsOfTenant(db, client.tenantId),
       () => hasPendingSecret(db, client.clientId),
+      () => currentSecretEnds(db, client.clientId),
       () => capabilityCatalogue(db, current.plan),
       () => storedRecordsOf(db, client.clientId),
     );
@@ -77,16 +91,16 @@ export function appRoutes(tenant: Router, kit: ConsoleKit): void {
       pages.appPage(
         { ...frameOf(res, `App: ${client.name}`), session, tenant: current },
         client,
-        { granted, secretPending: pending, catalogue, records, etags, changedMeanwhile: conflict },
-        entered,
+        { granted, secretPending: pending, oldSecretEnds, catalogue, records, etags },
+        refused,
       ),
       status,
     );
   };
-  /** The way back to an app's page from a refusal or a question about it. */
-  const backTo = (tenantId: string, clientId: string): pages.Link => ({
-    href: appPath(tenantId, clientId),
-    label: `the app ${clientId}`,
+  /** The way back to an app's page from a refusal or a question about it, naming the app. */
+  const backTo = (client: ClientView): pages.Link => ({
+    href: appPath(client.tenantId, client.clientId),
+    label: client.name,
   });
   tenant.get('/apps', async (_req, res) => appsPage(res));
 
@@ -123,7 +137,7 @@ export function appRoutes(tenant: Router, kit: ConsoleKit): void {
     const { clientSecret, ...client } = created.value;
     // A confidential app's secret is shown once, in the answer to this POST (never stored readable, never cached).
     if (clientSecret)
-      return send(res, pages.secretPage(frameOf(res, `New app: ${client.name}`), client, clientSecret, true), 201);
+      return send(res, pages.secretPage(frameOf(res, `New app: ${client.name}`), client, clientSecret), 201);
     await goTo(res, appPath(tenantId, client.clientId), `${client.name} is registered as ${client.clientId}.`);
   });
 
@@ -147,94 +161,123 @@ export function appRoutes(tenant: Router, kit: ConsoleKit): void {
     const client = await findClient(db, tenantId, clientId);
     if (!client) return notFound(res);
     // What was entered stays in the form, which now carries the stored state's ETag: saving again replaces it knowingly.
-    await appPage(
-      res,
-      client,
-      enteredFrom(req, updated, ['name', 'redirectUris', 'allowedOrigins']),
-      refusalStatus(updated),
-      updated.error === 'revision_conflict',
-    );
-  });
-
-  tenant.post('/apps/:clientId/grant', async (req: Request<{ clientId: string }>, res) => {
-    const { tenantId } = locals(res).tenant;
-    const { clientId } = req.params;
-    const body = { capabilities: list(req.body.capabilities) };
-    const grant = await perform(
-      res,
-      { method: 'PUT', path: apiPath('tenants', tenantId, 'grants', clientId), body },
-      () => putGrant(db, tenantId, clientId, body, one(req.body.etag)),
-      backTo(tenantId, clientId),
-    );
-    if (grant)
-      await goTo(
-        res,
-        appPath(tenantId, clientId),
-        `Granted capabilities saved: ${grant.capabilities.join(' ') || 'none'}.`,
-      );
-  });
-
-  tenant.post('/apps/:clientId/status', async (req: Request<{ clientId: string }>, res) => {
-    const { tenantId } = locals(res).tenant;
-    const { clientId } = req.params;
-    await changeStatus(req, res, apiPath('clients', clientId), (body) => updateClient(db, clientId, body), {
-      consequence:
-        `Disable ${clientId}? Its tokens are refused from their next request (403 client_disabled) ` +
-        'and it gets no new ones until it is enabled again.',
-      back: backTo(tenantId, clientId),
-      said: (client) => `${client.name} is now ${client.status}.`,
+    await appPage(res, client, {
+      entered: enteredFrom(req, updated, ['name', 'redirectUris', 'allowedOrigins']),
+      status: refusalStatus(updated),
+      changedMeanwhile: updated.error === 'revision_conflict' ? 'settings' : undefined,
     });
   });
 
-  tenant.post('/apps/:clientId/delete', async (req: Request<{ clientId: string }>, res) => {
-    const { tenantId } = locals(res).tenant;
+  tenant.post('/apps/:clientId/grant', async (req: Request<{ clientId: string }>, res) => {
+    const { tenantId, plan } = locals(res).tenant;
     const { clientId } = req.params;
-    await confirmThenPerform(
-      req,
-      res,
-      { method: 'DELETE', path: apiPath('clients', clientId) },
-      () => deleteClient(db, clientId),
-      {
-        consequence:
-          `Delete ${clientId}? Its tokens are refused from their next request (403 client_unknown), and its ` +
-          'secrets, grant, consents and service account are gone for good.',
-        back: backTo(tenantId, clientId),
-        after: tenantPath(tenantId, 'apps'),
-        said: () => `${clientId} is deleted.`,
-      },
+    const body = { capabilities: list(req.body.capabilities) };
+    if (!(await permitted(res, { method: 'PUT', path: apiPath('tenants', tenantId, 'grants', clientId), body })))
+      return;
+    const saved = await putGrant(db, tenantId, clientId, body, one(req.body.etag));
+    const [client, catalogue] = await reads(
+      () => findClient(db, tenantId, clientId),
+      () => capabilityCatalogue(db, plan),
     );
+    if (!client) return notFound(res);
+    if (saved.ok)
+      return goTo(res, appPath(tenantId, clientId), pages.grantSaved(client, saved.value.capabilities, catalogue));
+    if (saved.error !== 'revision_conflict') return refusedPage(res, saved, backTo(client));
+    // Changed meanwhile: the page again, with what is granted now and the boxes as the admin ticked them, under the
+    // stored grant's ETag, so saving again replaces it knowingly.
+    await appPage(res, client, {
+      entered: { values: {}, problem: refusalWords(saved) },
+      ticked: texts(req.body.capabilities),
+      changedMeanwhile: 'grant',
+      status: refusalStatus(saved),
+    });
   });
 
-  tenant.post('/apps/:clientId/secrets', async (req: Request<{ clientId: string }>, res) => {
-    const { tenantId } = locals(res).tenant;
-    const { clientId } = req.params;
-    const created = await perform(
-      res,
-      { method: 'POST', path: apiPath('clients', clientId, 'secrets') },
-      () => createNextSecret(db, clientId),
-      backTo(tenantId, clientId),
-    );
-    const client = created && (await findClient(db, tenantId, clientId));
-    // Shown once, in the answer to the POST itself (never stored readable, never cached).
-    if (created && client)
-      send(res, pages.secretPage(frameOf(res, `New secret for ${client.name}`), client, created.clientSecret), 201);
-  });
+  /** An app's action, run with the app when it is this tenant's; any other answers the 404 page. */
+  const withApp =
+    (action: (req: Request<{ clientId: string }>, res: Response, client: ClientView) => Promise<void>) =>
+    async (req: Request<{ clientId: string }>, res: Response) => {
+      const client = await findClient(db, locals(res).tenant.tenantId, req.params.clientId);
+      await (client ? action(req, res, client) : notFound(res));
+    };
+  /** The app's page answering a Delete refused because the app owns records: the count and Disable in its place. */
+  const ownsRecords = (res: Response, client: ClientView) =>
+    appPage(res, client, { status: STATUS_OF.already_exists, deleteRefused: true });
 
-  tenant.post('/apps/:clientId/secrets/promote', async (req: Request<{ clientId: string }>, res) => {
-    const { tenantId } = locals(res).tenant;
-    const { clientId } = req.params;
-    await confirmThenPerform(
-      req,
-      res,
-      { method: 'POST', path: apiPath('clients', clientId, 'secrets', 'promote') },
-      () => promoteNextSecret(db, clientId),
-      {
-        consequence:
-          `Promote the next secret of ${clientId}? Its current secret stops working at once: ` +
-          'every deployment of the app must already use the next one.',
-        back: backTo(tenantId, clientId),
-        said: (client) => `The next secret of ${client.name} is now its only secret; the old one no longer works.`,
-      },
-    );
-  });
+  tenant.post(
+    '/apps/:clientId/status',
+    withApp(async (req, res, client) => {
+      const { clientId } = client;
+      await changeStatus(req, res, apiPath('clients', clientId), (body) => updateClient(db, clientId, body), {
+        consequence: html`Disable ${pages.appName(client)}? Its tokens are refused from their next request, and it
+gets no new ones until it is enabled again.`,
+        back: backTo(client),
+        said: (updated) => `${updated.name} is now ${updated.status}.`,
+      });
+    }),
+  );
+
+  tenant.post(
+    '/apps/:clientId/delete',
+    withApp(async (req, res, client) => {
+      const { tenantId, clientId } = client;
+      // The question is asked only of what the current state allows: a record stored since the page was shown
+      // answers as a refused Confirm does.
+      if (one(req.body.confirmed) !== 'yes' && (await storedRecordsOf(db, clientId)) > 0)
+        return ownsRecords(res, client);
+      await confirmThenPerform(
+        req,
+        res,
+        { method: 'DELETE', path: apiPath('clients', clientId) },
+        () => deleteClient(db, clientId),
+        {
+          consequence: html`Delete ${pages.appName(client)}? Its tokens are refused from their next request, and
+its secrets, grant, consents and service account are gone for good.`,
+          back: backTo(client),
+          after: tenantPath(tenantId, 'apps'),
+          said: () => `${client.name} is deleted.`,
+          refused: (refusal) => (refusal.error === 'already_exists' ? ownsRecords(res, client) : undefined),
+        },
+      );
+    }),
+  );
+
+  tenant.post(
+    '/apps/:clientId/secrets',
+    withApp(async (_req, res, client) => {
+      const created = await perform(
+        res,
+        { method: 'POST', path: apiPath('clients', client.clientId, 'secrets') },
+        () => createNextSecret(db, client.clientId),
+        backTo(client),
+      );
+      // Shown once, in the answer to the POST itself (never stored readable, never cached).
+      if (created)
+        send(
+          res,
+          pages.secretPage(frameOf(res, `New secret for ${client.name}`), client, created.clientSecret, {
+            oldSecretEnds: await currentSecretEnds(db, client.clientId),
+          }),
+          201,
+        );
+    }),
+  );
+
+  tenant.post(
+    '/apps/:clientId/secrets/promote',
+    withApp(async (req, res, client) => {
+      await confirmThenPerform(
+        req,
+        res,
+        { method: 'POST', path: apiPath('clients', client.clientId, 'secrets', 'promote') },
+        () => promoteNextSecret(db, client.clientId),
+        {
+          consequence: html`Promote the next secret of ${pages.appName(client)}? Its current secret stops working
+at once: every deployment of the app must already use the next one.`,
+          back: backTo(client),
+          said: (updated) => `The next secret of ${updated.name} is now its only secret; the old one no longer works.`,
+        },
+      );
+    }),
+  );
 }

@@ -25,12 +25,17 @@ export const REFUSAL_TEXT: Partial<Record<Refusal['error'], string>> = {
 export const apiPath = (...segments: string[]) => `/${segments.map(encodeURIComponent).join('/')}`;
 export const one = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
 export const list = (v: unknown): unknown[] => (v === undefined ? [] : Array.isArray(v) ? v : [v]);
+/** The text values of a repeated field (ticked boxes), to show the form again as it was sent. */
+export const texts = (v: unknown): string[] => list(v).filter((x): x is string => typeof x === 'string');
 /** A textarea of one entry per line, as a list (blank lines dropped). */
 export const linesOf = (v: unknown): string[] =>
   (one(v) ?? '')
     .split(/\r?\n/)
     .map((l) => l.trim())
     .filter(Boolean);
+
+/** Answers a refusal with a page of its own (the promise of it), or returns undefined to leave it to the refusal page. */
+export type RefusalAnswer = (refusal: Refusal) => Promise<void> | undefined;
 
 interface Locals {
   session: ConsoleSession;
@@ -44,6 +49,8 @@ export const locals = (res: Response) => res.locals as unknown as Locals;
 export interface ConsoleSite {
   /** The issuer's token endpoint, for the next step shown with a new service account. */
   tokenEndpoint: string;
+  /** Whether the issuer offers the client_credentials grant (ISSUER_ENABLE_CLIENT_CREDENTIALS). */
+  clientCredentials: boolean;
 }
 
 export function consoleKit(db: Knex, sessions: SessionStore, log: Logger, site: ConsoleSite) {
@@ -84,13 +91,19 @@ export function consoleKit(db: Knex, sessions: SessionStore, log: Logger, site: 
   }
 
   /**
-   * Runs `run` as the admin API operation `op` when `permitted`; its outcome, a refusal answered with its page, which
-   * links `back` to the object it is about.
+   * Runs `run` as the admin API operation `op` when `permitted`; its outcome, a refusal answered by `refused` when it
+   * answers it, otherwise with its page, which links `back` to the object it is about.
    */
-  async function attempt<T>(res: Response, op: AdminOperation, run: () => Promise<Outcome<T>>, back: pages.Link) {
+  async function attempt<T>(
+    res: Response,
+    op: AdminOperation,
+    run: () => Promise<Outcome<T>>,
+    back: pages.Link,
+    refused?: RefusalAnswer,
+  ) {
     if (!(await permitted(res, op))) return undefined;
     const outcome = await run();
-    if (!outcome.ok) refusedPage(res, outcome, back);
+    if (!outcome.ok) await (refused?.(outcome) ?? refusedPage(res, outcome, back));
     return outcome;
   }
 
@@ -141,11 +154,13 @@ export function consoleKit(db: Knex, sessions: SessionStore, log: Logger, site: 
       said: (value: T) => string;
       /** Where to go once done, when not `back` (the object may be gone). */
       after?: string;
+      /** A page for a refusal this action words itself (the generic refusal page otherwise). */
+      refused?: RefusalAnswer;
     },
   ): Promise<void> {
     if (c.ask !== false && !(await confirmed(req, res, op, c.fields ?? {}, c))) return;
     // The answer is held until the change commits (admin/audit.ts), so only the outcome tells whether a page was sent.
-    const outcome = await attempt(res, op, run, c.back);
+    const outcome = await attempt(res, op, run, c.back, c.refused);
     if (outcome?.ok) await goTo(res, c.after ?? c.back.href, c.said(outcome.value));
   }
 

@@ -135,15 +135,20 @@ export function tenantsPage(session: ConsoleSession, tenants: TenantView[], ente
   const v = entered?.values ?? {};
   return layout(
     { title: 'Tenants', session },
-    html`<p>Pick the tenant to manage.</p>
+    html`${
+      tenants.length === 0
+        ? html`<p id="no-tenants">No tenants yet: each tenant is listed here once created with
+<a href="#new-tenant">Create a tenant</a> below.</p>`
+        : html`<p>Pick the tenant to manage.</p>
 <table><caption>Tenants</caption>
 <thead><tr><th scope="col">Tenant</th><th scope="col">Label</th><th scope="col">Plan</th><th scope="col">Status</th>
 <th scope="col">Settings</th></tr></thead>
 <tbody>${tenants.map(
-      (t) => html`<tr><th scope="row"><a href="${tenantPath(t.tenantId, 'apps')}">${t.displayName}</a></th>
+            (t) => html`<tr><th scope="row"><a href="${tenantPath(t.tenantId, 'apps')}">${t.displayName}</a></th>
 <td>${t.label}</td><td>${t.plan}</td><td>${t.status}</td>
 <td><a href="${tenantPath(t.tenantId, 'settings')}">Settings<span class="vh"> of ${t.displayName}</span></a></td></tr>`,
-    )}</tbody></table>
+          )}</tbody></table>`
+    }
 <h2 id="new-tenant">Create a tenant</h2>
 ${entered && html`<p class="problem" role="alert">${entered.problem}</p>`}
 ${postForm(
@@ -152,8 +157,7 @@ ${postForm(
   html`<label for="tenant-name">Display name</label>
 <input id="tenant-name" name="displayName" type="text" required maxlength="200" value="${v.displayName ?? ''}">
 <label for="tenant-label">Label: lower-case letters, digits and dashes, part of every client id</label>
-<input id="tenant-label" name="label" type="text" required maxlength="40" pattern="[a-z0-9]+(-[a-z0-9]+)*"
-value="${v.label ?? ''}">
+<input id="tenant-label" name="label" type="text" required value="${v.label ?? ''}">
 ${planSelect(v.plan ?? 'L1')}
 <div><button type="submit">Create tenant</button></div>`,
 )}`,
@@ -175,6 +179,8 @@ export function tenantSettingsPage(
   { limits, ceiling }: { limits: RateLimitPolicy; ceiling: RateLimitPolicy },
   keys: { keyId: string; createdAt: string }[] | undefined,
   entered?: Entered,
+  /** The save was refused because the tenant changed meanwhile: its stored settings are shown beside the form. */
+  changedMeanwhile = false,
 ): Html {
   const { session, tenant } = frame;
   const operator = session.caller?.kind === 'operator';
@@ -217,6 +223,14 @@ ${number(
     frame,
     html`
 ${entered && html`<p class="problem" role="alert">${entered.problem}</p>`}
+${
+  changedMeanwhile &&
+  html`<dl id="stored-now"><dt>Display name stored now</dt><dd>${tenant.displayName}</dd>
+<dt>Rate limits stored now</dt><dd>whole tenant: ${limits.tenant.points} requests per ${limits.tenant.durationS} s;
+each account: ${limits.account.points} requests per ${limits.account.durationS} s</dd>${
+    operator && html`<dt>Plan and status stored now</dt><dd>${tenant.plan}, ${tenant.status}</dd>`
+  }</dl>`
+}
 ${postForm(
   session,
   base,
@@ -284,10 +298,12 @@ export interface Entered {
 
 const lines = (list: readonly string[]) => list.join('\n');
 const KINDS = [
-  ['third_party', 'Third-party app'],
-  ['first_party', 'First-party app'],
+  ['third_party', 'Third-party'],
+  ['first_party', 'First-party'],
   ['internal', 'Internal'],
 ] as const;
+/** An app's kind in words ("Third-party"), as the register form offers it. */
+const kindWords = (kind: string) => KINDS.find(([value]) => value === kind)?.[1] ?? kind;
 
 export function appsPage(
   frame: Frame & { session: ConsoleSession; tenant: TenantView },
@@ -299,17 +315,22 @@ export function appsPage(
   return layout(
     frame,
     html`
-<table><caption>Apps of this tenant and the capabilities it grants them</caption>
+${
+  apps.length === 0
+    ? html`<p id="no-apps">No apps yet: the apps this tenant serves are listed here once registered with
+<a href="#new-app">Register an app</a> below.</p>`
+    : html`<table><caption>Apps of this tenant and the capabilities it grants them</caption>
 <thead><tr><th scope="col">App</th><th scope="col">Client id</th><th scope="col">Kind</th><th scope="col">Type</th>
 <th scope="col">Status</th><th scope="col">Granted capabilities</th></tr></thead>
 <tbody>${apps.map(
-      ({
-        client: c,
-        capabilities,
-      }) => html`<tr><th scope="row"><a href="${appPath(c.tenantId, c.clientId)}">${c.name}</a></th>
-<td><code>${c.clientId}</code></td><td>${c.kind}</td><td>${c.type}</td><td>${c.status}</td>
+        ({
+          client: c,
+          capabilities,
+        }) => html`<tr><th scope="row"><a href="${appPath(c.tenantId, c.clientId)}">${c.name}</a></th>
+<td><code>${c.clientId}</code></td><td>${kindWords(c.kind)}</td><td>${c.type}</td><td>${c.status}</td>
 <td>${capabilities.length ? html`<ul>${capabilities.map((cap) => html`<li>${cap}</li>`)}</ul>` : 'none'}</td></tr>`,
-    )}</tbody></table>
+      )}</tbody></table>`
+}
 <h2 id="new-app">Register an app</h2>
 ${entered && html`<p class="problem" role="alert">${entered.problem}</p>`}
 ${postForm(
@@ -428,36 +449,106 @@ the settings below are saved, and saving needs ${refused.length === 1 ? 'it' : '
 export interface AppFacts {
   granted: string[];
   secretPending: boolean;
+  /** When the current secret stops working, while a next one is pending. */
+  oldSecretEnds?: Date | undefined;
   /** The capability catalogue as it stands for this tenant's plan. */
   catalogue: CatalogueEntryView[];
   /** Records about persons the app's extensions hold: such an app is disabled, never deleted. */
   records: number;
   /** The ETags the settings and grant forms were rendered with. */
   etags: { client: string; grant: string };
-  /** A save refused because the app changed meanwhile: its stored state is shown beside what was entered. */
-  changedMeanwhile?: boolean;
+}
+
+/** A form of the app's page that comes back refused. */
+export interface RefusedForms {
+  /** The settings as entered (or, for the grant form, only the sentence), and why they were refused. */
+  entered?: Entered | undefined;
+  /** The grant form's boxes as the admin ticked them. */
+  ticked?: string[] | undefined;
+  /** The form whose save was refused because the app changed meanwhile: its stored state is shown beside it. */
+  changedMeanwhile?: 'settings' | 'grant' | undefined;
+  /** Delete was refused (asked or confirmed) because the app owns stored records. */
+  deleteRefused?: boolean | undefined;
+}
+
+/** The app of `clientId` among `apps` by its name (client id in small type); the id alone once it is deleted. */
+const appNamed = (apps: readonly ClientView[], clientId: string) => {
+  const app = apps.find((a) => a.clientId === clientId);
+  return app ? appName(app) : html`<code>${clientId}</code>`;
+};
+
+/** `n` of a countable `noun`, in words: "1 stored record", "2 stored records". */
+export const counted = (n: number, noun: string) => `${n} ${noun}${n === 1 ? '' : 's'}`;
+
+/** An app as questions and refusals name it: by its name, its client id after it in small type. */
+export const appName = (c: Pick<ClientView, 'name' | 'clientId'>) =>
+  html`<strong>${c.name}</strong> <small><code>${c.clientId}</code></small>`;
+
+/**
+ * The notice of a saved grant: what is granted, and which of those the tenant's plan refuses until it includes them
+ * (or, for storing records, refuses new ones), in words.
+ */
+export function grantSaved(c: ClientView, capabilities: readonly string[], catalogue: readonly CatalogueEntryView[]) {
+  const saved = catalogue.filter((cap) => capabilities.includes(cap.id));
+  const below = (kind: CatalogueEntryView['belowPlan']) =>
+    saved.filter((cap) => cap.belowPlan === kind).map((cap) => `${cap.id} (needs plan ${cap.minPlan})`);
+  const excluded = below('excluded');
+  const writes = below('writes');
+  return [
+    `Granted capabilities saved for ${c.name}: ${capabilities.join(', ') || 'none'}.`,
+    excluded.length > 0 &&
+      `The tenant's plan does not include ${excluded.join(', ')}: ${c.name}'s calls that need ` +
+        `${excluded.length === 1 ? 'it' : 'them'} will be refused until the plan does.`,
+    writes.length > 0 &&
+      `Until the plan includes ${writes.join(', ')}, ${c.name} can read and delete the records it stored but not ` +
+        'store new ones.',
+  ]
+    .filter(Boolean)
+    .join(' ');
 }
 
 /** What the tenant's plan means for a capability, said beside it before it is ticked. */
 const planNote = (cap: CatalogueEntryView) =>
   cap.belowPlan === 'excluded'
-    ? html` <strong class="plan">needs plan ${cap.minPlan}</strong>: refused (plan_capability_excluded) until the
-tenant's plan includes it.`
+    ? html` <strong class="plan">needs plan ${cap.minPlan}</strong>: refused until the tenant's plan includes it.`
     : cap.belowPlan === 'writes'
       ? html` <strong class="plan">needs plan ${cap.minPlan}</strong> to store new records; reading and deleting stored
 ones works on any plan.`
       : '';
 
+/**
+ * Capabilities to tick, each with its catalogue description and, before it is ticked, whether it is closed on this
+ * deployment and what the tenant's plan means for it; only `chosen` are ticked. Inputs are `<prefix>-<id>`; `anchor`
+ * names each choice's block (a link to one capability of the grant form).
+ */
+function capabilityChoices(
+  entries: readonly CatalogueEntryView[],
+  chosen: readonly string[],
+  { prefix, anchor }: { prefix: string; anchor?: string },
+): Html {
+  return html`${entries.map(
+    (cap) => html`<div${anchor && html` id="${anchor}-${cap.id}"`}><input type="checkbox" id="${prefix}-${cap.id}"
+name="capabilities" value="${cap.id}" aria-describedby="${prefix}-${cap.id}-d"${
+      chosen.includes(cap.id) && html` checked`
+    }><label for="${prefix}-${cap.id}"><code>${cap.id}</code></label>
+<span id="${prefix}-${cap.id}-d">${cap.description}${
+      !cap.enabled && ' (closed on this deployment: refused until the operator opens it)'
+    }${planNote(cap)}</span></div>`,
+  )}`;
+}
+
 export function appPage(
   frame: Frame & { session: ConsoleSession },
   c: ClientView,
-  { granted, secretPending, catalogue, records, etags, changedMeanwhile }: AppFacts,
-  entered?: Entered,
+  { granted, secretPending, oldSecretEnds, catalogue, records, etags }: AppFacts,
+  { entered, ticked, changedMeanwhile, deleteRefused }: RefusedForms = {},
 ): Html {
   const { session } = frame;
   const base = appPath(c.tenantId, c.clientId);
   const next = c.status === 'active' ? 'disabled' : 'active';
-  const v = entered?.values ?? {
+  const settingsRefused = changedMeanwhile !== 'grant' && entered;
+  const grantRefused = changedMeanwhile === 'grant' && entered;
+  const v = (settingsRefused && entered.values) || {
     name: c.name,
     redirectUris: lines(c.redirectUris),
     allowedOrigins: lines(c.allowedOrigins),
@@ -474,7 +565,12 @@ export function appPage(
   const kept =
     records > 0 &&
     html`<section aria-labelledby="delete-h"><h2 id="delete-h">Disable instead of delete</h2>
-<p id="kept-records">${c.name} owns ${records === 1 ? '1 stored record' : `${records} stored records`} about
+${
+  deleteRefused &&
+  html`<p class="problem" role="alert">${c.name} was not deleted: it owns ${counted(records, 'stored record')}
+about persons now.</p>`
+}
+<p id="kept-records">${c.name} owns ${counted(records, 'stored record')} about
 persons, which the platform never deletes, so it cannot be deleted. ${
       c.status === 'active'
         ? 'Disable it instead: its tokens are refused on their next request, and it gets no new ones.'
@@ -485,32 +581,29 @@ ${statusForm}
   return layout(
     frame,
     html`
-<dl><dt>Client id</dt><dd><code>${c.clientId}</code></dd><dt>Kind and type</dt><dd>${c.kind}, ${c.type}</dd>
+<dl><dt>Client id</dt><dd><code>${c.clientId}</code></dd><dt>Kind and type</dt><dd>${kindWords(c.kind)}, ${c.type}</dd>
 <dt>Status</dt><dd>${c.status}</dd><dt>Stored records about persons</dt><dd>${records}</dd>
 ${securityFacts(c)}</dl>
 ${kept}
 <section aria-labelledby="grant-h"><h2 id="grant-h">Granted capabilities</h2>
+${
+  grantRefused &&
+  html`<p class="problem" role="alert">${grantRefused.problem}</p>
+<p id="granted-now">Granted now: ${granted.join(', ') || 'none'}. The boxes below are as you ticked them.</p>`
+}
 ${postForm(
   session,
   `${base}/grant`,
   html`<fieldset><legend>Capabilities this tenant grants to ${c.name}</legend>
-${catalogue.map(
-  (cap) => html`<div id="capability-${cap.id}"><input type="checkbox" id="cap-${cap.id}" name="capabilities"
-value="${cap.id}" aria-describedby="cap-${cap.id}-d"${
-    granted.includes(cap.id) && html` checked`
-  }><label for="cap-${cap.id}"><code>${cap.id}</code></label>
-<span id="cap-${cap.id}-d">${cap.description}${
-    !cap.enabled && ' (closed on this deployment: refused until the operator opens it)'
-  }${planNote(cap)}</span></div>`,
-)}
+${capabilityChoices(catalogue, ticked ?? granted, { prefix: 'cap', anchor: 'capability' })}
 </fieldset>${etagField(etags.grant)}<button type="submit">Save granted capabilities</button>`,
 )}
 </section>
 <section aria-labelledby="settings-h"><h2 id="settings-h">Settings</h2>
 ${redirectUrisToReplace(c.redirectUris)}
-${entered && html`<p class="problem" role="alert">${entered.problem}</p>`}
+${settingsRefused && html`<p class="problem" role="alert">${settingsRefused.problem}</p>`}
 ${
-  changedMeanwhile &&
+  changedMeanwhile === 'settings' &&
   html`<dl id="stored-now"><dt>Name stored now</dt><dd>${c.name}</dd><dt>Redirect URIs stored now</dt><dd>${lines(
     c.redirectUris,
   )}</dd><dt>Web origins stored now</dt><dd>${lines(c.allowedOrigins) || 'none'}</dd></dl>`
@@ -540,7 +633,9 @@ ${
   html`<section aria-labelledby="secret-h"><h2 id="secret-h">Client secret</h2>
 ${
   secretPending
-    ? html`<p>A next secret is pending: both it and the current secret work until you promote it (at most 7 days).</p>
+    ? html`<p>A next secret is pending: both it and the current secret work until you promote it${
+        oldSecretEnds && html`, and the current one at most until <strong>${when(oldSecretEnds)}</strong>`
+      }.</p>
 ${postForm(session, `${base}/secrets/promote`, html`<button type="submit">Promote the next secret</button>`)}`
     : html`<p>Rotation: create a next secret (shown once), deploy it, then promote it; promotion ends the old secret
 at once.</p>
@@ -558,9 +653,13 @@ ${postForm(session, `${base}/delete`, html`<button type="submit">Delete app</but
   );
 }
 
+const DATE_TIME = new Intl.DateTimeFormat('en-GB', { dateStyle: 'long', timeStyle: 'short', timeZone: 'UTC' });
+/** A moment as the admin reads it: "5 December 2026 at 08:01 UTC". */
+const when = (at: Date) => `${DATE_TIME.format(at)} UTC`;
+
 /** What a destructive action asks before it acts: its consequence, and the page Cancel (or a refusal) goes back to. */
 export interface Confirmation {
-  consequence: string;
+  consequence: Html | string;
   back: Link;
 }
 
@@ -586,7 +685,14 @@ ${postForm(
 }
 
 /** A secret shown once: the first of a new app, or the next of a rotation. */
-export function secretPage(frame: Frame, c: ClientView, secret: string, first = false): Html {
+export function secretPage(
+  frame: Frame,
+  c: ClientView,
+  secret: string,
+  /** A rotation's next secret (not the first), with when the current one stops working. */
+  rotation?: { oldSecretEnds: Date | undefined },
+): Html {
+  const first = !rotation;
   return layout(
     frame,
     html`<p>The ${first ? 'client secret' : 'next secret'} of <strong>${c.name}</strong> (<code>${c.clientId}</code>).
@@ -596,8 +702,10 @@ It is shown only this once; copy it now.</p>
 <p>${
       first
         ? 'The app authenticates at the token endpoint with its client id and this secret.'
-        : 'Both this and the current secret work until you promote this one, for at most 7 days from now; ' +
-          'after that only this one does.'
+        : html`Both this and the current secret work until you promote this one${
+            rotation.oldSecretEnds &&
+            html`, and the current one at most until <strong id="old-secret-ends">${when(rotation.oldSecretEnds)}</strong>`
+          }; after that only this one does.`
     } <a href="${appPath(c.tenantId, c.clientId)}">Back to ${c.name}</a></p>`,
   );
 }
@@ -672,12 +780,23 @@ export interface AccountRowView {
   epoch: number;
 }
 
-/** The service-account create form: apps that may have one, and the app picked in its first step with its grant. */
+/**
+ * The service-account create form: apps that may have one, and the app picked in its first step with the capabilities
+ * of its grant (as the catalogue states them for the tenant's plan) and those the admin ticked.
+ */
 export interface ServiceAccountForm {
   eligible: ClientView[];
-  chosen?: { app: ClientView; granted: string[] } | undefined;
+  chosen?: { app: ClientView; offered: CatalogueEntryView[]; ticked: string[] } | undefined;
   entered?: Entered | undefined;
+  /** Whether the issuer offers the client_credentials grant (ISSUER_ENABLE_CLIENT_CREDENTIALS). */
+  clientCredentials: boolean;
 }
+
+/** Said wherever a service account's token request is offered while the issuer does not offer its grant. */
+const CLIENT_CREDENTIALS_OFF = html`<p class="problem" role="note" id="grant-off">This deployment's token endpoint does
+not offer the client_credentials grant yet (it is off by default while the contract is a draft), so a service account
+cannot get a token: the request is refused. The operator turns it on by setting
+<code>ISSUER_ENABLE_CLIENT_CREDENTIALS=true</code> for the issuer and restarting it.</p>`;
 
 export function serviceAccountsPage(
   frame: Frame & { session: ConsoleSession; tenant: TenantView },
@@ -712,7 +831,7 @@ ${postForm(
   'inline',
 )}</td></tr>`;
   })}</tbody></table>`;
-  const { eligible, chosen, entered } = form;
+  const { eligible, chosen, entered, clientCredentials } = form;
   const create = chosen
     ? postForm(
         session,
@@ -723,11 +842,8 @@ ${postForm(
 <label for="sa-name">Name (what the account does, e.g. nightly sync)</label>
 <input id="sa-name" name="name" type="text" required maxlength="200" value="${entered?.values.name ?? ''}">
 <fieldset><legend>Capabilities its tokens may use (from the app's grant)</legend>
-${chosen.granted.map(
-  (cap) => html`<div><input type="checkbox" id="sa-cap-${cap}" name="capabilities" value="${cap}" checked>
-<label for="sa-cap-${cap}"><code>${cap}</code></label></div>`,
-)}${
-          chosen.granted.length === 0 &&
+${capabilityChoices(chosen.offered, chosen.ticked, { prefix: 'sa-cap' })}${
+          chosen.offered.length === 0 &&
           html`<p>The tenant grants ${chosen.app.name} no capabilities yet: grant them on
 <a href="${appPath(tenant.tenantId, chosen.app.clientId)}">its page</a> first.</p>`
         }
@@ -748,7 +864,13 @@ ${chosen.granted.map(
 a report) asks the token endpoint for a token with the app's own client id and secret (the client_credentials grant)
 and calls the API with the capabilities given here, within what the tenant grants the app. Each confidential app can
 have one.</p>
-${accounts.length > 0 ? table : html`<p>No service accounts yet.</p>`}
+${!clientCredentials && CLIENT_CREDENTIALS_OFF}
+${
+  accounts.length > 0
+    ? table
+    : html`<p id="no-service-accounts">No service accounts yet. Each one is listed here, with its app and
+capabilities, once created with <a href="#new-sa-h">Create a service account</a> below.</p>`
+}
 <section aria-labelledby="new-sa-h"><h2 id="new-sa-h">Create a service account</h2>
 ${entered && html`<p class="problem" role="alert">${entered.problem}</p>`}
 ${create}
@@ -760,7 +882,7 @@ ${create}
 export function newServiceAccountPage(
   frame: Frame & { tenant: TenantView },
   a: { accountId: string; clientId: string; name: string; capabilities: string[] },
-  tokenEndpoint: string,
+  { tokenEndpoint, clientCredentials }: { tokenEndpoint: string; clientCredentials: boolean },
 ): Html {
   const scope = a.capabilities.join(' ');
   const curl =
@@ -771,11 +893,15 @@ export function newServiceAccountPage(
     html`<p><strong>${a.name}</strong> is created: service account <code id="new-account">${a.accountId}</code> of
 <code>${a.clientId}</code>, with ${scope ? html`<code>${scope}</code>` : 'no capabilities'}.</p>
 <h2>Next: request a token</h2>
-<p>The app's server asks the token endpoint for a token with its client id and client secret (client_credentials);
-the token's subject is this account. For example:</p>
+${
+  clientCredentials
+    ? html`<p>The app's server asks the token endpoint for a token with its client id and client secret
+(client_credentials); the token's subject is this account. For example:</p>
 <pre id="token-request">${curl}</pre><button type="button" data-copy="token-request" hidden>Copy</button>
-<p>Then call the API with <code>Authorization: Bearer &lt;access_token&gt;</code>.
-<a href="${tenantPath(frame.tenant.tenantId, 'service-accounts')}">Back to the service accounts</a></p>`,
+<p>Then call the API with <code>Authorization: Bearer &lt;access_token&gt;</code>.</p>`
+    : CLIENT_CREDENTIALS_OFF
+}
+<p><a href="${tenantPath(frame.tenant.tenantId, 'service-accounts')}">Back to the service accounts</a></p>`,
   );
 }
 
@@ -790,13 +916,18 @@ export function extensionsPage(
   return layout(
     frame,
     html`
-<table><caption>Registered extensions</caption>
+${
+  extensions.length === 0
+    ? html`<p id="no-extensions">No extensions yet: the kinds of record an app keeps about persons are listed here
+once registered with <a href="#register-h">Register an extension</a> below.</p>`
+    : html`<table><caption>Registered extensions</caption>
 <thead><tr><th scope="col">Name</th><th scope="col">Extension id</th><th scope="col">Owning app</th>
 <th scope="col">Schema versions</th></tr></thead>
 <tbody>${extensions.map(
-      (e) => html`<tr><th scope="row">${e.name}</th><td><code>${e.extensionId}</code></td>
-<td><code>${e.clientId}</code></td><td>${e.schemaVersions.join(', ')}</td></tr>`,
-    )}</tbody></table>
+        (e) => html`<tr><th scope="row">${e.name}</th><td><code>${e.extensionId}</code></td>
+<td>${appNamed(apps, e.clientId)}</td><td>${e.schemaVersions.join(', ')}</td></tr>`,
+      )}</tbody></table>`
+}
 <section aria-labelledby="register-h"><h2 id="register-h">Register an extension</h2>
 ${entered && html`<p class="problem" role="alert" id="ext-problem">${entered.problem}</p>`}
 ${postForm(
@@ -892,17 +1023,21 @@ ${older && html`<p><a href="${older}">Older decisions</a></p>`}`,
   );
 }
 
-export function usagePage(frame: Frame, total: number, days: DailyUsage[]): Html {
+export function usagePage(frame: Frame, total: number, days: DailyUsage[], apps: readonly ClientView[]): Html {
   return layout(
     frame,
     html`<p>Metered API calls in total: <strong>${total}</strong>. A retried request with the same request id counts
 once.</p>
-<table><caption>Metered calls per day (UTC) and app, last 30 days</caption>
+${
+  days.length === 0
+    ? html`<p id="no-usage">No metered calls in the last 30 days: each day's calls are listed here, per app, once an
+app calls the API with a token.</p>`
+    : html`<table><caption>Metered calls per day (UTC) and app, last 30 days</caption>
 <thead><tr><th scope="col">Day</th><th scope="col">App</th><th scope="col">Calls</th></tr></thead>
 <tbody>${days.map(
-      (d) => html`<tr><th scope="row">${d.day}</th><td><code>${d.clientId}</code></td><td>${d.calls}</td></tr>`,
-    )}</tbody></table>
-${days.length === 0 && html`<p>No metered calls in the last 30 days.</p>`}`,
+        (d) => html`<tr><th scope="row">${d.day}</th><td>${appNamed(apps, d.clientId)}</td><td>${d.calls}</td></tr>`,
+      )}</tbody></table>`
+}`,
   );
 }
 
@@ -919,7 +1054,7 @@ export function exportPage(
 <p id="record-count">${
       records === 0
         ? "This tenant's apps have stored no records about persons, so there is no records file to download."
-        : html`This tenant's apps have stored <strong>${records === 1 ? '1 record' : `${records} records`}</strong>
+        : html`This tenant's apps have stored <strong>${counted(records, 'record')}</strong>
 about persons. The file holds one JSON object a line (NDJSON), from one consistent snapshot, whatever the plan or
 quota.`
     }</p>

@@ -55,10 +55,14 @@ export function recordRoutes(tenant: Router, kit: ConsoleKit): void {
 
   tenant.get('/usage', async (_req, res) => {
     const { tenantId } = locals(res).tenant;
-    const [total, days] = await Promise.all([usage(db, tenantId), usagePerDay(db, tenantId)]);
+    const [total, days, apps] = await Promise.all([
+      usage(db, tenantId),
+      usagePerDay(db, tenantId),
+      listClients(db, tenantId),
+    ]);
     if (!total.ok) return refusedPage(res, total);
     if (!days.ok) return refusedPage(res, days);
-    send(res, pages.usagePage(frameOf(res, 'Usage'), total.value.total, days.value));
+    send(res, pages.usagePage(frameOf(res, 'Usage'), total.value.total, days.value, apps));
   });
 
   const showAudit = async (req: Request, res: Response, verified?: AuditVerification) => {

@@ -50,9 +50,19 @@ export interface ConsoleDeps {
   throttle: CredentialThrottle;
   /** The issuer's public URL (AUTH_URL). */
   authUrl: string;
+  /** Whether the issuer offers the client_credentials grant (ISSUER_ENABLE_CLIENT_CREDENTIALS, one setting for all). */
+  clientCredentials: boolean;
 }
 
-export function consoleRouter({ knex, adminToken, log, countChange, throttle, authUrl }: ConsoleDeps): Router {
+export function consoleRouter({
+  knex,
+  adminToken,
+  log,
+  countChange,
+  throttle,
+  authUrl,
+  clientCredentials,
+}: ConsoleDeps): Router {
   const r = Router();
   // The session store joins an audited change's transaction too (it leaves the change's notice), so a page never
   // waits for a second connection that the embedded database, with one, cannot give while the change runs.
@@ -60,7 +70,10 @@ export function consoleRouter({ knex, adminToken, log, countChange, throttle, au
   const identifyAdmin = adminIdentifier(knex, adminToken);
 
   const db = scopedKnex(knex);
-  const kit = consoleKit(db, sessions, log, { tokenEndpoint: `${authUrl.replace(/\/$/, '')}${TOKEN_PATH}` });
+  const kit = consoleKit(db, sessions, log, {
+    tokenEndpoint: `${authUrl.replace(/\/$/, '')}${TOKEN_PATH}`,
+    clientCredentials,
+  });
   const { send, problem, notFound, goTo, enteredFrom } = kit;
   const setCookie = (req: Request, res: Response, session: ConsoleSession) =>
     res.cookie(COOKIE, session.id, { httpOnly: true, sameSite: 'strict', secure: overHttps(req), path: CONSOLE_PATH });

@@ -17,7 +17,7 @@ const settingsLink = (tenantId: string): pages.Link => ({
 
 export function tenantSettingsRoutes(tenant: Router, kit: ConsoleKit): void {
   const { db, send, frameOf, goTo, enteredFrom, permitted, perform, confirmed, confirmThenPerform } = kit;
-  const settingsPage = async (res: Response, entered?: pages.Entered, status = 200) => {
+  const settingsPage = async (res: Response, entered?: pages.Entered, status = 200, changedMeanwhile = false) => {
     const { session, caller, tenant: current } = locals(res);
     const keys = caller.kind === 'operator' ? await adminKeyPage(db, current.tenantId, { limit: 100 }) : undefined;
     const limits = (current.rateLimit as RateLimitPolicy | undefined) ?? DEFAULT_RATE_LIMIT;
@@ -28,6 +28,7 @@ export function tenantSettingsRoutes(tenant: Router, kit: ConsoleKit): void {
         { limits, ceiling: await rateLimitCeiling(db, current.plan) },
         keys?.ok ? keys.value.items : undefined,
         entered,
+        changedMeanwhile,
       ),
       status,
     );
@@ -70,15 +71,22 @@ export function tenantSettingsRoutes(tenant: Router, kit: ConsoleKit): void {
       current.status !== 'suspended' &&
       !(await confirmed(req, res, op, sent, {
         consequence:
-          `Suspend ${current.displayName}? Every token of its apps is refused from its next request ` +
-          '(403 tenant_suspended) until it is active again.',
+          `Suspend ${current.displayName}? Every token of its apps is refused from its next request, and no new ` +
+          'ones are issued, until it is active again.',
         back: settingsLink(current.tenantId),
       }))
     )
       return;
     if (!(await permitted(res, op))) return;
     const updated = await updateTenant(db, current.tenantId, body, caller, field('etag'));
-    if (!updated.ok) return settingsPage(res, enteredFrom(req, updated, SETTINGS_FIELDS), refusalStatus(updated));
+    // What was entered stays in the form, which now carries the stored state's ETag: saving again replaces it knowingly.
+    if (!updated.ok)
+      return settingsPage(
+        res,
+        enteredFrom(req, updated, SETTINGS_FIELDS),
+        refusalStatus(updated),
+        updated.error === 'revision_conflict',
+      );
     await goTo(res, tenantPath(current.tenantId, 'settings'), `Settings of ${updated.value.displayName} saved.`);
   });
 

@@ -3,6 +3,7 @@
 import escapeHtml from 'escape-html';
 import type { Response } from 'express';
 import { pageSecurityHeaders } from '../common/page-security.js';
+import { whatTheAppSees } from './consent-words.js';
 
 const STYLE = `
 body{font:16px/1.5 system-ui,sans-serif;margin:0;background:#f4f5f7;color:#1d2230}
@@ -80,11 +81,14 @@ ${loginForm(`/interaction/${encodeURIComponent(v.uid)}/login`, v)}`;
 }
 
 /**
- * A capability as a person reads it: its description first, in plain words; its id after, in small type, for whoever
- * needs to match it to the app's documentation.
+ * A capability as a person reads it: what the app will see, in plain words; the catalogue's description and the id
+ * after, in small type, for whoever needs to match it to the app's documentation.
  */
-const capabilityItem = (c: { id: string; description: string }) =>
-  `<li>${escapeHtml(c.description)} <small class="capability-id"><code>${escapeHtml(c.id)}</code></small></li>`;
+const capabilityItem = (tenantName: string) => (c: { id: string; description: string }) => {
+  const words = whatTheAppSees(c.id, tenantName);
+  const catalogue = `${words ? `${escapeHtml(c.description)} · ` : ''}<code>${escapeHtml(c.id)}</code>`;
+  return `<li>${escapeHtml(words ?? c.description)} <small class="capability-id">${catalogue}</small></li>`;
+};
 
 export interface ConsentView {
   uid: string;
@@ -98,7 +102,7 @@ export interface ConsentView {
  * choice.
  */
 export function consentPage(v: ConsentView): string {
-  const items = v.capabilities.map(capabilityItem).join('\n');
+  const items = v.capabilities.map(capabilityItem(v.tenantName)).join('\n');
   return `<h1>Allow access?</h1>
 <p><strong>${escapeHtml(v.appName)}</strong> asks to access your data at <strong>${escapeHtml(v.tenantName)}</strong>,
 as you, with these permissions:</p>
@@ -142,7 +146,7 @@ export function connectedAppsPage(v: { apps: ConnectedApp[]; csrf: string; notic
 <p>At <strong>${escapeHtml(a.tenant)}</strong>. Allowed ${when(a.allowedAt)}; ${
         a.lastTokenAt ? `last token issued ${when(a.lastTokenAt)}` : 'no token issued yet'
       }.</p>
-<ul>${a.capabilities.map(capabilityItem).join('')}</ul>
+<ul>${a.capabilities.map(capabilityItem(a.tenant)).join('')}</ul>
 <form method="post" action="/account/apps/revoke">${csrf}<input type="hidden" name="clientId"
 value="${escapeHtml(a.clientId)}">
 <button type="submit" aria-describedby="app-${i}">Revoke access</button></form>

@@ -221,7 +221,9 @@ describe('a person, named as the admin knows them', () => {
         await shot(consent, 'jobs-consent');
       });
       expect(consentItems).toEqual([
-        expect.stringMatching(/^Read the identity behind this token\s+svc\.profile\.self\.read$/),
+        expect.stringMatching(
+          /^That it is you: .+ \(not your name, username, email or password\)\s+Read the identity behind this token · svc\.profile\.self\.read$/,
+        ),
       ]);
       const tokens = await oidc.authorizationCodeGrant(config, callback, {
         pkceCodeVerifier: request.verifier,

@@ -52,6 +52,8 @@ describe('consent flow to GET /v1/me', () => {
     expect(consentText).toContain(tenant.tenantName);
     expect(consentText).toContain('svc.profile.self.read');
     expect(consentText).toContain('Read the identity behind this token');
+    // What the app will see, in the person's words, before the catalogue's description.
+    expect(consentText).toContain(`The name of ${tenant.tenantName}`);
     expect(consentText).toContain('svc.tenant.info.read');
 
     const tokens = await oidc.authorizationCodeGrant(config, callback, {

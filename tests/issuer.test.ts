@@ -302,9 +302,18 @@ describe('authorization code flow', () => {
     expect(consent.text).toContain(seed.appName);
     expect(consent.text).toContain(seed.tenantName);
     expect([...consent.capabilities].sort()).toEqual([
-      // The description leads, in plain words; the id follows in small type.
-      expect.stringMatching(/^Read the identity behind this token\s+svc\.profile\.self\.read$/),
-      expect.stringMatching(/^Read the tenant's public identity\s+svc\.tenant\.info\.read$/),
+      // What the app will see leads, in plain words; the catalogue's description and the id follow in small type.
+      expect.stringMatching(
+        new RegExp(
+          `^That it is you: the identifier of your account at ${seed.tenantName} \\(not your name, username, email or ` +
+            'password\\)\\s+Read the identity behind this token · svc\\.profile\\.self\\.read$',
+        ),
+      ),
+      expect.stringMatching(
+        new RegExp(
+          `^The name of ${seed.tenantName}\\s+Read the tenant's public identity · svc\\.tenant\\.info\\.read$`,
+        ),
+      ),
     ]);
     expect(consent.buttons).toEqual(['Allow', 'Deny']);
   });

@@ -26,7 +26,16 @@ export interface LoadResult {
   p999: number;
   /** Answers the scenario did not expect, by status (0 = transport error). */
   unexpected: Record<string, number>;
+  /** Requests of the run that did their preparation in the timed phase (a DPoP pool run dry); absent when none. */
+  preparedLate?: number;
 }
+
+/** Requests a second of a key's last run (the preparation of the next one is sized by it). */
+const lastRps = new Map<string, number>();
+/** With no run of the key yet: the rate the preparation assumes. */
+const FIRST_RPS = 4000;
+/** How much faster than its last run a run may go before its preparation runs out. */
+const HEADROOM = 2.5;
 
 const connectionsByKey = new Map<string, Connection[]>();
 const connectionsFor = ({ key, spec, connections }: LoadRequest) => {
@@ -39,6 +48,11 @@ const connectionsFor = ({ key, spec, connections }: LoadRequest) => {
 async function run(request: LoadRequest): Promise<LoadResult> {
   const { origin, connections, durationS, rate } = request;
   const states = connectionsFor(request);
+  // Ahead of the timed phase: what each connection may need for a run at up to HEADROOM times the key's last rate.
+  const expectedRps = rate ?? (lastRps.get(request.key) ?? FIRST_RPS) * HEADROOM;
+  const perConnection = Math.ceil((expectedRps * durationS) / connections) + 20;
+  let preparedLate = 0;
+  await Promise.all(states.slice(0, connections).map(async (c) => void (await c.prepare?.(perConnection))));
   const latencies: number[] = [];
   const unexpected: Record<string, number> = {};
   const start = performance.now();
@@ -71,6 +85,9 @@ async function run(request: LoadRequest): Promise<LoadResult> {
     }),
   );
   const elapsedS = (performance.now() - start) / 1000;
+  // How many requests of this run signed in the timed phase: asked of each connection by an empty preparation.
+  for (const c of states.slice(0, connections)) preparedLate += (await c.prepare?.(0)) ?? 0;
+  lastRps.set(request.key, latencies.length / elapsedS);
   latencies.sort((a, b) => a - b);
   const at = (q: number) =>
     Math.round((latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0) * 100) / 100;
@@ -81,6 +98,7 @@ async function run(request: LoadRequest): Promise<LoadResult> {
     p99: at(0.99),
     p999: at(0.999),
     unexpected,
+    ...(preparedLate > 0 && { preparedLate }),
   };
 }
 

@@ -115,6 +115,11 @@ export function printDpopFigures(r: ShapeResult): void {
       `system: R1 DPoP ${dpop.cpuUs.total}, R1 ${bearer.cpuUs.total}; redis commands per request: ` +
       `R1 DPoP ${dpop.roundTrips.redis}, R1 ${bearer.roundTrips.redis}`,
   );
+  // The proofs are signed before the timed phase (bench/scenarios.ts); any signed during it are the load generator's.
+  console.log(
+    `DPoP proofs signed in the timed phase: ${dpop.preparedLate ?? 0} of ${dpop.requests} ` +
+      '(the rest signed before it, each used once)',
+  );
 }
 
 const pad = (v: unknown, n: number) => String(v).padStart(n);

@@ -81,6 +81,11 @@ export function noteRoute(res: ServerResponse, template: string): void {
  * mounted under a parameter (the console's /tenants/:tenantId) leaves its value in baseUrl; with mergeParams the
  * value is also a param, so it is put back as `:name`.
  */
+function isEmpty(o: object): boolean {
+  for (const _ in o) return false;
+  return true;
+}
+
 function routeTemplateOf(req: IncomingMessage, res: ServerResponse): string {
   const routed = req as IncomingMessage & {
     route?: { path?: unknown };
@@ -88,7 +93,10 @@ function routeTemplateOf(req: IncomingMessage, res: ServerResponse): string {
     params?: Record<string, string>;
   };
   if (!routed.route?.path) return (res as { locals?: { routeTemplate?: string } }).locals?.routeTemplate ?? 'unmatched';
-  const params = Object.entries(routed.params ?? {});
+  // Most requests (the API's /v1/me, the PDP's decisions, the backend's routes under a fixed prefix) have no params, so
+  // nothing in baseUrl can be one: the template is the two strings as they are.
+  if (!routed.params || isEmpty(routed.params)) return `${routed.baseUrl ?? ''}${String(routed.route.path)}`;
+  const params = Object.entries(routed.params);
   const base = (routed.baseUrl ?? '')
     .split('/')
     .map((segment) => {

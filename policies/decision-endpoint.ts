@@ -44,20 +44,22 @@ export function decisionEndpoints({ store, log, decisionLog, telemetry }: Decisi
     };
     decisionLog.record(logged);
     telemetry.decisions.inc({ outcome: decision.allow ? 'allow' : 'deny', code: logged.code ?? '' });
-    // The log line speaks the request lines' vocabulary (requestId, tenant, client), not the table's columns.
-    log.debug(
-      {
-        requestId: input.requestId,
-        tenant: input.token.tenant_id,
-        client: input.token.client_id,
-        subject: input.token.sub,
-        capability: input.capability,
-        allow: decision.allow,
-        code: logged.code,
-        check: logged.check_name,
-      },
-      'decision',
-    );
+    // The log line speaks the request lines' vocabulary (requestId, tenant, client), not the table's columns. Built
+    // only when the level writes it: at the default level it is an object per decision made for nothing.
+    if (log.isLevelEnabled('debug'))
+      log.debug(
+        {
+          requestId: input.requestId,
+          tenant: input.token.tenant_id,
+          client: input.token.client_id,
+          subject: input.token.sub,
+          capability: input.capability,
+          allow: decision.allow,
+          code: logged.code,
+          check: logged.check_name,
+        },
+        'decision',
+      );
     return decision;
   });
 

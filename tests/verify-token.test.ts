@@ -8,6 +8,8 @@ import { createLogger } from '../common/log.js';
 import { issuerKeySet, type KeySetOptions } from '../gateway/plugins/verify-token/key-set.js';
 import { tokenVerifier } from '../gateway/plugins/verify-token/verify.js';
 import { memoryLedger, redisLedger } from '../gateway/plugins/dpop/proof-ledger.js';
+import { proofChecker } from '../gateway/plugins/dpop/proof.js';
+import { dpopKey, makeProof } from './support/dpop.js';
 import type { RedisClient } from '../common/rate-limit-store.js';
 
 interface Key {
@@ -337,5 +339,53 @@ describe('the DPoP proof ledger (gateway/plugins/dpop/proof-ledger.ts)', () => {
     expect(await ledger.firstUse('k:1', 120)).toBe(true);
     expect(await ledger.firstUse('k:1', 120)).toBe(false);
     expect(failures).toEqual(['Connection is closed.', 'Connection is closed.']);
+  });
+});
+
+describe('the DPoP proof checker with remembered keys (gateway/plugins/dpop/proof.ts)', () => {
+  const settings = { algs: ['ES256' as const], iatWindowS: 60, maxProofChars: 4096 };
+  const url = 'https://api.example.test/v1/me';
+  const token = 'header.claims.signature';
+  const request = (proof: string, jkt: string) => ({
+    proof,
+    method: 'GET',
+    url,
+    token,
+    jkt,
+    nowS: Math.floor(Date.now() / 1000),
+  });
+
+  it('still checks the signature of every proof whose header it remembers a key for', async () => {
+    const check = proofChecker(settings);
+    const key = await dpopKey();
+    const fields = { htm: 'GET', htu: url, token };
+    expect(await check(request(await makeProof(key, fields), key.jkt))).toMatchObject({ ok: true });
+    // The same header (the same public JWK) over a proof another key signed: the remembered key must refuse it.
+    const other = await dpopKey();
+    const forged = await makeProof({ ...other, publicJwk: key.publicJwk }, fields);
+    expect(forged.split('.')[0]).toBe((await makeProof(key, fields)).split('.')[0]);
+    expect(await check(request(forged, key.jkt))).toEqual({
+      ok: false,
+      reason: 'proof ERR_JWS_SIGNATURE_VERIFICATION_FAILED',
+    });
+    // A tampered claim under the remembered header: refused too.
+    const [header, , signature] = (await makeProof(key, fields)).split('.');
+    const claims = Buffer.from(JSON.stringify({ htm: 'GET', htu: url, jti: 'x', iat: 1, ath: 'y' })).toString(
+      'base64url',
+    );
+    expect(await check(request(`${header}.${claims}.${signature}`, key.jkt))).toMatchObject({ ok: false });
+    // The remembered key's thumbprint is still held to the token's cnf.jkt.
+    expect(await check(request(await makeProof(key, fields), other.jkt))).toEqual({
+      ok: false,
+      reason: 'proof key is not the token key',
+    });
+  });
+
+  it('remembers at most its bound of keys, and a proof of a forgotten key is checked afresh', async () => {
+    const check = proofChecker(settings, 2);
+    const keys = await Promise.all([dpopKey(), dpopKey(), dpopKey()]);
+    const fields = { htm: 'GET', htu: url, token };
+    for (const key of [...keys, ...keys])
+      expect(await check(request(await makeProof(key, fields), key.jkt))).toMatchObject({ ok: true });
   });
 });

@@ -9,10 +9,21 @@ import type { Request, Response } from 'express';
 import { sendProblem } from '../../../common/http.js';
 import { definePlugin, stateOf } from '../plugin.js';
 import { settings } from './schema.js';
-import { proofChecker } from './proof.js';
+import { accessTokenHash, proofChecker } from './proof.js';
 import { memoryLedger, redisLedger } from './proof-ledger.js';
 
 type ChallengeError = 'invalid_dpop_proof' | 'invalid_token';
+
+/**
+ * The values of the request's DPoP headers, one per header line, read from the raw list: `req.headersDistinct` would
+ * build every header's list again for this one name.
+ */
+function dpopHeaders(raw: string[]): string[] {
+  const values: string[] = [];
+  for (let i = 0; i < raw.length; i += 2)
+    if (raw[i]!.length === 4 && raw[i]!.toLowerCase() === 'dpop') values.push(raw[i + 1]!);
+  return values;
+}
 
 export const dpop = definePlugin({
   name: 'dpop',
@@ -29,6 +40,18 @@ export const dpop = definePlugin({
         })
       : inProcess;
     const algs = s.algs.join(' ');
+    /**
+     * The ath of a token, by the claims verify-token gave for it: a token verified before comes with the same claims
+     * object, so its hash is taken once, not on every request (a fresh verification gives a new object: a miss).
+     */
+    const athOf = new WeakMap<object, { token: string; ath: string }>();
+    const athFor = (claims: object, token: string) => {
+      const known = athOf.get(claims);
+      if (known?.token === token) return known.ath;
+      const ath = accessTokenHash(token);
+      athOf.set(claims, { token, ath });
+      return ath;
+    };
     // A proof stays acceptable while its iat is within the window of the clock, so at most 2 windows after it is seen.
     const keepS = 2 * s.iatWindowS;
 
@@ -61,13 +84,14 @@ export const dpop = definePlugin({
         }
         if (state.credential?.scheme !== 'dpop')
           return refuse(res, 'invalid_token', 'a DPoP-bound token must be sent with the DPoP scheme');
-        const proofs = req.headersDistinct.dpop ?? [];
+        const proofs = dpopHeaders(req.rawHeaders);
         if (proofs.length !== 1) return refuse(res, 'invalid_dpop_proof', 'send exactly one DPoP header');
         const checked = await check({
           proof: proofs[0]!,
           method: req.method,
           url: requestUrl(req),
           token: state.credential.token,
+          ath: athFor(state.claims!, state.credential.token),
           jkt,
           nowS: Math.floor(Date.now() / 1000),
         });

@@ -2,8 +2,20 @@
 // with the public key in its own header (EmbeddedJWK refuses a private one), by an algorithm of the allow-list, with
 // typ dpop+jwt; then the key's thumbprint must be the token's cnf.jkt, htm and htu the request's method and URL
 // (without query and fragment), ath the hash of the token, iat inside the window. Replay (jti) is the ledger's job.
+// An app signs every proof with the same key and header, so the key EmbeddedJWK imported from a header, and its
+// thumbprint, are remembered by the header's exact text once a proof with it passed every check (importing the JWK
+// and hashing it were a third of a proof's cost); the signature and every claim are still checked on each proof.
 import { createHash } from 'node:crypto';
-import { EmbeddedJWK, calculateJwkThumbprint, errors, jwtVerify, type JWK } from 'jose';
+import {
+  EmbeddedJWK,
+  calculateJwkThumbprint,
+  errors,
+  jwtVerify,
+  type CryptoKey,
+  type FlattenedJWSInput,
+  type JWK,
+  type JWSHeaderParameters,
+} from 'jose';
 import type { DpopSettings } from './schema.js';
 
 export interface ProofRequest {
@@ -12,6 +24,8 @@ export interface ProofRequest {
   /** The URL the caller addressed, as the gateway's public base URL makes it (no query). */
   url: string;
   token: string;
+  /** The token's hash when the caller has it already; else taken here. */
+  ath?: string;
   jkt: string;
   nowS: number;
 }
@@ -23,7 +37,7 @@ const MAX_JTI_CHARS = 256;
 const fail = (reason: string): ProofCheck => ({ ok: false, reason });
 
 /** The URL as RFC 9449 §4.3 compares it: parsed (so equivalent spellings match), without query and fragment. */
-function comparable(url: string): string | undefined {
+function parsedForComparison(url: string): string | undefined {
   const parsed = URL.parse(url);
   if (!parsed || (parsed.protocol !== 'https:' && parsed.protocol !== 'http:')) return undefined;
   parsed.search = '';
@@ -31,17 +45,78 @@ function comparable(url: string): string | undefined {
   return parsed.href;
 }
 
+/**
+ * comparable(), remembered for the last URLs seen (a gateway's routes and an app's htu repeat): parsing the request's
+ * URL and the proof's htu on every request cost two URL parses. Bounded; emptied when full.
+ */
+const COMPARABLE_ENTRIES = 1000;
+const comparableUrls = new Map<string, string | undefined>();
+function comparable(url: string): string | undefined {
+  if (comparableUrls.has(url)) return comparableUrls.get(url);
+  const value = parsedForComparison(url);
+  if (comparableUrls.size >= COMPARABLE_ENTRIES) comparableUrls.clear();
+  comparableUrls.set(url, value);
+  return value;
+}
+
 /** base64url(SHA-256(token)), the ath a proof must carry for this token (RFC 9449 §4.2). */
 export const accessTokenHash = (token: string) => createHash('sha256').update(token).digest('base64url');
 
-export function proofChecker(s: Pick<DpopSettings, 'algs' | 'iatWindowS' | 'maxProofChars'>) {
+/** A public key EmbeddedJWK imported from a proof header, and the thumbprint of that header's JWK. */
+interface KnownKey {
+  key: CryptoKey;
+  thumbprint: string;
+}
+
+/**
+ * Keys by the exact protected header (base64url) they came in: the same text parses to the same header, which
+ * EmbeddedJWK turns into the same key, so a remembered one is what a fresh import would give. Bounded, least recently
+ * used first out; only headers of proofs that passed every check are kept, so a caller without a token bound to a
+ * key cannot fill it.
+ */
+function knownKeys(maxEntries: number) {
+  const entries = new Map<string, KnownKey>();
+  return {
+    get(header: string): KnownKey | undefined {
+      const known = entries.get(header);
+      if (known) {
+        entries.delete(header);
+        entries.set(header, known);
+      }
+      return known;
+    },
+    set(header: string, known: KnownKey): void {
+      entries.set(header, known);
+      if (entries.size > maxEntries) entries.delete(entries.keys().next().value!);
+    },
+  };
+}
+
+/** How many proof keys a gateway remembers (each a few hundred bytes); an app's keys are one entry each. */
+export const KNOWN_KEYS = 10_000;
+
+export function proofChecker(
+  s: Pick<DpopSettings, 'algs' | 'iatWindowS' | 'maxProofChars'>,
+  keyEntries: number = KNOWN_KEYS,
+) {
   const algorithms = [...s.algs];
+  const keys = knownKeys(keyEntries);
   return async function check(r: ProofRequest): Promise<ProofCheck> {
     if (r.proof.length > s.maxProofChars) return fail('proof too long');
     let payload: Record<string, unknown>;
     let jwk: JWK;
+    // The header's text and what it gave: a remembered key, or the one EmbeddedJWK imports now.
+    let header = '';
+    let known: KnownKey | undefined;
+    let imported: CryptoKey | undefined;
+    const keyOf = async (protectedHeader: JWSHeaderParameters, jws: FlattenedJWSInput) => {
+      header = jws.protected ?? '';
+      known = keys.get(header);
+      if (known) return known.key;
+      return (imported = (await EmbeddedJWK(protectedHeader, jws)) as CryptoKey);
+    };
     try {
-      const verified = await jwtVerify(r.proof, EmbeddedJWK, {
+      const verified = await jwtVerify(r.proof, keyOf, {
         typ: 'dpop+jwt',
         algorithms,
         requiredClaims: ['jti', 'htm', 'htu', 'iat', 'ath'],
@@ -52,14 +127,16 @@ export function proofChecker(s: Pick<DpopSettings, 'algs' | 'iatWindowS' | 'maxP
     } catch (err) {
       return fail(err instanceof errors.JOSEError ? `proof ${err.code}` : 'proof malformed');
     }
-    if ((await calculateJwkThumbprint(jwk, 'sha256')) !== r.jkt) return fail('proof key is not the token key');
+    const thumbprint = known?.thumbprint ?? (await calculateJwkThumbprint(jwk, 'sha256'));
+    if (thumbprint !== r.jkt) return fail('proof key is not the token key');
     const { jti, htm, htu, iat, ath } = payload;
     if (typeof jti !== 'string' || !jti || jti.length > MAX_JTI_CHARS) return fail('jti');
     if (htm !== r.method) return fail('htm');
     const expected = comparable(r.url);
     if (!expected || typeof htu !== 'string' || comparable(htu) !== expected) return fail('htu');
-    if (ath !== accessTokenHash(r.token)) return fail('ath');
+    if (ath !== (r.ath ?? accessTokenHash(r.token))) return fail('ath');
     if (typeof iat !== 'number' || Math.abs(r.nowS - iat) > s.iatWindowS) return fail('iat');
+    if (!known && imported && header) keys.set(header, { key: imported, thumbprint });
     return { ok: true, jti };
   };
 }

@@ -494,3 +494,34 @@ describe('a revoked tenant admin key', () => {
     }
   });
 });
+
+describe('person search', () => {
+  it('finds a part of a name or username anywhere in it, in any case: "bui" finds Bob Builder', async () => {
+    const tenant = await setupTenant(operator);
+    const username = `bob-${Date.now().toString(36)}`;
+    const make = (displayName: string, name: string) =>
+      operator.ok('POST', `/tenants/${tenant.tenantId}/persons`, {
+        displayName,
+        username: name,
+        password: 'correct horse battery',
+      });
+    await make('Bob Builder', username);
+    await make('Wendy Crane', 'wendy');
+    const { context, page } = await signedIn(await tenantKey(tenant.tenantId));
+    const found = async (part: string) => {
+      await page.getByLabel('Find by username or name').fill(part);
+      await press(page, 'Find');
+      return page.locator('tbody').getByRole('link').allInnerTexts();
+    };
+    try {
+      await page.goto(pageUrl(tenant.tenantId, 'persons'));
+      expect(await found('bui')).toEqual(['Bob Builder']);
+      await shot(page, 'jobs-person-search');
+      expect(await found('OB-')).toEqual(['Bob Builder']); // inside the username, upper case
+      expect(await found('ne')).toEqual(['Wendy Crane']); // inside both of Wendy's, in neither of Bob's
+      expect(await found('zzz')).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
+});

@@ -620,7 +620,7 @@ export function personsPage(
     frame,
     html`<form method="get" action="${base}" role="search"><label for="q">Find by username or name</label>
 <input id="q" name="q" value="${q ?? ''}" maxlength="100"> <button type="submit">Find</button></form>
-<table><caption>Persons${q && html` whose username or name starts with “${q}”`}</caption>
+<table><caption>Persons${q && html` whose username or name contains “${q}”`}</caption>
 <thead><tr><th scope="col">Name</th><th scope="col">Username</th><th scope="col">Person id</th>
 <th scope="col">Login</th><th scope="col">Relationship</th><th scope="col">Actions</th></tr></thead>
 <tbody>${page.items.map((p) => {

@@ -15,6 +15,7 @@ import * as m012 from './012_retained_data_by_token.js';
 import * as m013 from './013_pdp_revision_feed.js';
 import * as m014 from './014_client_security_settings.js';
 import * as m015 from './015_person_search_trigrams.js';
+import * as m016 from './016_usage_by_request_id.js';
 
 const MIGRATIONS: Record<string, Knex.Migration> = {
   '001_data_model': m001,
@@ -32,6 +33,7 @@ const MIGRATIONS: Record<string, Knex.Migration> = {
   '013_pdp_revision_feed': m013,
   '014_client_security_settings': m014,
   '015_person_search_trigrams': m015,
+  '016_usage_by_request_id': m016,
 };
 
 /**

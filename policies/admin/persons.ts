@@ -104,6 +104,21 @@ export async function findPerson(knex: Knex, tenantId: string, id: string): Prom
   return row && personItem(row);
 }
 
+/**
+ * The tenant's persons among `ids` (person ids, and login account ids here), for naming them: one indexed lookup per
+ * kind of id, whatever the number of persons.
+ */
+export async function personsAmong(knex: Knex, tenantId: string, ids: readonly string[]): Promise<PersonListItem[]> {
+  const lookups = [
+    ['p.id', ids.filter((id) => isId('psn', id))],
+    ['a.id', ids.filter((id) => isId('acc', id))],
+  ] as const;
+  const found: PersonRow[][] = [];
+  for (const [column, among] of lookups)
+    if (among.length > 0) found.push(await personRows(knex, tenantId).whereIn(column, among));
+  return found.flat().map(personItem);
+}
+
 export interface CreatedPerson {
   personId: string;
   accountId: string;

@@ -8,7 +8,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { PGlite } from '@electric-sql/pglite';
+import { PGlite, type PGliteOptions } from '@electric-sql/pglite';
+import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import { migrationSource } from './migrations/index.js';
 import { ConfigError, withoutPassword, type Config } from './config.js';
@@ -91,7 +92,7 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
     await reachable(knex, opts.databaseUrl);
     return { knex, embedded: false, publishRevisionsTo: relay.to, close: () => relay.closing(knex.destroy()) };
   }
-  const pglite = opts.dataDir === undefined ? await PGlite.create() : await openPglite(opts.dataDir);
+  const pglite = opts.dataDir === undefined ? await PGlite.create(PGLITE_OPTIONS) : await openPglite(opts.dataDir);
   const socketDir = mkdtempSync(join(tmpdir(), 'tpi-db-'));
   const server = new PGLiteSocketServer({
     db: pglite,
@@ -235,6 +236,9 @@ function makeDirectory(dir: string): void {
   mkdirSync(dir);
 }
 
+/** The extensions the migrations create on PGlite as on PostgreSQL: pg_trgm serves the person search (migration 015). */
+const PGLITE_OPTIONS: PGliteOptions = { extensions: { pg_trgm } };
+
 /**
  * Opens the embedded database in `dataDir`. The directory (and its parents) is created when absent; an
  * existing one must be empty or a PGlite data directory, so a mistyped path never fills some other directory with
@@ -252,7 +256,7 @@ async function openPglite(dataDir: string): Promise<PGlite> {
   if (entries.length > 0 && !entries.includes('PG_VERSION'))
     throw refuse('not a PGlite data directory (it is not empty and has no PG_VERSION); use an empty or new directory');
   try {
-    return await PGlite.create(dataDir);
+    return await PGlite.create(dataDir, PGLITE_OPTIONS);
   } catch (err) {
     const reason = err instanceof Error ? err.message.split('\n')[0] : 'the database in it cannot be opened';
     throw refuse(`cannot open the embedded database (${reason || 'unreadable data'})`);

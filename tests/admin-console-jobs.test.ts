@@ -25,12 +25,13 @@ import {
 } from './support/admin.js';
 import { callApi } from './support/api.js';
 import { assertResponseMatches } from './support/openapi.js';
-import { personApi, registerExtension } from './support/extensions.js';
+import { PERSON_SCOPES, personApi, registerExtension } from './support/extensions.js';
 import {
   authorizationRequest,
   basicAuth,
   clientCredentialsToken,
   discover,
+  obtainTokens,
   postTokenForm,
   signInAndConsent,
 } from './support/oauth.js';
@@ -518,10 +519,10 @@ describe('denials', () => {
       await page.getByLabel('Why denied').selectOption({ label: sentence });
       for (let attempt = 0; attempt < 40; attempt++) {
         await press(page, 'Search');
-        if ((await row(page, own.clientId).count()) > 0) break;
+        if ((await row(page, own.clientName).count()) > 0) break;
         await new Promise((resolve) => setTimeout(resolve, 250));
       }
-      const denial = row(page, own.clientId).first();
+      const denial = row(page, own.clientName).first();
       const why = await denial.getByRole('cell').nth(5).innerText();
       expect(why).toBe(`${sentence} Fix it: the app's grant capability_not_granted`);
       expect(why).not.toMatch(/capability\.tenant_grant/);
@@ -689,4 +690,115 @@ describe('a revoked tenant admin key', () => {
       await context.close();
     }
   });
+});
+
+describe('person search', () => {
+  it('finds a part of a name or username anywhere in it, in any case: "bui" finds Bob Builder', async () => {
+    const tenant = await setupTenant(operator);
+    const username = `bob-${Date.now().toString(36)}`;
+    const make = (displayName: string, name: string) =>
+      operator.ok('POST', `/tenants/${tenant.tenantId}/persons`, {
+        displayName,
+        username: name,
+        password: 'correct horse battery',
+      });
+    await make('Bob Builder', username);
+    await make('Wendy Crane', 'wendy');
+    const { context, page } = await signedIn(await tenantKey(tenant.tenantId));
+    const found = async (part: string) => {
+      await page.getByLabel('Find by username or name').fill(part);
+      await press(page, 'Find');
+      return page.locator('tbody').getByRole('link').allInnerTexts();
+    };
+    try {
+      await page.goto(pageUrl(tenant.tenantId, 'persons'));
+      expect(await found('bui')).toEqual(['Bob Builder']);
+      await shot(page, 'jobs-person-search');
+      expect(await found('OB-')).toEqual(['Bob Builder']); // inside the username, upper case
+      expect(await found('ne')).toEqual(['Wendy Crane']); // inside both of Wendy's, in neither of Bob's
+      expect(await found('zzz')).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
+});
+
+describe('decisions, read as the admin knows the tenant', () => {
+  it(
+    'name the app and the subject, say the check in words, show a request the API refused after an allow with its ' +
+      "status, explain another tenant's person without a fix link, use the table's words in the filter, and fit " +
+      'a 1,280 px window',
+    async () => {
+      const own = await setupMachineClient(operator, { grant: ALL });
+      const other = await setupTenant(operator);
+      const extensionId = await registerExtension(operator, own.clientId);
+      const app = { authUrl: system.authUrl, ...own };
+      const person = { username: own.username, password: own.password };
+      const self = (await obtainTokens(browser, app, person, `svc.profile.self.read ${PERSON_SCOPES}`)).access_token;
+      const requestOf = (answer: { headers: Headers }) => answer.headers.get('x-request-id')!;
+      // Allowed by the PDP, then refused by the backend: a PUT without a precondition header.
+      const unconditional = await personApi(system.baseUrl).put(
+        self,
+        own.personId,
+        extensionId,
+        { schemaVersion: 1, data: { note: 'x' } },
+        {},
+      );
+      expect(unconditional.status).toBe(428);
+      const mine = await getMe(self);
+      expect(mine.status).toBe(200);
+      const foreign = await personApi(system.baseUrl).getPerson(self, other.personId);
+      expect(foreign.status).toBe(404); // tenant_mismatch, folded into 404 on person resources (contract §7.3)
+      const asService = await getTenant(await workloadToken(own, 'svc.tenant.info.read'));
+      expect(asService.status).toBe(200);
+
+      const { context, page } = await signedIn(await tenantKey(own.tenantId));
+      try {
+        await page.setViewportSize({ width: 1280, height: 900 });
+        const decision = (requestId: string) => row(page, requestId).getByRole('cell');
+        // Calls are metered in batches off the request path: the API's answer shows once its batch is written.
+        for (let attempt = 0; attempt < 40; attempt++) {
+          await page.goto(pageUrl(own.tenantId, 'decisions'));
+          if (/428/.test(await decision(requestOf(unconditional)).nth(4).innerText())) break;
+          await new Promise((resolve) => setTimeout(resolve, 250));
+        }
+        const named = `${own.username.replace('user-', 'Person ')} (${own.username})`;
+        const refusedCells = await decision(requestOf(unconditional)).allInnerTexts();
+        expect(refusedCells.slice(1, 5)).toEqual([
+          own.clientName,
+          named,
+          'svc.person.metadata.write',
+          'allowed, then refused: 428 Precondition Required',
+        ]);
+        expect(refusedCells[6]).toBe('all checks passed');
+        await expect(decision(requestOf(mine)).nth(4).innerText()).resolves.toBe('allowed answered 200');
+        await expect(decision(requestOf(asService)).nth(2).innerText()).resolves.toBe('nightly sync (service account)');
+
+        const mismatch = decision(requestOf(foreign));
+        await expect(mismatch.nth(5).innerText()).resolves.toMatch(
+          /^The app asked for another tenant's person; .* tenant_mismatch$/,
+        );
+        await expect(mismatch.nth(5).getByRole('link').count()).resolves.toBe(0);
+        await expect(mismatch.nth(6).innerText()).resolves.toBe("the person asked for is this tenant's");
+        expect(await page.locator('table').innerText()).not.toMatch(/\b(psn|acc)_|resource\.tenant|\bdeny\b/);
+        expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(1280);
+        await shot(page, 'jobs-decisions');
+
+        // The filter speaks the table's words: outcomes as the Outcome column says them, apps by name.
+        await expect(page.getByLabel('Outcome').locator('option').allInnerTexts()).resolves.toEqual([
+          'Allowed or denied',
+          'allowed',
+          'denied',
+        ]);
+        await page.getByLabel('App', { exact: true }).selectOption({ label: own.clientName });
+        await page.getByLabel('Outcome').selectOption({ label: 'denied' });
+        await press(page, 'Search');
+        const outcomes = await page.locator('tbody tr td:nth-of-type(5)').allInnerTexts();
+        expect(outcomes).toEqual([...outcomes].fill('denied'));
+        expect(outcomes.length).toBeGreaterThan(0);
+      } finally {
+        await context.close();
+      }
+    },
+  );
 });

@@ -14,6 +14,8 @@ import * as m011 from './011_pdp_fact_revisions.js';
 import * as m012 from './012_retained_data_by_token.js';
 import * as m013 from './013_pdp_revision_feed.js';
 import * as m014 from './014_client_security_settings.js';
+import * as m015 from './015_person_search_trigrams.js';
+import * as m016 from './016_usage_by_request_id.js';
 
 const MIGRATIONS: Record<string, Knex.Migration> = {
   '001_data_model': m001,
@@ -30,6 +32,8 @@ const MIGRATIONS: Record<string, Knex.Migration> = {
   '012_retained_data_by_token': m012,
   '013_pdp_revision_feed': m013,
   '014_client_security_settings': m014,
+  '015_person_search_trigrams': m015,
+  '016_usage_by_request_id': m016,
 };
 
 /**

@@ -77,6 +77,32 @@ export async function recentDecisions(knex: Knex, tenantId: string, query: unkno
   });
 }
 
+/** Where the API's answer to an app's request is kept: the app and the request id (callers choose request ids). */
+export const answerKey = (clientId: string, requestId: string) => `${clientId} ${requestId}`;
+
+/**
+ * The status the API answered each of `decisions` with, from its metered call (answerKey to status; the latest when
+ * an id was used again): an allowed request may still be refused by the backend (428, 422, 404...). Served by the
+ * index on (tenant, request id) of migration 016.
+ */
+export async function answeredStatuses(
+  knex: Knex,
+  tenantId: string,
+  decisions: readonly Pick<DecisionView, 'clientId' | 'requestId'>[],
+): Promise<Map<string, number>> {
+  if (decisions.length === 0) return new Map();
+  const rows: { client_id: string; request_id: string; status: number }[] = await knex('usage_records')
+    .where('tenant_id', tenantId)
+    .whereIn(
+      'request_id',
+      decisions.map((d) => d.requestId),
+    )
+    .distinctOn('client_id', 'request_id')
+    .orderBy([{ column: 'client_id' }, { column: 'request_id' }, { column: 'created_at', order: 'desc' }])
+    .select('client_id', 'request_id', 'status');
+  return new Map(rows.map((r) => [answerKey(r.client_id, r.request_id), r.status]));
+}
+
 /** Metered calls: the total and the latest ones. */
 export async function usage(knex: Knex, tenantId: string) {
   if (!(await tenantExists(knex, tenantId))) return refused('not_found');

@@ -1,5 +1,5 @@
-// Why the PDP denied, in words: one sentence per deny code (third-party-api-v1 §7.3) and where the admin fixes it.
-// The decisions page's table and its filter both read this one table.
+// Why the PDP denied, in words: one sentence per deny code (third-party-api-v1 §7.3) and where the admin fixes it,
+// and each check of policies/evaluate.ts in words. The decisions page's table and its filter both read these tables.
 import type { DenyCode } from '../../wire/codes.js';
 import { appPath, tenantPath, type Choice, type Link } from './pages.js';
 import { DENY_CODES } from '../../wire/codes.js';
@@ -7,7 +7,8 @@ import { DENY_CODES } from '../../wire/codes.js';
 /** Where a denial is fixed: the app's grant, the app, the subject (person or service account), the settings... */
 type FixedAt = 'grant' | 'app' | 'capability' | 'subject' | 'settings' | 'persons' | 'apps' | 'service-account';
 
-export const DENIALS: Record<DenyCode, { sentence: string; fixedAt: FixedAt }> = {
+/** `fixedAt` absent: nothing in this tenant's console fixes it. */
+export const DENIALS: Record<DenyCode, { sentence: string; fixedAt?: FixedAt }> = {
   client_unknown: { sentence: 'The app is not registered in this tenant.', fixedAt: 'apps' },
   client_disabled: { sentence: 'The app is disabled.', fixedAt: 'app' },
   actor_unknown: { sentence: 'The token names no account of this tenant that may act.', fixedAt: 'subject' },
@@ -30,10 +31,45 @@ export const DENIALS: Record<DenyCode, { sentence: string; fixedAt: FixedAt }> =
   },
   capability_unavailable: { sentence: 'The capability is closed on this deployment.', fixedAt: 'capability' },
   resource_type_mismatch: { sentence: 'The capability does not cover what the app asked for.', fixedAt: 'capability' },
-  tenant_mismatch: { sentence: 'The person belongs to another tenant.', fixedAt: 'persons' },
+  tenant_mismatch: {
+    sentence:
+      "The app asked for another tenant's person; it may reach only this tenant's persons, so there is nothing to " +
+      'fix here (the app was answered 404).',
+  },
   no_relationship: { sentence: 'The tenant has no relationship with this person.', fixedAt: 'persons' },
   forbidden: { sentence: 'The request names no person the app may reach.', fixedAt: 'app' },
 };
+
+/** Each check of the PDP's sequence (policies/evaluate.ts), as what it looks at. */
+const CHECKS: Record<string, string> = {
+  allow: 'all checks passed',
+  profile: "the token's kind",
+  'actor.present': 'the account the token acts as',
+  'actor.workload_is_sub': 'the service account the token acts as',
+  'actor.exists': "the acting account is this tenant's",
+  'actor.matches_subject': "the acting account is the token's subject",
+  'client.exists': 'the app is registered',
+  'client.kind': 'the app is a third-party app',
+  'client.status': 'the app is enabled',
+  'tenant.exists': 'the tenant exists',
+  'tenant.status': 'the tenant is active',
+  'subject.status': "the person's login or the service account is enabled",
+  'subject.session': "the person's session with the app is live",
+  'subject.relationship': 'the tenant has a relationship with the person',
+  'subject.epoch': "the token's epoch is the service account's",
+  'capability.open': 'the capability is open on this deployment',
+  'capability.plan': "the tenant's plan includes the capability",
+  'capability.tenant_grant': 'the tenant grants the app the capability',
+  'capability.token_scope': 'the token carries the capability',
+  'capability.service_account': 'the service account holds the capability',
+  'resource.type': 'the capability covers what was asked for',
+  'resource.person_named': 'the request names a person',
+  'resource.tenant': "the person asked for is this tenant's",
+  'resource.relationship': 'the tenant has a relationship with the person asked for',
+};
+
+/** The check `name` in words (a check outside the table is shown as it is). */
+export const checkWords = (name: string) => CHECKS[name] ?? name;
 
 const LINK_TEXT: Record<FixedAt, string> = {
   grant: "the app's grant",

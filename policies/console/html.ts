@@ -29,7 +29,7 @@ nav ul{display:flex;flex-wrap:wrap;gap:1rem;list-style:none;margin:0;padding:0}
 main{padding:1rem 1.5rem}
 table{border-collapse:collapse;margin:1rem 0;width:100%}
 caption{text-align:left;font-weight:bold}
-th,td{border:1px solid #999;padding:.35rem .5rem;text-align:left;vertical-align:top}
+th,td{border:1px solid #999;padding:.35rem .5rem;text-align:left;vertical-align:top;overflow-wrap:anywhere}
 th{background:#eef1f5}
 form.inline{display:inline}
 fieldset{margin:1rem 0;border:1px solid #999}
@@ -43,6 +43,7 @@ button{font:inherit;padding:.3rem .8rem;margin:.25rem 0;cursor:pointer}
 .secret{font:1.1rem monospace;background:#f4f4f4;padding:.5rem;word-break:break-all}
 pre{background:#f4f4f4;padding:.5rem;white-space:pre-wrap;word-break:break-all}
 .ceiling,.plan{color:#5a3d00}
+.refused{color:#a01818}
 .vh{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
 `;
 export const STYLE_ELEMENT = new Html(`<style>${STYLE}</style>`);

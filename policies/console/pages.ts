@@ -16,6 +16,7 @@ import type { DailyUsage, DecisionFilters, DecisionView } from '../admin/observa
 import { SCRIPT_ELEMENT, STYLE_ELEMENT, html, type Html } from './html.js';
 import type { ConsoleSession } from './sessions.js';
 import type { RateLimitPolicy } from '../../wire/decision.js';
+import { STATUS_CODES } from 'node:http';
 
 export const CONSOLE_PATH = '/admin/console';
 export const tenantPath = (tenantId: string, page = '') =>
@@ -728,7 +729,7 @@ export function personsPage(
     frame,
     html`<form method="get" action="${base}" role="search"><label for="q">Find by username or name</label>
 <input id="q" name="q" value="${q ?? ''}" maxlength="100"> <button type="submit">Find</button></form>
-<table><caption>Persons${q && html` whose username or name starts with “${q}”`}</caption>
+<table><caption>Persons${q && html` whose username or name contains “${q}”`}</caption>
 <thead><tr><th scope="col">Name</th><th scope="col">Username</th><th scope="col">Person id</th>
 <th scope="col">Login</th><th scope="col">Relationship</th><th scope="col">Actions</th></tr></thead>
 <tbody>${page.items.map((p) => {
@@ -973,15 +974,40 @@ const select = (
   return html`<option value="${value}"${chosen === value && html` selected`}>${words}</option>`;
 })}</select></div>`;
 
-/** A decision with, when denied, why in words and where that is fixed. */
-export type DecisionRow = DecisionView & { why?: { sentence: string; fix?: Link | undefined } | undefined };
+/**
+ * A decision as the admin reads it: the app and the subject by name, the check in words, when allowed the status the
+ * API then answered (once metered), and when denied why in words and where that is fixed.
+ */
+export type DecisionRow = DecisionView & {
+  app: string;
+  who: string;
+  check: string;
+  answered?: number | undefined;
+  why?: { sentence: string; fix?: Link | undefined } | undefined;
+};
+
+/** The outcome filter's choices, in the words of the table's Outcome column. */
+const OUTCOMES: readonly Choice[] = [
+  { value: 'allow', words: 'allowed' },
+  { value: 'deny', words: 'denied' },
+];
+
+/** An allowed decision with the API's answer beside it: a refused request is not shown as a success. */
+const outcomeOf = (d: DecisionRow) =>
+  !d.allow
+    ? 'denied'
+    : d.answered === undefined
+      ? 'allowed'
+      : d.answered < 400
+        ? html`allowed <small>answered ${d.answered}</small>`
+        : html`allowed, <strong class="refused">then refused: ${d.answered} ${STATUS_CODES[d.answered] ?? ''}</strong>`;
 
 export function decisionsPage(
   frame: Frame & { tenant: TenantView },
   page: { items: DecisionRow[]; nextCursor: string | null },
   filters: DecisionFilters,
   /** `denials`: each deny code with the table's sentence for it. */
-  choices: { apps: string[]; denials: readonly Choice[]; capabilities: readonly string[] },
+  choices: { apps: readonly Choice[]; denials: readonly Choice[]; capabilities: readonly string[] },
 ): Html {
   const base = tenantPath(frame.tenant.tenantId, 'decisions');
   const kept = Object.fromEntries(Object.entries(filters).filter((e): e is [string, string] => Boolean(e[1])));
@@ -994,7 +1020,7 @@ export function decisionsPage(
 <div><label for="request-id">Request id</label>
 <input id="request-id" name="requestId" type="search" value="${filters.requestId ?? ''}" maxlength="128"></div>
 ${select('f-app', 'clientId', 'App', choices.apps, filters.clientId, 'Any app')}
-${select('f-outcome', 'outcome', 'Outcome', ['allow', 'deny'], filters.outcome, 'Allowed or denied')}
+${select('f-outcome', 'outcome', 'Outcome', OUTCOMES, filters.outcome, 'Allowed or denied')}
 ${select('f-code', 'code', 'Why denied', choices.denials, filters.code, 'Any reason')}
 ${select('f-capability', 'capability', 'Capability', choices.capabilities, filters.capability, 'Any capability')}
 <button type="submit">Search</button>${filtered && html` <a href="${base}">Clear filters</a>`}</form>
@@ -1007,16 +1033,16 @@ ${select('f-capability', 'capability', 'Capability', choices.capabilities, filte
     }</caption>
 <thead><tr><th scope="col">Time (UTC)</th><th scope="col">Request id</th><th scope="col">App</th>
 <th scope="col">Subject</th><th scope="col">Capability</th><th scope="col">Outcome</th><th scope="col">Why denied</th>
-<th scope="col">Check</th></tr></thead>
+<th scope="col">Check that decided</th></tr></thead>
 <tbody>${page.items.map(
       (d) => html`<tr><td>${d.createdAt}</td><th scope="row"><code>${d.requestId}</code></th>
-<td><code>${d.clientId}</code></td><td><code>${d.subject}</code></td>
-<td>${d.capability}</td><td>${d.allow ? 'allowed' : 'denied'}</td><td>${
+<td>${d.app}</td><td>${d.who}</td>
+<td>${d.capability}</td><td>${outcomeOf(d)}</td><td>${
         d.why &&
         html`${d.why.sentence}${
           d.why.fix && html` <a href="${d.why.fix.href}">Fix it: ${d.why.fix.label}</a>`
         } <small><code>${d.code}</code></small>`
-      }</td><td>${d.checkName}</td></tr>`,
+      }</td><td>${d.check}</td></tr>`,
     )}</tbody></table>
 ${page.items.length === 0 && html`<p>No decisions found.</p>`}
 ${older && html`<p><a href="${older}">Older decisions</a></p>`}`,

@@ -4,11 +4,19 @@ import type { Request, Response, Router } from 'express';
 import * as pages from './pages.js';
 import { tenantPath } from './pages.js';
 import { apiPath, locals, one, type ConsoleKit } from './kit.js';
-import { DENIAL_CHOICES, denialFix, denialSentence } from './denials.js';
+import { DENIAL_CHOICES, checkWords, denialFix, denialSentence } from './denials.js';
+import { namerFor } from './names.js';
 import { CAPABILITIES } from '../../wire/decision.js';
 import { listClients } from '../admin/clients.js';
 import { listExtensions } from '../admin/extensions.js';
-import { recentDecisions, usage, usagePerDay, type DecisionFilters } from '../admin/observability.js';
+import {
+  answerKey,
+  answeredStatuses,
+  recentDecisions,
+  usage,
+  usagePerDay,
+  type DecisionFilters,
+} from '../admin/observability.js';
 import { auditPage, verifyChain, type AuditVerification } from '../admin/audit-trail.js';
 import { recordCount, streamExport } from '../admin/export.js';
 import { streamTenantExport } from '../admin/tenant-export.js';
@@ -37,9 +45,26 @@ export function recordRoutes(tenant: Router, kit: ConsoleKit): void {
     ]);
     if (!outcome.ok)
       return refusedPage(res, outcome, { href: tenantPath(current.tenantId, 'decisions'), label: 'the decisions' });
-    const choices = { apps: apps.map((a) => a.clientId), denials: DENIAL_CHOICES, capabilities: CAPABILITIES };
-    const items = outcome.value.items.map((d) => ({
+    const shown = outcome.value.items;
+    const [name, answered] = await Promise.all([
+      namerFor(db, current.tenantId, apps, [...shown.map((d) => d.subject), ...shown.map((d) => d.clientId)]),
+      answeredStatuses(
+        db,
+        current.tenantId,
+        shown.filter((d) => d.allow),
+      ),
+    ]);
+    const choices = {
+      apps: apps.map((a) => ({ value: a.clientId, words: a.name })),
+      denials: DENIAL_CHOICES,
+      capabilities: CAPABILITIES,
+    };
+    const items = shown.map((d) => ({
       ...d,
+      app: name(d.clientId) ?? d.clientId,
+      who: name(d.subject) ?? d.subject,
+      answered: d.allow ? answered.get(answerKey(d.clientId, d.requestId)) : undefined,
+      check: checkWords(d.checkName),
       why: d.code ? { sentence: denialSentence(d.code), fix: denialFix(current.tenantId, d) } : undefined,
     }));
     send(

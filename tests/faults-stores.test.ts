@@ -317,8 +317,8 @@ describe('PostgreSQL hung (every process of the cluster paused): decisions from 
   );
 });
 
-describe('a change committed while a PDP cannot reach PostgreSQL is never missed', () => {
-  // A second PDP whose database connections go through a proxy the test freezes (the database goes on serving the
+describe('replicas: two PDPs and two gateways; a change committed through one PDP is never missed by the other', () => {
+  // A second PDP whose database connections go through a proxy the test can freeze (the database goes on serving the
   // other services), and a second gateway that asks that PDP. Changes go through the first PDP's admin API.
   let proxy: TcpProxy;
   let pdp: Child;
@@ -415,7 +415,51 @@ describe('a change committed while a PDP cannot reach PostgreSQL is never missed
   ];
 
   it.each(KINDS.map((k) => [k.kind, k] as const))(
-    '%s through the first PDP: the second answers 503 authorization_unavailable until it reads the change, ' +
+    '%s through the first PDP under load through both gateways: every request sent after the change was ' +
+      'acknowledged is refused with its denial, whichever replica decides it',
+    async (_kind, { route, denial, change }) => {
+      const { t, token } = await consentedTenant();
+      const bases = [stack.system.baseUrl, base];
+      /** Each request: when it was sent and answered, through which gateway, and its answer. */
+      const sent: { at: number; done: number; base: string; status: number; error: string | undefined }[] = [];
+      let acknowledgedAt = Infinity;
+      const after = () => sent.filter((c) => c.at > acknowledgedAt);
+      // Until half a second after the acknowledgement, and at least five requests sent after it through each gateway.
+      const enough = () =>
+        performance.now() > acknowledgedAt + 500 && bases.every((b) => after().filter((c) => c.base === b).length >= 5);
+      // Four callers per gateway, each sending its next request as soon as the last one is answered.
+      const caller = async (b: string) => {
+        while (!enough()) {
+          const at = performance.now();
+          const a = await answer(b, route.operationId, route.path(t), token);
+          sent.push({ at, done: performance.now(), base: b, status: a.status, error: a.error });
+        }
+      };
+      const callers = bases.flatMap((b) => Array.from({ length: 4 }, () => caller(b)));
+      await waitFor(
+        'both replicas answering',
+        async () => bases.every((b) => sent.some((c) => c.base === b)),
+        10_000,
+        20,
+      );
+      const changeSentAt = performance.now();
+      await change(t);
+      acknowledgedAt = performance.now();
+      await Promise.all(callers);
+      const outcome = (cs: typeof sent) => [...new Set(cs.map((c) => `${c.status} ${c.error}`))].sort();
+      printFigures(`replicas under load, ${_kind}`, {
+        'requests before the change': sent.length - after().length,
+        'after it': after().length,
+        'answers after it': outcome(after()).join(', '),
+      });
+      expect(outcome(sent.filter((c) => c.done < changeSentAt))).toEqual(['200 undefined']);
+      for (const b of bases) expect(outcome(after().filter((c) => c.base === b))).toEqual([`403 ${denial}`]);
+    },
+    30_000,
+  );
+
+  it.each(KINDS.map((k) => [k.kind, k] as const))(
+    '%s through the first PDP while the second cannot reach PostgreSQL: the second answers 503 authorization_unavailable until it reads the change, ' +
       'never the old allow',
     async (_kind, { route, denial, change }) => {
       const { t, token } = await consentedTenant();

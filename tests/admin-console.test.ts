@@ -694,7 +694,7 @@ describe('a tenant admin', () => {
       'svc.tenant.info.read',
       'denied',
       "The tenant does not grant the app this capability. Fix it: the app's grant capability_not_granted",
-      'capability.tenant_grant',
+      'the tenant grants the app the capability', // the check that decided, in words
     ]);
     await expect(page.getByRole('row').count()).resolves.toBe(2); // the header row and this one
     await shot(page, 'decisions');

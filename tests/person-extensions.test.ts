@@ -4,7 +4,7 @@
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import type { Browser } from 'playwright-core';
 import type { System } from '../infra/system.js';
-import { startTestSystem } from './support/system.js';
+import { startProbingSystem } from './support/system.js';
 import { adminClient, createPerson, setupTenant, type AdminClient, type TenantSetup } from './support/admin.js';
 import { expectProblem } from './support/problems.js';
 import { launchBrowser } from './support/browser.js';
@@ -36,7 +36,9 @@ const TIER_SCHEMA_V2 = {
 const newPerson = (tenantId: string) => createPerson(admin, tenantId);
 
 beforeAll(async () => {
-  [system, browser] = await Promise.all([startTestSystem(), launchBrowser()]);
+  // Concurrent writers of one record are refused all but one (409): with the shipped 2 s and 5 s deadlines a busy CI
+  // machine turned some of those answers into 503s before they were decided.
+  [system, browser] = await Promise.all([startProbingSystem(), launchBrowser()]);
   admin = adminClient(system);
   api = personApi(system.baseUrl);
   const capabilities = ['svc.person.read', 'svc.person.metadata.read', 'svc.person.metadata.write'];
@@ -522,6 +524,9 @@ describe('PUT body', () => {
 
 describe('concurrent writers', () => {
   const WRITERS = 16;
+  /** Each answer's status and error code, sorted: the whole picture when one is not as expected. */
+  const answers = (rs: { status: number; body: { error?: string } }[]) =>
+    rs.map((r) => [r.status, r.body.error].filter(Boolean).join(' ')).sort();
   it(
     'lets exactly one of many writers holding the same revision win; ' + 'the others get 409 and overwrite nothing',
     async () => {
@@ -532,8 +537,7 @@ describe('concurrent writers', () => {
           api.put(token, person, extension, { schemaVersion: 1, data: { note: `create ${i}` } }, CREATE),
         ),
       );
-      expect(creates.filter((r) => r.status === 201)).toHaveLength(1);
-      expect(creates.filter((r) => r.status === 409 && r.body.error === 'already_exists')).toHaveLength(WRITERS - 1);
+      expect(answers(creates)).toEqual(['201', ...Array<string>(WRITERS - 1).fill('409 already_exists')]);
       const etag = creates.find((r) => r.status === 201)!.body.etag;
 
       const updates = await Promise.all(
@@ -541,9 +545,8 @@ describe('concurrent writers', () => {
           api.put(token, person, extension, { schemaVersion: 1, data: { note: `update ${i}` } }, { 'if-match': etag }),
         ),
       );
+      expect(answers(updates)).toEqual(['200', ...Array<string>(WRITERS - 1).fill('409 revision_conflict')]);
       const winners = updates.filter((r) => r.status === 200);
-      expect(winners).toHaveLength(1);
-      expect(updates.filter((r) => r.status === 409 && r.body.error === 'revision_conflict')).toHaveLength(WRITERS - 1);
       const stored = await api.get(token, person, extension);
       expect(stored.body).toEqual(winners[0]!.body);
     },

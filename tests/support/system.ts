@@ -18,11 +18,12 @@ export async function startTestSystem(
 }
 
 /**
- * A system for suites that send many requests meant to be refused (fuzzing, probing): the gateway's flood guard, the
- * token endpoint's limits and the budget of wrong admin credentials are raised far above what they send, so every
- * answer is the one the request itself earns rather than a 429; and the gateway's deadlines for the PDP and the backend
- * are 10 s instead of 2 s and 5 s, so a CI machine busy with other suites cannot turn an answer into a 503 (deadlines
- * have their own fault suites). The gateway file is the shipped one with only those settings changed.
+ * A system for suites that send many requests meant to be refused (fuzzing, probing, concurrent writers of one
+ * record): the gateway's flood guard, the token endpoint's limits and the budget of wrong admin credentials are raised
+ * far above what they send, so every answer is the one the request itself earns rather than a 429; and the gateway's
+ * deadlines for the PDP and the backend are 10 s instead of 2 s and 5 s, so a CI machine busy with other suites cannot
+ * turn an answer into a 503 (deadlines have their own fault suites). The gateway file is the shipped one with only
+ * those settings changed.
  */
 export async function startProbingSystem(env: Record<string, string> = {}): Promise<System> {
   const file = parse(SHIPPED_GATEWAY_FILE);

@@ -3,6 +3,7 @@
 // fallback alike.
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
 import { createLogger } from '../common/log.js';
 import { connectRedis, limiterStore, type RedisClient } from '../common/rate-limit-store.js';
 import { createRateLimiter } from '../gateway/plugins/rate-limit/limiter.js';
@@ -22,9 +23,15 @@ afterAll(async () => {
   await cluster?.stop();
 });
 
+/**
+ * A client that has connected: connectRedis waits one second at most (a start rides out an outage), which a loaded
+ * machine can spend before a cluster client has learnt the slots; these tests are about charging in Redis, not about
+ * starting without it ("Redis unreachable" below is).
+ */
 const connect = async (url: string, asCluster = false) => {
   const redis = (await connectRedis(url, log, undefined, asCluster))!;
   clients.push(redis);
+  if (redis.status !== 'ready') await once(redis, 'ready', { signal: AbortSignal.timeout(30_000) });
   return redis;
 };
 const stores: [string, () => Promise<RedisClient | undefined>][] = [

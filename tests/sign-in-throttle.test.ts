@@ -178,13 +178,11 @@ describe('hashing under a flood of wrong client secrets', () => {
         ),
       );
       expect(new Set(answers.map((a) => a.status))).toEqual(new Set([401, 429]));
-      const busy = answers.filter((a) => a.status === 429);
-      expect(
-        busy.every(
-          (a) =>
-            Number(a.retryAfter) >= 1 && a.body.error === 'invalid_client' && /busy/.test(a.body.error_description),
-        ),
-      ).toBe(true);
+      const tryLater = answers.filter((a) => a.status === 429);
+      expect(tryLater.every((a) => Number(a.retryAfter) >= 1 && a.body.error === 'invalid_client')).toBe(true);
+      // The lane turned some away at once. On a machine busy enough for the database to miss its deadline, others get
+      // the same answer for that reason ("temporarily unavailable"): a 429 too, never another status.
+      expect(tryLater.some((a) => /busy/.test(a.body.error_description))).toBe(true);
     },
   );
 });

@@ -802,3 +802,105 @@ describe('decisions, read as the admin knows the tenant', () => {
     },
   );
 });
+
+describe('the audit trail, read as sentences', () => {
+  it(
+    'says each change as a sentence naming its target as the lists do, the code in small type, the changes as a ' +
+      'field list with secrets only "changed", filters by an action chosen from the list and by a picked day, and ' +
+      'names an admin key by the label it was made with, also once it is revoked',
+    async () => {
+      const tenant = await setupTenant(operator);
+      const username = `bob-${Date.now().toString(36)}`;
+      await operator.ok('POST', `/tenants/${tenant.tenantId}/persons`, {
+        displayName: 'Bob Builder',
+        username,
+        password: 'correct horse battery',
+      });
+      const named = `Bob Builder (${username})`;
+      // The operator makes the tenant admin's key in the console, with a label.
+      const label = 'Site office laptop';
+      const asOperator = await signedIn(system.adminToken);
+      await asOperator.page.goto(pageUrl(tenant.tenantId, 'settings'));
+      await asOperator.page.getByLabel(/^Label/).fill(` ${label} `);
+      expect((await press(asOperator.page, 'Create an admin key')).status()).toBe(201);
+      const key = await asOperator.page.getByRole('status', { name: 'New admin key' }).innerText();
+      const issued = { key, keyId: key.split('.')[0]! };
+      expect(await main(asOperator.page)).toContain(`A new admin key, ${label}, for`);
+      await asOperator.page.goto(pageUrl(tenant.tenantId, 'settings'));
+      await expect(row(asOperator.page, issued.keyId).getByRole('rowheader').innerText()).resolves.toBe(label);
+      const { context, page } = await signedIn(issued.key);
+      try {
+        // The admin disables Bob's login from the persons list, then reads the audit page.
+        await page.goto(`${pageUrl(tenant.tenantId, 'persons')}?q=bob`);
+        await press(page, 'Disable login of Bob Builder');
+        await press(page, 'Confirm');
+        await expect(page.getByRole('status').innerText()).resolves.toBe(`${named} can no longer sign in.`);
+        await page.goto(pageUrl(tenant.tenantId, 'audit'));
+        const entry = (sentence: string) => row(page, sentence).getByRole('cell');
+        const disabled = row(page, `Disabled the login of ${named}`);
+        await expect(disabled.getByRole('rowheader').innerText()).resolves.toBe(
+          `Disabled the login of ${named} account.disable`,
+        );
+        await expect(disabled.getByRole('rowheader').locator('small').innerText()).resolves.toBe('account.disable');
+        await expect(entry(`Disabled the login of ${named}`).nth(1).innerText()).resolves.toBe(
+          'status: active → disabled',
+        );
+        await expect(entry(`Disabled the login of ${named}`).nth(2).innerText()).resolves.toBe(
+          `admin key ${label} ${issued.keyId}`,
+        );
+        await expect(entry(`Created the admin key ${label}`).nth(1).locator('li').allInnerTexts()).resolves.toEqual(
+          expect.arrayContaining(['key: changed', `label: ${label}`]),
+        );
+        const added = entry(`Added the person ${named}`);
+        // (in the order the database keeps the fields)
+        expect((await added.nth(1).locator('li').allInnerTexts()).sort()).toEqual([
+          'displayName: Bob Builder',
+          'password: changed',
+          `username: ${username}`,
+        ]);
+        await expect(added.nth(2).innerText()).resolves.toBe('the operator');
+        await expect(row(page, `Registered the app ${tenant.clientName}`).count()).resolves.toBe(1);
+        await expect(row(page, `Set the capabilities granted to ${tenant.clientName}`).count()).resolves.toBe(1);
+        expect(await page.locator('tbody th').allInnerTexts()).not.toContainEqual(expect.stringMatching(/(acc|psn)_/));
+        await shot(page, 'jobs-audit-sentences');
+
+        // The action filter offers the actions in words; the date filter is a date picker mapped to `since`.
+        await page.getByLabel('Action').selectOption({ label: 'Login or service account disabled (account.disable)' });
+        await press(page, 'Filter');
+        await expect(page.locator('tbody th small').allInnerTexts()).resolves.toEqual(['account.disable']);
+        await expect(page.getByLabel('Since (day, UTC)').getAttribute('type')).resolves.toBe('date');
+        const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
+        await page.getByLabel('Action').selectOption({ label: 'Any action' });
+        await page.getByLabel('Since (day, UTC)').fill(day(1));
+        await press(page, 'Filter');
+        expect(new URL(page.url()).searchParams.get('since')).toBe(day(1));
+        await expect(page.locator('tbody tr').count()).resolves.toBe(0);
+        expect(await main(page)).toContain('No changes recorded for these filters.');
+        await page.getByLabel('Since (day, UTC)').fill(day(-1));
+        await press(page, 'Filter');
+        await expect(page.getByLabel('Since (day, UTC)').inputValue()).resolves.toBe(day(-1));
+        await expect(row(page, `Disabled the login of ${named}`).count()).resolves.toBe(1);
+
+        // Revoked, the key is still named by its label: in the question, the notice and the audit page's "By".
+        await asOperator.page.goto(pageUrl(tenant.tenantId, 'settings'));
+        await press(asOperator.page, `Revoke ${label} ${issued.keyId}`);
+        expect(await asOperator.page.getByRole('alert').innerText()).toContain(
+          `Revoke the admin key ${label} (${issued.keyId})?`,
+        );
+        await press(asOperator.page, 'Confirm');
+        await expect(asOperator.page.getByRole('status').innerText()).resolves.toBe(
+          `The admin key ${label} (${issued.keyId}) is revoked.`,
+        );
+        await asOperator.page.goto(pageUrl(tenant.tenantId, 'audit'));
+        await expect(
+          row(asOperator.page, `Disabled the login of ${named}`).getByRole('cell').nth(2).innerText(),
+        ).resolves.toBe(`admin key ${label} ${issued.keyId}`);
+        await expect(row(asOperator.page, `Revoked the admin key ${label}`).count()).resolves.toBe(1);
+        await shot(asOperator.page, 'jobs-audit-key-label');
+      } finally {
+        await context.close();
+        await asOperator.context.close();
+      }
+    },
+  );
+});

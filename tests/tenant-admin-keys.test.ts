@@ -320,6 +320,33 @@ describe('tenant admin key storage and revocation', () => {
     expect(await verifySecret(key, row.key_hash)).toBe(true);
   });
 
+  it('keeps an optional label (trimmed, 1 to 100 characters): listed, and recorded in the create entry', async () => {
+    const path = `/tenants/${own.tenantId}/admin-keys`;
+    const { status, body } = await operator.checked('createTenantAdminKey', 'POST', path, { label: '  Site office  ' });
+    expect(status).toBe(201);
+    expect(body.label).toBe('Site office');
+    expect((await system.db.knex('tenant_admin_keys').where({ id: body.keyId }).first('label')).label).toBe(
+      'Site office',
+    );
+    const listed = await operator.checked('listTenantAdminKeys', 'GET', `${path}?limit=100`);
+    const entry = listed.body.items.find((k: { keyId: string }) => k.keyId === body.keyId);
+    expect(entry).toMatchObject({ keyId: body.keyId, label: 'Site office' });
+    expect(listed.body.items.find((k: { keyId: string }) => k.keyId === keyId)).not.toHaveProperty('label');
+    const audit = await operator.ok('GET', `/tenants/${own.tenantId}/audit?action=admin_key.create&limit=100`);
+    const created = audit.items.find((e: { target: { id: string } }) => e.target.id === body.keyId);
+    expect(created.changes).toEqual({
+      key: { from: null, to: '[redacted]' },
+      label: { from: null, to: 'Site office' },
+    });
+    for (const label of ['   ', 'x'.repeat(101), 7]) {
+      const refused = await operator.checked('createTenantAdminKey', 'POST', path, { label });
+      expect({ status: refused.status, error: refused.body.error }).toEqual({ status: 422, error: 'schema_invalid' });
+    }
+    const unlisted = await operator.checked('createTenantAdminKey', 'POST', path, { name: 'x' });
+    expect(unlisted.status).toBe(422);
+    await operator.ok('DELETE', `${path}/${body.keyId}`);
+  });
+
   it('refuses a wrong secret under a real key id with 401 invalid_token', async () => {
     const forged = adminClient(system, `${keyId}.not-the-secret`);
     const res = await forged.checked('getGrant', 'GET', `/tenants/${own.tenantId}/grants/${own.clientId}`);

@@ -16,6 +16,7 @@ import * as m013 from './013_pdp_revision_feed.js';
 import * as m014 from './014_client_security_settings.js';
 import * as m015 from './015_person_search_trigrams.js';
 import * as m016 from './016_usage_by_request_id.js';
+import * as m017 from './017_admin_key_labels.js';
 
 const MIGRATIONS: Record<string, Knex.Migration> = {
   '001_data_model': m001,
@@ -34,6 +35,7 @@ const MIGRATIONS: Record<string, Knex.Migration> = {
   '014_client_security_settings': m014,
   '015_person_search_trigrams': m015,
   '016_usage_by_request_id': m016,
+  '017_admin_key_labels': m017,
 };
 
 /**

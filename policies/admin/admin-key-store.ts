@@ -9,10 +9,16 @@ export interface IssuedAdminKey {
   key: string;
 }
 
-export async function issueTenantAdminKey(knex: Knex, tenantId: string): Promise<IssuedAdminKey> {
+/** `label`: the admin's words for the key, shown wherever the key is named (migration 017). */
+export async function issueTenantAdminKey(knex: Knex, tenantId: string, label?: string): Promise<IssuedAdminKey> {
   const keyId = newId('key');
   const key = `${keyId}.${randomSecret()}`;
-  await knex('tenant_admin_keys').insert({ id: keyId, tenant_id: tenantId, key_hash: digestSecret(key) });
+  await knex('tenant_admin_keys').insert({
+    id: keyId,
+    tenant_id: tenantId,
+    key_hash: digestSecret(key),
+    label: label ?? null,
+  });
   return { keyId, key };
 }
 

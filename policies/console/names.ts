@@ -8,8 +8,10 @@ import { listServiceAccounts } from '../admin/accounts.js';
 import { personsAmong } from '../admin/persons.js';
 import { personName } from './persons.js';
 
-/** The words for an id, or undefined for one nothing here names (the page shows the id as it is). */
-export type Namer = (id: string) => string | undefined;
+/** The words for an id, or undefined for one nothing here names (the page shows the id as it is); `kind` says whose. */
+export type Namer = ((id: string) => string | undefined) & {
+  kind: (id: string) => 'person' | 'service_account' | 'app' | undefined;
+};
 
 /** Names `ids` of the tenant: two indexed reads for the persons and one for the service accounts, whatever the page. */
 export async function namerFor(
@@ -24,7 +26,17 @@ export async function namerFor(
     wanted.some((id) => isId('acc', id)) ? listServiceAccounts(db, tenantId) : [],
   ]);
   const names = new Map<string, string>(apps.map((a) => [a.clientId, a.name]));
-  for (const s of serviceAccounts) if ('name' in s && s.name) names.set(s.accountId, `${s.name} (service account)`);
-  for (const p of persons) for (const id of [p.personId, p.accountId]) if (id) names.set(id, personName(p));
-  return (id) => names.get(id);
+  const kinds = new Map<string, 'person' | 'service_account' | 'app'>(apps.map((a) => [a.clientId, 'app']));
+  for (const s of serviceAccounts)
+    if ('name' in s && s.name) {
+      names.set(s.accountId, `${s.name} (service account)`);
+      kinds.set(s.accountId, 'service_account');
+    }
+  for (const p of persons)
+    for (const id of [p.personId, p.accountId])
+      if (id) {
+        names.set(id, personName(p));
+        kinds.set(id, 'person');
+      }
+  return Object.assign((id: string) => names.get(id), { kind: (id: string) => kinds.get(id) });
 }

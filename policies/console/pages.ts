@@ -178,7 +178,7 @@ const planSelect = (chosen: string) => html`<label for="tenant-plan">Plan</label
 export function tenantSettingsPage(
   frame: Frame & { session: ConsoleSession; tenant: TenantView },
   { limits, ceiling }: { limits: RateLimitPolicy; ceiling: RateLimitPolicy },
-  keys: { keyId: string; createdAt: string }[] | undefined,
+  keys: { keyId: string; label?: string; createdAt: string }[] | undefined,
   entered?: Entered,
   /** The save was refused because the tenant changed meanwhile: its stored settings are shown beside the form. */
   changedMeanwhile = false,
@@ -257,13 +257,16 @@ ${
 <p>A tenant admin key manages this tenant only (its apps, persons, grants, service accounts and extensions), never
 its plan or status.</p>
 <table><caption>Live admin keys</caption>
-<thead><tr><th scope="col">Key id</th><th scope="col">Created (UTC)</th><th scope="col">Action</th></tr></thead>
+<thead><tr><th scope="col">Label</th><th scope="col">Key id</th><th scope="col">Created (UTC)</th>
+<th scope="col">Action</th></tr></thead>
 <tbody>${keys.map(
     (k) =>
-      html`<tr><th scope="row"><code>${k.keyId}</code></th><td>${k.createdAt}</td><td>${postForm(
+      html`<tr><th scope="row">${k.label ?? 'no label'}</th><td><code>${k.keyId}</code></td><td>${
+        k.createdAt
+      }</td><td>${postForm(
         session,
         `${tenantPath(tenant.tenantId, 'admin-keys')}/${encodeURIComponent(k.keyId)}/revoke`,
-        html`<button type="submit">Revoke<span class="vh"> ${k.keyId}</span></button>`,
+        html`<button type="submit">Revoke<span class="vh"> ${k.label ? `${k.label} ` : ''}${k.keyId}</span></button>`,
         'inline',
       )}</td></tr>`,
   )}</tbody></table>
@@ -271,7 +274,9 @@ ${keys.length === 0 && html`<p>No live admin keys.</p>`}
 ${postForm(
   session,
   tenantPath(tenant.tenantId, 'admin-keys'),
-  html`<button type="submit">Create an admin key</button>`,
+  html`<label for="key-label">Label (optional: who or what the key is for, shown wherever the key is named)</label>
+<input id="key-label" name="label" type="text" maxlength="100">
+<div><button type="submit">Create an admin key</button></div>`,
 )}
 </section>`
 }`,
@@ -279,10 +284,14 @@ ${postForm(
 }
 
 /** A new tenant admin key, shown once. */
-export function adminKeyPage(frame: Frame & { tenant: TenantView }, issued: { keyId: string; key: string }): Html {
+export function adminKeyPage(
+  frame: Frame & { tenant: TenantView },
+  issued: { keyId: string; key: string; label?: string },
+): Html {
   return layout(
     frame,
-    html`<p>A new admin key for <strong>${frame.tenant.displayName}</strong> (id <code>${issued.keyId}</code>).
+    html`<p>A new admin key${issued.label && html`, <strong>${issued.label}</strong>,`} for
+<strong>${frame.tenant.displayName}</strong> (id <code>${issued.keyId}</code>).
 It is shown only this once; give it to the tenant's admin now.</p>
 <p><output id="new-key" class="secret" aria-label="New admin key">${issued.key}</output>
 <button type="button" data-copy="new-key" hidden>Copy</button></p>
@@ -1102,16 +1111,16 @@ audit entries. No password, secret or key is in it.</p>
   );
 }
 
-const changeText = (changes: AuditEntryView['changes']) =>
-  Object.entries(changes ?? {})
-    .map(([field, c]) => `${field}: ${JSON.stringify(c.from)} → ${JSON.stringify(c.to)}`)
-    .join('; ');
+/** An audit entry as the page shows it: a sentence, the changes as a field list, and who made it. */
+export type AuditLine = AuditEntryView & { sentence: Html; changeList: Html | undefined; by: Html };
 
 /** The tenant's audit trail, newest first, with the admin API's filters and its cursor as an "Older entries" link. */
 export function auditPage(
   frame: Frame & { tenant: TenantView },
-  page: AuditPage,
+  page: Omit<AuditPage, 'items'> & { items: AuditLine[] },
+  /** `since` is a day (YYYY-MM-DD), the date picker's value. */
   filters: { action?: string | undefined; since?: string | undefined },
+  actions: readonly Choice[],
   /** What Verify checks: the whole chain (the operator) or this tenant's entries (a tenant admin). */
   scope: 'chain' | 'tenant',
   verified?: AuditVerification,
@@ -1146,21 +1155,19 @@ it was changed after it was written, or the entry before it was removed (${check
 }
 <form method="get" action="${base}/verify"><button type="submit">Verify</button></form></section>
 <form method="get" action="${base}" role="search">
-<label for="audit-action">Action</label>
-<input id="audit-action" name="action" type="search" value="${filters.action ?? ''}" placeholder="client.disable"
-maxlength="64">
-<label for="audit-since">Since (RFC 3339)</label>
-<input id="audit-since" name="since" type="search" value="${filters.since ?? ''}" placeholder="2026-03-06T00:00:00Z"
-maxlength="40">
+${select('audit-action', 'action', 'Action', actions, filters.action, 'Any action')}
+<div><label for="audit-since">Since (day, UTC)</label>
+<input id="audit-since" name="since" type="date" value="${
+      /^\d{4}-\d{2}-\d{2}/.exec(filters.since ?? '')?.[0] ?? ''
+    }"></div>
 <button type="submit">Filter</button></form>
 <table><caption>Administrative changes, newest first</caption>
-<thead><tr><th scope="col">Time (UTC)</th><th scope="col">Action</th><th scope="col">Target</th>
+<thead><tr><th scope="col">Time (UTC)</th><th scope="col">What was done</th>
 <th scope="col">Changes</th><th scope="col">By</th><th scope="col">Request id</th>
 <th scope="col">Address</th></tr></thead>
 <tbody>${page.items.map(
-      (e) => html`<tr><td>${e.at}</td><th scope="row">${e.action}</th>
-<td>${e.target.type} <code>${e.target.id}</code></td><td>${changeText(e.changes)}</td>
-<td>${e.actor.kind === 'operator' ? 'operator' : html`admin key <code>${e.actor.keyId ?? ''}</code>`}</td>
+      (e) => html`<tr><td>${e.at}</td><th scope="row">${e.sentence} <small><code>${e.action}</code></small></th>
+<td>${e.changeList}</td><td>${e.by}</td>
 <td><code>${e.requestId}</code></td><td>${e.ip}</td></tr>`,
     )}</tbody></table>
 ${

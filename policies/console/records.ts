@@ -6,9 +6,12 @@ import { tenantPath } from './pages.js';
 import { apiPath, locals, one, type ConsoleKit } from './kit.js';
 import { DENIAL_CHOICES, checkWords, denialFix, denialSentence } from './denials.js';
 import { namerFor } from './names.js';
+import { auditSentence, changeList, sinceOfDay, AUDIT_ACTION_CHOICES } from './audit-words.js';
+import { html } from './html.js';
 import { CAPABILITIES } from '../../wire/decision.js';
 import { listClients } from '../admin/clients.js';
 import { listExtensions } from '../admin/extensions.js';
+import { adminKeyLabels } from '../admin/admin-keys.js';
 import {
   answerKey,
   answeredStatuses,
@@ -92,19 +95,77 @@ export function recordRoutes(tenant: Router, kit: ConsoleKit): void {
 
   const showAudit = async (req: Request, res: Response, verified?: AuditVerification) => {
     const { tenant: current, caller } = locals(res);
+    // The date picker gives a day (UTC); the API's `since` is that day's start.
     const filters = {
       action: one(req.query.action)?.trim() || undefined,
       since: one(req.query.since)?.trim() || undefined,
     };
-    const outcome = await auditPage(db, current.tenantId, {
-      ...filters,
-      cursor: one(req.query.cursor) || undefined,
-      limit: 50,
-    });
+    const [outcome, apps, extensions] = await Promise.all([
+      auditPage(db, current.tenantId, {
+        action: filters.action,
+        since: sinceOfDay(filters.since),
+        cursor: one(req.query.cursor) || undefined,
+        limit: 50,
+      }),
+      listClients(db, current.tenantId),
+      listExtensions(db, current.tenantId),
+    ]);
     const back = { href: tenantPath(current.tenantId, 'audit'), label: 'the audit trail' };
     if (!outcome.ok) return refusedPage(res, outcome, back);
+    const shown = outcome.value.items;
+    // Admin keys by the label given when they were made (kept in their create entries, which outlive revocation).
+    const keyIds = [
+      ...shown.flatMap((e) => (e.actor.keyId ? [e.actor.keyId] : [])),
+      ...shown.filter((e) => e.target.type === 'admin_key').map((e) => e.target.id),
+    ];
+    const [name, labels] = await Promise.all([
+      namerFor(
+        db,
+        current.tenantId,
+        apps,
+        shown.map((e) => e.target.id),
+      ),
+      adminKeyLabels(db, current.tenantId, keyIds),
+    ]);
+    const keyNamed = (keyId: string) => {
+      const label = labels.get(keyId);
+      return label ? html`${label} <small><code>${keyId}</code></small>` : html`<code>${keyId}</code>`;
+    };
+    const extensionNames = new Map(extensions.map((x) => [x.extensionId, x.name]));
+    // A target as the lists name it; the tenant by its display name; what nothing names (a deleted app) by its id.
+    const targetOf = (e: (typeof shown)[number]) => {
+      const { type, id } = e.target;
+      const kind = name.kind(id);
+      if (type === 'admin_key') return { words: keyNamed(id) };
+      const words =
+        type === 'tenant' && id === current.tenantId
+          ? current.displayName
+          : type === 'extension'
+            ? extensionNames.get(id)
+            : name(id);
+      return {
+        words: words === undefined ? html`<code>${id}</code>` : html`${words}`,
+        kind: kind === 'person' || kind === 'service_account' ? kind : undefined,
+      };
+    };
+    const items = shown.map((e) => ({
+      ...e,
+      sentence: auditSentence(e.action, targetOf(e)),
+      changeList: changeList(e.changes),
+      by: e.actor.kind === 'operator' ? html`the operator` : html`admin key ${keyNamed(e.actor.keyId ?? '')}`,
+    }));
     const scope = caller.kind === 'operator' ? 'chain' : 'tenant';
-    send(res, pages.auditPage({ ...frameOf(res, 'Audit'), tenant: current }, outcome.value, filters, scope, verified));
+    send(
+      res,
+      pages.auditPage(
+        { ...frameOf(res, 'Audit'), tenant: current },
+        { ...outcome.value, items },
+        filters,
+        AUDIT_ACTION_CHOICES,
+        scope,
+        verified,
+      ),
+    );
   };
 
   tenant.get('/audit', (req, res) => showAudit(req, res));

@@ -5,7 +5,7 @@ import * as pages from './pages.js';
 import { tenantPath } from './pages.js';
 import { apiPath, locals, one, type ConsoleKit } from './kit.js';
 import { refusalStatus } from '../../wire/outcome.js';
-import { adminKeyPage, createAdminKey, revokeAdminKey } from '../admin/admin-keys.js';
+import { adminKeyPage, createAdminKey, keyWords, liveKeyLabel, revokeAdminKey } from '../admin/admin-keys.js';
 import { rateLimitCeiling, updateTenant } from '../admin/tenants.js';
 import { DEFAULT_RATE_LIMIT } from '../evaluate.js';
 import type { RateLimitPolicy } from '../../wire/decision.js';
@@ -90,12 +90,14 @@ export function tenantSettingsRoutes(tenant: Router, kit: ConsoleKit): void {
     await goTo(res, tenantPath(current.tenantId, 'settings'), `Settings of ${updated.value.displayName} saved.`);
   });
 
-  tenant.post('/admin-keys', async (_req, res) => {
+  tenant.post('/admin-keys', async (req, res) => {
     const { tenant: current } = locals(res);
+    const label = one(req.body.label)?.trim() || undefined;
+    const body = label === undefined ? {} : { label };
     const issued = await perform(
       res,
-      { method: 'POST', path: apiPath('tenants', current.tenantId, 'admin-keys') },
-      () => createAdminKey(db, current.tenantId),
+      { method: 'POST', path: apiPath('tenants', current.tenantId, 'admin-keys'), body },
+      () => createAdminKey(db, current.tenantId, body),
       settingsLink(current.tenantId),
     );
     // Shown once, in the answer to the POST itself.
@@ -105,6 +107,7 @@ export function tenantSettingsRoutes(tenant: Router, kit: ConsoleKit): void {
   tenant.post('/admin-keys/:keyId/revoke', async (req: Request<{ keyId: string }>, res) => {
     const { tenant: current } = locals(res);
     const { keyId } = req.params;
+    const named = keyWords(keyId, await liveKeyLabel(db, current.tenantId, keyId));
     await confirmThenPerform(
       req,
       res,
@@ -112,10 +115,10 @@ export function tenantSettingsRoutes(tenant: Router, kit: ConsoleKit): void {
       () => revokeAdminKey(db, current.tenantId, keyId),
       {
         consequence:
-          `Revoke the admin key ${keyId}? Calls with it are refused at once and every console session ` +
+          `Revoke the admin key ${named}? Calls with it are refused at once and every console session ` +
           'signed in with it ends.',
         back: settingsLink(current.tenantId),
-        said: () => `The admin key ${keyId} is revoked.`,
+        said: () => `The admin key ${named} is revoked.`,
       },
     );
   });

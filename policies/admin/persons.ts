@@ -113,9 +113,9 @@ export async function personsAmong(knex: Knex, tenantId: string, ids: readonly s
     ['p.id', ids.filter((id) => isId('psn', id))],
     ['a.id', ids.filter((id) => isId('acc', id))],
   ] as const;
-  const found: PersonRow[][] = [];
-  for (const [column, among] of lookups)
-    if (among.length > 0) found.push(await personRows(knex, tenantId).whereIn(column, among));
+  const found: PersonRow[][] = await Promise.all(
+    lookups.map(([column, among]) => (among.length > 0 ? personRows(knex, tenantId).whereIn(column, among) : [])),
+  );
   return found.flat().map(personItem);
 }
 

@@ -356,8 +356,8 @@ export async function preparedQuery<R = Record<string, unknown>>(
   }
 }
 
-/** A value a fixed statement takes: bound as it is. */
-export type StatementValue = string | number | boolean | Date | null;
+/** A value a fixed statement takes: bound as it is (a list as a PostgreSQL array, for `= any(?)`). */
+export type StatementValue = string | number | boolean | Date | null | string[];
 
 interface CompiledStatement {
   name: string;

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { Knex } from 'knex';
 import { newId, isId } from '../../common/ids.js';
 import { hashSecret } from '../../common/secrets.js';
+import { fixedStatement } from '../../common/db.js';
 import { foldUsername } from '../../common/usernames.js';
 import { DISPLAY_NAME, idPages, reply, unlessTaken, parseForTenant, type Page } from './support.js';
 import { done, refused, type Outcome } from '../../wire/outcome.js';
@@ -104,19 +105,52 @@ export async function findPerson(knex: Knex, tenantId: string, id: string): Prom
   return row && personItem(row);
 }
 
+/** Whom an id names in a tenant: a person (by person id or login account id) or a service account (by account id). */
+export type Holder =
+  | { kind: 'person'; personId: string; accountId: string | null; displayName: string; username: string | null }
+  | { kind: 'service_account'; accountId: string; name: string };
+
 /**
- * The tenant's persons among `ids` (person ids, and login account ids here), for naming them: one indexed lookup per
- * kind of id, whatever the number of persons.
+ * The persons and service accounts of a tenant among lists of person and account ids, as one prepared statement (its
+ * text is the same whatever the lists, so PostgreSQL plans it once per connection): persons by person id and by login
+ * account id, service accounts by id; each an indexed lookup, whatever the tenant's size. Service accounts come in the
+ * persons' columns, their name where a person's display name is.
  */
-export async function personsAmong(knex: Knex, tenantId: string, ids: readonly string[]): Promise<PersonListItem[]> {
-  const lookups = [
-    ['p.id', ids.filter((id) => isId('psn', id))],
-    ['a.id', ids.filter((id) => isId('acc', id))],
-  ] as const;
-  const found: PersonRow[][] = await Promise.all(
-    lookups.map(([column, among]) => (among.length > 0 ? personRows(knex, tenantId).whereIn(column, among) : [])),
+const holderRows = fixedStatement<[string, string[], string[]], PersonRow & { holder: Holder['kind'] }>(
+  (knex, tenantId, persons, accounts) => {
+    const asPerson = (q: Knex.QueryBuilder) => q.select(knex.raw("'person' as holder"));
+    return asPerson(personRows(knex, tenantId).whereRaw('p.id = any(?::text[])', [persons])).unionAll(
+      [
+        asPerson(personRows(knex, tenantId).whereRaw('a.id = any(?::text[])', [accounts])),
+        knex('accounts as a')
+          .where({ 'a.tenant_id': tenantId, 'a.kind': 'service' })
+          .whereRaw('a.id = any(?::text[])', [accounts])
+          .select(
+            knex.raw('null as id'),
+            'a.name as display_name',
+            knex.raw('null::timestamptz as created_at'),
+            'a.id as account_id',
+            knex.raw('null as username'),
+            'a.status',
+            knex.raw('null::timestamptz as ended_at'),
+            knex.raw("'service_account' as holder"),
+          ),
+      ],
+      true,
+    );
+  },
+);
+
+/** The tenant's persons and service accounts among `ids` (person ids, account ids), for naming them: one read. */
+export async function holdersAmong(knex: Knex, tenantId: string, ids: readonly string[]): Promise<Holder[]> {
+  const [persons, accounts] = [ids.filter((id) => isId('psn', id)), ids.filter((id) => isId('acc', id))];
+  if (persons.length === 0 && accounts.length === 0) return [];
+  const { rows } = await holderRows(knex, tenantId, persons, accounts);
+  return rows.map((r) =>
+    r.holder === 'person'
+      ? { kind: 'person', personId: r.id, accountId: r.account_id, displayName: r.display_name, username: r.username }
+      : { kind: 'service_account', accountId: r.account_id!, name: r.display_name },
   );
-  return found.flat().map(personItem);
 }
 
 export interface CreatedPerson {

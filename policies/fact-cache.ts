@@ -1,6 +1,7 @@
 // The PDP's decision facts in memory, valid up to a revision of the database (migration 011): each fact is kept under
 // the name the change log uses for it, so a change evicts exactly the fact it altered. Bounded: the least recently
 // used facts go first, and a fact not held is read from the database as before.
+import { BoundedLru } from '../common/bounded-lru.js';
 
 /** Facts held at most, by default (PDP_FACT_CACHE_ENTRIES); see docs/decisions.md for what one costs. */
 export const DEFAULT_FACT_ENTRIES = 100_000;
@@ -9,12 +10,13 @@ export const DEFAULT_FACT_ENTRIES = 100_000;
 const EVERYTHING = 'all';
 
 export class FactCache {
-  /** A Map iterates in insertion order, and a fact is re-inserted when used: the first key is the least recent. */
-  private readonly facts = new Map<string, unknown>();
+  private readonly facts: BoundedLru<string, unknown>;
   /** The revision every fact held is valid at (or later); -1 before the first reading. */
   private at = -1;
 
-  constructor(private readonly maxEntries = DEFAULT_FACT_ENTRIES) {}
+  constructor(maxEntries = DEFAULT_FACT_ENTRIES) {
+    this.facts = new BoundedLru(maxEntries);
+  }
 
   get revision(): number {
     return this.at;
@@ -39,11 +41,7 @@ export class FactCache {
   }
 
   get<T>(fact: string): T | undefined {
-    const value = this.facts.get(fact);
-    if (value === undefined) return undefined;
-    this.facts.delete(fact);
-    this.facts.set(fact, value);
-    return value as T;
+    return this.facts.get(fact) as T | undefined;
   }
 
   /**
@@ -53,8 +51,6 @@ export class FactCache {
    */
   keep(readAt: number, fact: string, value: unknown): void {
     if (readAt !== this.at || value === undefined) return;
-    this.facts.delete(fact);
     this.facts.set(fact, value);
-    if (this.facts.size > this.maxEntries) this.facts.delete(this.facts.keys().next().value!);
   }
 }

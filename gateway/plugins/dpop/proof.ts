@@ -6,6 +6,7 @@
 // thumbprint, are remembered by the header's exact text once a proof with it passed every check (importing the JWK
 // and hashing it were a third of a proof's cost); the signature and every claim are still checked on each proof.
 import { createHash } from 'node:crypto';
+import { BoundedLru } from '../../../common/bounded-lru.js';
 import {
   EmbeddedJWK,
   calculateJwkThumbprint,
@@ -45,20 +46,6 @@ function parsedForComparison(url: string): string | undefined {
   return parsed.href;
 }
 
-/**
- * comparable(), remembered for the last URLs seen (a gateway's routes and an app's htu repeat): parsing the request's
- * URL and the proof's htu on every request cost two URL parses. Bounded; emptied when full.
- */
-const COMPARABLE_ENTRIES = 1000;
-const comparableUrls = new Map<string, string | undefined>();
-function comparable(url: string): string | undefined {
-  if (comparableUrls.has(url)) return comparableUrls.get(url);
-  const value = parsedForComparison(url);
-  if (comparableUrls.size >= COMPARABLE_ENTRIES) comparableUrls.clear();
-  comparableUrls.set(url, value);
-  return value;
-}
-
 /** base64url(SHA-256(token)), the ath a proof must carry for this token (RFC 9449 §4.2). */
 export const accessTokenHash = (token: string) => createHash('sha256').update(token).digest('base64url');
 
@@ -68,39 +55,27 @@ interface KnownKey {
   thumbprint: string;
 }
 
-/**
- * Keys by the exact protected header (base64url) they came in: the same text parses to the same header, which
- * EmbeddedJWK turns into the same key, so a remembered one is what a fresh import would give. Bounded, least recently
- * used first out; only headers of proofs that passed every check are kept, so a caller without a token bound to a
- * key cannot fill it.
- */
-function knownKeys(maxEntries: number) {
-  const entries = new Map<string, KnownKey>();
-  return {
-    get(header: string): KnownKey | undefined {
-      const known = entries.get(header);
-      if (known) {
-        entries.delete(header);
-        entries.set(header, known);
-      }
-      return known;
-    },
-    set(header: string, known: KnownKey): void {
-      entries.set(header, known);
-      if (entries.size > maxEntries) entries.delete(entries.keys().next().value!);
-    },
-  };
-}
-
 /** How many proof keys a gateway remembers (each a few hundred bytes); an app's keys are one entry each. */
 export const KNOWN_KEYS = 10_000;
+const COMPARABLE_URLS = 1000;
 
 export function proofChecker(
   s: Pick<DpopSettings, 'algs' | 'iatWindowS' | 'maxProofChars'>,
   keyEntries: number = KNOWN_KEYS,
 ) {
   const algorithms = [...s.algs];
-  const keys = knownKeys(keyEntries);
+  // Keys by the exact protected header (base64url) they came in: the same text parses to the same header, which
+  // EmbeddedJWK turns into the same key, so a remembered one is what a fresh import would give. Only headers of proofs
+  // that passed every check are kept, so a caller without a token bound to a key cannot fill it.
+  const keys = new BoundedLru<string, KnownKey>(keyEntries);
+  // The request URLs and htu values seen, as comparable() made them ('' for none): a gateway's routes and an app's htu
+  // repeat, and parsing both on every request cost two URL parses.
+  const urls = new BoundedLru<string, string>(COMPARABLE_URLS);
+  const comparable = (url: string): string | undefined => {
+    let value = urls.get(url);
+    if (value === undefined) urls.set(url, (value = parsedForComparison(url) ?? ''));
+    return value || undefined;
+  };
   return async function check(r: ProofRequest): Promise<ProofCheck> {
     if (r.proof.length > s.maxProofChars) return fail('proof too long');
     let payload: Record<string, unknown>;

@@ -3,6 +3,7 @@
 // while the key set it was verified against is still the one in use (a re-fetched set, after a rotation or a
 // refresh, starts over), and never past the token's exp or its 900 s age limit. Bounded, least recently used first
 // out. Only verified tokens are kept; a failing token is checked in full every time.
+import { BoundedLru } from '../../../common/bounded-lru.js';
 import type { TokenClaims } from '../../../wire/decision.js';
 
 interface Entry {
@@ -13,20 +14,17 @@ interface Entry {
 }
 
 export function verifiedTokenCache(maxEntries: number) {
-  const entries = new Map<string, Entry>();
+  const entries = new BoundedLru<string, Entry>(maxEntries);
   return {
     get(token: string, keySet: object | undefined, now: number): TokenClaims | undefined {
       const entry = entries.get(token);
       if (!entry) return undefined;
+      if (entry.keySet === keySet && now < entry.until) return entry.claims;
       entries.delete(token);
-      if (entry.keySet !== keySet || now >= entry.until) return undefined;
-      entries.set(token, entry); // most recently used goes last
-      return entry.claims;
+      return undefined;
     },
     set(token: string, keySet: object, claims: TokenClaims, until: number): void {
-      entries.delete(token);
       entries.set(token, { claims: Object.freeze(claims), keySet, until });
-      if (entries.size > maxEntries) entries.delete(entries.keys().next().value!);
     },
   };
 }

@@ -19,9 +19,10 @@ export default {
   // Suites share one PostgreSQL server and one Redis; each suite builds its own database, so they may run in parallel.
   // TEST_WORKERS overrides the number for a measurement (docs/performance.md, "The test suite's time").
   maxWorkers: Number(process.env.TEST_WORKERS ?? 2),
-  // The embedded runs' suites start from one migrated database built once (tests/support/database-template.ts).
-  globalSetup: '<rootDir>/tests/support/database-setup.js',
-  globalTeardown: '<rootDir>/tests/support/database-teardown.js',
+  // The embedded runs' suites start from one migrated database built once (tests/support/database-template.ts), and
+  // every suite's browser is a connection to one Chromium started for the run (tests/support/chromium.js).
+  globalSetup: '<rootDir>/tests/support/global-setup.js',
+  globalTeardown: '<rootDir>/tests/support/global-teardown.js',
   reporters: ['default', '<rootDir>/tests/support/slowest-suites-reporter.js'],
   coverageProvider: 'v8',
   collectCoverageFrom: [...PRODUCT.map((folder) => `<rootDir>/${folder}/**/*.ts`), '!<rootDir>/infra/k6/**'],

@@ -5,7 +5,6 @@
 // trail, exporting, and the pages a person and a signed-out admin read.
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import { execFile } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { Writable } from 'node:stream';
 import { decodeJwt } from 'jose';
@@ -13,7 +12,7 @@ import * as oidc from 'openid-client';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import type { System } from '../infra/system.js';
 import { main as adminCli } from '../infra/admin-cli.js';
-import { launchBrowser } from './support/browser.js';
+import { downloadedText, launchBrowser } from './support/browser.js';
 import { consoleOf, press, row, shot, signIn } from './support/console.js';
 import { startTestSystem } from './support/system.js';
 import {
@@ -621,7 +620,7 @@ describe('export', () => {
           page.getByRole('button', { name: 'Download the whole tenant' }).click(),
         ]);
         expect(download.suggestedFilename()).toMatch(/-tenant\.ndjson$/);
-        const file = await readFile((await download.path())!, 'utf8');
+        const file = await downloadedText(download);
         const lines = file
           .trimEnd()
           .split('\n')

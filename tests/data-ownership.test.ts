@@ -17,7 +17,7 @@ import { errorHandler, listen, requestId } from '../common/http.js';
 import { createLogger } from '../common/log.js';
 import { startTestSystem } from './support/system.js';
 import { adminClient, createPerson, setupTenant, type AdminClient, type TenantSetup } from './support/admin.js';
-import { launchBrowser } from './support/browser.js';
+import { downloadedText, launchBrowser } from './support/browser.js';
 import { discover, obtainTokens } from './support/oauth.js';
 import { PERSON_SCOPES, personApi, registerExtension, type PersonApi } from './support/extensions.js';
 import { expectProblem, problemOf } from './support/problems.js';
@@ -450,9 +450,7 @@ describe('export in the admin console', () => {
         page.getByRole('button', { name: 'Download records' }).click(),
       ]);
       expect(download.suggestedFilename()).toMatch(/-records\.ndjson$/);
-      const file = await download.path();
-      const { readFile } = await import('node:fs/promises');
-      expect(await readFile(file, 'utf8')).toBe(
+      expect(await downloadedText(download)).toBe(
         await (await exported(tenant.tenantId, `?extensionId=${extension}`)).text(),
       );
     } finally {

@@ -1,27 +1,26 @@
 // Debian's Chromium driven by playwright-core: the login and consent pages are exercised as a person uses them.
 import { mkdir, writeFile } from 'node:fs/promises';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { text } from 'node:stream/consumers';
+import { chromium, type Browser, type Download, type Page } from 'playwright-core';
+import { BROWSER_ENDPOINT_ENV, CHROMIUM_PATH, LAUNCH_OPTIONS } from './chromium.js';
 
-export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+export { CHROMIUM_PATH };
 
 /** Where a browser step that failed leaves what the page showed (not committed). */
 export const FAILURE_ARTIFACTS = 'test-artifacts/failures';
 
+/**
+ * A browser of the suite's own: a connection to the run's browser when jest's global setup started one (closing it
+ * closes the suite's contexts, not the browser), else a browser launched for it (the bench, a script).
+ */
 export function launchBrowser(): Promise<Browser> {
-  return chromium.launch({
-    executablePath: CHROMIUM_PATH,
-    headless: true,
-    // No network beyond loopback here: keep Chromium from reaching out at start.
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  const endpoint = process.env[BROWSER_ENDPOINT_ENV];
+  return endpoint ? chromium.connect(endpoint) : chromium.launch(LAUNCH_OPTIONS);
+}
+
+/** A finished download's content, read through playwright's stream (its `path()` is refused on a connected browser). */
+export async function downloadedText(download: Download): Promise<string> {
+  return text(await download.createReadStream());
 }
 
 /**

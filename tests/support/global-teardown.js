@@ -1,2 +1,2 @@
-import { teardown } from './database-setup.js';
+import { teardown } from './global-setup.js';
 export default teardown;

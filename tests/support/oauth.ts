@@ -88,13 +88,13 @@ export async function signInAndConsent(
       if (inspect) await inspect(page);
       // The issuer redirects to the app; the 'request' event sees redirected requests (page.route does not).
       const sentBack = page.waitForRequest((r) => r.url().startsWith(redirectUri));
-      // The page is reused once that navigation has ended (nothing listening fails it), so it cannot interrupt the next.
-      const ended = page
-        .waitForNavigation({ url: (url) => url.href.startsWith(redirectUri), waitUntil: 'commit' })
-        .catch(() => undefined);
       await page.getByRole('button', { name: decision, exact: true }).click();
       const sentTo = new URL((await sentBack).url());
-      await ended;
+      // The page is reused once it shows what the redirect URI answered, or Chromium's error page where nothing
+      // listens: that page, committed later, would interrupt the next sign-in's navigation.
+      await page.waitForURL((url) => url.protocol === 'chrome-error:' || url.href.startsWith(redirectUri), {
+        waitUntil: 'commit',
+      });
       return sentTo;
     }),
   );

@@ -1,9 +1,11 @@
 // The bench's sweep chart (bench/sweep-chart.ts), rendered by Chromium: two panels, one line per series in each, a
-// point per connection count, higher values drawn higher, and labels a reader needs.
+// point per connection count, higher values drawn higher, and labels a reader needs. And the bench's CPU profile
+// summary (bench/cpu-profile-summary.ts), on a profile made up to hold a start-up and a busy span.
 import { describe, it, expect, beforeAll, afterAll } from '@jest/globals';
 import type { Browser } from 'playwright-core';
 import { launchBrowser } from './support/browser.js';
 import { sweepChartSvg, sweepPoints } from '../bench/sweep-chart.js';
+import { busiestSpan, summarize } from '../bench/cpu-profile-summary.js';
 
 const SWEEP = [
   { id: 'R1 c=1', rps: 476, p99: 7.87 },
@@ -69,5 +71,51 @@ describe('sweep chart', () => {
         'B2 bare proxy',
       ]),
     );
+  });
+});
+
+describe('CPU profile summary', () => {
+  // Node 1 is the root; 2 a module load at start; 3 the gateway's proxy, calling undici (4); 5 the collector; 6 idle.
+  const frame = (id: number, functionName: string, url: string, children: number[] = []) => ({
+    id,
+    callFrame: { functionName, url, lineNumber: 0 },
+    children,
+  });
+  const profile = {
+    startTime: 1_000_000,
+    nodes: [
+      frame(1, '(root)', '', [2, 3, 5, 6]),
+      frame(2, 'compileSourceTextModule', 'node:internal/modules/esm/utils'),
+      frame(3, 'forward', 'file:///app/gateway/proxy.ts', [4]),
+      frame(4, 'request', 'file:///app/node_modules/undici/lib/client.js'),
+      frame(5, '(garbage collector)', ''),
+      frame(6, '(idle)', ''),
+    ],
+    // 2 s of start-up in 1 ms samples, busy half the time; 1 s idle; 2 s of serving: proxy, undici, undici, GC and
+    // idle in turn, busy four fifths of the time.
+    samples: [
+      ...Array.from({ length: 2000 }, (_, i) => [2, 6][i % 2]!),
+      ...Array<number>(1000).fill(6),
+      ...Array.from({ length: 2000 }, (_, i) => [3, 4, 4, 5, 6][i % 5]!),
+    ],
+    timeDeltas: Array<number>(5000).fill(1000),
+  };
+
+  it('finds the busiest span and counts only its busy samples, by part, by product caller and by frame', () => {
+    const span = busiestSpan(profile, 2);
+    expect(span.from).toBeGreaterThanOrEqual(profile.startTime + 3_000_000 - 1000);
+    const { busyUs, parts, ownCallers, frames } = summarize(profile, span);
+    expect(busyUs).toBeGreaterThanOrEqual(1_590_000); // 4 busy samples in 5 over 2 s, start-up and idle left out
+    expect(busyUs).toBeLessThanOrEqual(1_610_000);
+    const share = (rows: [string, number][], key: string) => Math.round((100 * (new Map(rows).get(key) ?? 0)) / busyUs);
+    expect(share(parts, 'undici')).toBe(50);
+    expect(share(parts, 'gateway/proxy.ts')).toBe(25);
+    expect(share(parts, '(garbage collector)')).toBe(25);
+    expect(share(ownCallers, 'gateway/proxy.ts')).toBe(75); // undici's frames were the proxy's calls
+    expect(frames[0]![0]).toBe('request undici:1');
+  });
+
+  it('counts every busy sample without a window', () => {
+    expect(summarize(profile).busyUs).toBe(2_600_000);
   });
 });

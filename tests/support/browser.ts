@@ -1,7 +1,7 @@
 // Debian's Chromium driven by playwright-core: the login and consent pages are exercised as a person uses them.
 import { mkdir, writeFile } from 'node:fs/promises';
 import { text } from 'node:stream/consumers';
-import { chromium, type Browser, type Download, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Download, type Page } from 'playwright-core';
 import { BROWSER_ENDPOINT_ENV, CHROMIUM_PATH, LAUNCH_OPTIONS } from './chromium.js';
 
 export { CHROMIUM_PATH };
@@ -11,11 +11,63 @@ export const FAILURE_ARTIFACTS = 'test-artifacts/failures';
 
 /**
  * A browser of the suite's own: a connection to the run's browser when jest's global setup started one (closing it
- * closes the suite's contexts, not the browser), else a browser launched for it (the bench, a script).
+ * closes the suite's contexts, not the browser), else a browser launched for it (the bench, a script). The contexts
+ * the suite closes are reused with their first page (`reusingContexts`).
  */
-export function launchBrowser(): Promise<Browser> {
+export async function launchBrowser(): Promise<Browser> {
   const endpoint = process.env[BROWSER_ENDPOINT_ENV];
-  return endpoint ? chromium.connect(endpoint) : chromium.launch(LAUNCH_OPTIONS);
+  return reusingContexts(await (endpoint ? chromium.connect(endpoint) : chromium.launch(LAUNCH_OPTIONS)));
+}
+
+/**
+ * A context the suite closes is kept for its next `browser.newContext()` with the same options, and its first page
+ * for that context's next `newPage()`: blank, its viewport as it was, the context's cookies and permissions cleared.
+ * That is all the state the product's pages keep in a browser (none uses web storage), so it starts as a new one
+ * does; a new context and page cost Chromium ~0.6 s of CPU more than a page it has rendered before
+ * (docs/performance.md, "The test suite's time"). Contexts open at once are separate contexts.
+ */
+function reusingContexts(browser: Browser): Browser {
+  const closed = new Map<string, (() => BrowserContext)[]>();
+  const openContext = browser.newContext.bind(browser);
+  browser.newContext = async (options = {}) => {
+    const key = JSON.stringify(options);
+    const reopen = closed.get(key)?.pop();
+    if (reopen) return reopen();
+    return reusable(await openContext(options), (again) => closed.set(key, [...(closed.get(key) ?? []), again]));
+  };
+  return browser;
+}
+
+/** `context`, whose close keeps it and its first page, handing `keep` the way to open it again. */
+function reusable(context: BrowserContext, keep: (reopen: () => BrowserContext) => void): BrowserContext {
+  const openPage = context.newPage.bind(context);
+  let first: { page: Page; viewport: ReturnType<Page['viewportSize']> } | undefined;
+  let firstFree = false;
+  let open = true;
+  context.newPage = async () => {
+    if (first && firstFree && !first.page.isClosed()) return ((firstFree = false), first.page);
+    const page = await openPage();
+    if (!first || first.page.isClosed()) first = { page, viewport: page.viewportSize() };
+    return page;
+  };
+  context.close = async () => {
+    if (!open) return;
+    open = false;
+    const kept = first && !first.page.isClosed() ? first : undefined;
+    await Promise.all(context.pages().flatMap((page) => (page === kept?.page ? [] : [page.close()])));
+    // A page that will not go blank (a navigation of its own in the way) is closed rather than kept.
+    const blank = await kept?.page.goto('about:blank', { timeout: 5000 }).then(
+      () => true,
+      () => false,
+    );
+    if (kept && blank && kept.viewport) await kept.page.setViewportSize(kept.viewport);
+    if (kept && !blank) await kept.page.close();
+    first = blank ? kept : undefined;
+    await Promise.all([context.clearCookies(), context.clearPermissions()]);
+    firstFree = true;
+    keep(() => ((open = true), context));
+  };
+  return context;
 }
 
 /** A finished download's content, read through playwright's stream (its `path()` is refused on a connected browser). */

@@ -41,31 +41,6 @@ export async function authorizationRequest(
 }
 
 /**
- * Sign-in pages kept open per browser between sign-ins, each in a context of its own. A page is reused with its
- * context's cookies cleared, which is all of a person's session with the issuer, so every sign-in starts signed out as
- * in a new context: a new context and page cost the machine ~0.6 s of CPU more than a page Chromium has rendered before
- * (docs/performance.md, "The test suite's time"). Sign-ins that run at once each take a page of their own; a page
- * whose sign-in failed is closed with its context, not reused.
- */
-const idleSignInPages = new WeakMap<Browser, Page[]>();
-
-async function withSignInPage<T>(browser: Browser, steps: (page: Page) => Promise<T>): Promise<T> {
-  const idle = idleSignInPages.get(browser) ?? [];
-  idleSignInPages.set(browser, idle);
-  const page = idle.pop() ?? (await (await browser.newContext()).newPage());
-  let reusable = false;
-  try {
-    await page.context().clearCookies();
-    const result = await steps(page);
-    reusable = true;
-    return result;
-  } finally {
-    if (reusable) idle.push(page);
-    else await page.context().close();
-  }
-}
-
-/**
  * Opens the authorization URL, signs in and answers the consent page; returns the URL the browser was sent back to
  * (the app's redirect URI with code or error). Nothing needs to listen at the redirect URI.
  */
@@ -78,8 +53,10 @@ export async function signInAndConsent(
   // A pushed request's URL names only its request_uri: the app says where it asked to be sent back.
   redirectUri = authorizationUrl.searchParams.get('redirect_uri')!,
 ): Promise<URL> {
-  return withSignInPage(browser, (page) =>
-    keepingPageOnFailure(page, `sign-in-${person.username}`, async () => {
+  const context = await browser.newContext();
+  try {
+    const page = await context.newPage();
+    return await keepingPageOnFailure(page, `sign-in-${person.username}`, async () => {
       await page.goto(authorizationUrl.toString());
       await page.locator('input[name="username"]').fill(person.username);
       await page.locator('input[name="password"]').fill(person.password);
@@ -90,14 +67,16 @@ export async function signInAndConsent(
       const sentBack = page.waitForRequest((r) => r.url().startsWith(redirectUri));
       await page.getByRole('button', { name: decision, exact: true }).click();
       const sentTo = new URL((await sentBack).url());
-      // The page is reused once it shows what the redirect URI answered, or Chromium's error page where nothing
-      // listens: that page, committed later, would interrupt the next sign-in's navigation.
+      // The page is kept for the suite's next context (browser.ts) once it shows what the redirect URI answered, or
+      // Chromium's error page where nothing listens: that page, committed later, would interrupt the next navigation.
       await page.waitForURL((url) => url.protocol === 'chrome-error:' || url.href.startsWith(redirectUri), {
         waitUntil: 'commit',
       });
       return sentTo;
-    }),
-  );
+    });
+  } finally {
+    await context.close();
+  }
 }
 
 export interface Tokens {

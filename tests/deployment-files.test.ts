@@ -172,6 +172,10 @@ describe('compose file', () => {
     addFormats(ajv);
     // Compose durations are Go's (`10s`, `1m30s`), not ISO 8601 as ajv-formats reads `duration`.
     ajv.addFormat('duration', /^(\d+(\.\d+)?(ns|us|ms|s|m|h))+$/);
+    // Compose's own formats, as its documentation writes them (unknown to ajv, which would warn and skip them).
+    ajv.addFormat('expose', /^\d+(-\d+)?(\/(tcp|udp|sctp))?$/);
+    ajv.addFormat('ports', /^(([\d.]+|\[[\da-fA-F:]+\]):)?(\d+(-\d+)?:)?\d+(-\d+)?(\/(tcp|udp|sctp))?$/);
+    ajv.addFormat('subnet_ip_address', /^([\d.]+|[\da-fA-F:]+)\/\d{1,3}$/);
     const valid = ajv.validate(schema, compose);
     expect(ajv.errors ?? []).toEqual([]);
     expect(valid).toBe(true);

@@ -95,7 +95,10 @@ export function summarize(
 
 function heaviestFolder(parts: [string, number][]): string {
   const folders = new Map<string, number>();
-  for (const [part, us] of parts) folders.set(part.split('/')[0]!, (folders.get(part.split('/')[0]!) ?? 0) + us);
+  for (const [part, us] of parts) {
+    const folder = part.split('/')[0]!;
+    folders.set(folder, (folders.get(folder) ?? 0) + us);
+  }
   return [...folders].sort((a, b) => b[1] - a[1])[0]?.[0] ?? 'no product files';
 }
 

@@ -16,6 +16,7 @@ import { newId } from '../common/ids.js';
 import { createLogger } from '../common/log.js';
 import { hashSecret } from '../common/secrets.js';
 import { createIssuerApp } from '../issuer/app.js';
+import { appRedirectUri } from './support/app-callback.js';
 import { keepingPageOnFailure, launchBrowser } from './support/browser.js';
 import { freshDatabase } from './support/database.js';
 import { createTelemetry } from '../common/telemetry.js';
@@ -23,7 +24,7 @@ import { authorizationRequest, basicAuth, discover, postTokenForm, signInAndCons
 import { assertResponseMatches, captureResponse, type ApiResponse } from './support/openapi.js';
 
 const TOKEN_ERRORS = ['invalid_client', 'invalid_grant', 'invalid_scope', 'unsupported_grant_type'];
-const REDIRECT_URI = 'http://127.0.0.1:8400/callback';
+const REDIRECT_URI = appRedirectUri();
 const SCOPE = 'svc.profile.self.read svc.tenant.info.read';
 const LOGIN_FAILED = 'Those sign-in details did not work';
 
@@ -778,7 +779,7 @@ describe('authorization and interactions', () => {
         expect(new URL((await sentBack).url()).searchParams.get('code')).toBeTruthy();
 
         // The relationship ends while the browser's sign-in is remembered (an hour); the next authorizations come from
-        // another tab of the same browser (the first is still failing to load the app's callback).
+        // another tab of the same browser (the first shows the app's callback page).
         await knex('tenant_person_relationships').where({ tenant_id: seed.tenantId, person_id: bob.personId }).del();
         const tab = await page.context().newPage();
         const again = await startAuthorization(seed.publicClientId);

@@ -1,5 +1,6 @@
 // A small admin API client for tests: the same calls a tenant admin or operator makes.
 import type { System } from '../../infra/system.js';
+import { appRedirectUri } from './app-callback.js';
 import { assertResponseMatches } from './openapi.js';
 
 export interface AdminResponse<T = Record<string, any>> {
@@ -77,7 +78,7 @@ export async function setupTenant(
   opts: { plan?: 'L1' | 'L2'; capabilities?: readonly string[]; type?: 'public' | 'confidential' } = {},
 ): Promise<TenantSetup> {
   const n = `${process.pid}-${++counter}-${Date.now().toString(36)}`;
-  const redirectUri = 'http://127.0.0.1:8400/callback';
+  const redirectUri = appRedirectUri();
   const tenant = await admin.ok('POST', '/tenants', {
     label: `t${n}`,
     displayName: `Tenant ${n}`,

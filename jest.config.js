@@ -6,7 +6,8 @@ import { ignoredSuites } from './tests/support/suite-scopes.js';
 const PRODUCT = ['wire', 'common', 'issuer', 'policies', 'gateway', 'backend', 'infra'];
 
 export default {
-  testEnvironment: 'node',
+  // jest's Node environment, with one connection to the run's browser per worker (tests/support/browser.ts).
+  testEnvironment: '<rootDir>/tests/support/worker-browser-environment.js',
   extensionsToTreatAsEsm: ['.ts'],
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
   transform: {

@@ -1,8 +1,10 @@
 // Debian's Chromium driven by playwright-core: the login and consent pages are exercised as a person uses them.
 import { mkdir, writeFile } from 'node:fs/promises';
 import { text } from 'node:stream/consumers';
-import { chromium, type Browser, type BrowserContext, type Download, type Page } from 'playwright-core';
-import { BROWSER_ENDPOINT_ENV, CHROMIUM_PATH, LAUNCH_OPTIONS } from './chromium.js';
+import { types } from 'node:util';
+import type { Browser, BrowserContext, Download, Page } from 'playwright-core';
+import { BROWSER_ENDPOINT_ENV, CHROMIUM_PATH, LAUNCH_OPTIONS, WORKER_BROWSER } from './chromium.js';
+import { reusingContexts } from './context-pool.js';
 
 export { CHROMIUM_PATH };
 
@@ -10,64 +12,33 @@ export { CHROMIUM_PATH };
 export const FAILURE_ARTIFACTS = 'test-artifacts/failures';
 
 /**
- * A browser of the suite's own: a connection to the run's browser when jest's global setup started one (closing it
- * closes the suite's contexts, not the browser), else a browser launched for it (the bench, a script). The contexts
- * the suite closes are reused with their first page (`reusingContexts`).
+ * A browser of the suite's own. In a jest suite: a view of its worker's connection to the run's browser
+ * (worker-browser-environment.js), whose close closes the contexts the suite left open, not the connection. Elsewhere
+ * (the bench, a script): a connection to the run's browser when one is given, else a browser launched for it. Either
+ * way the contexts the suite closes are reused with their first page (context-pool.js). playwright-core is loaded only
+ * for the second: a suite's module registry would load all of it again.
  */
 export async function launchBrowser(): Promise<Browser> {
+  const worker = (globalThis as { [WORKER_BROWSER]?: () => Promise<Browser> })[WORKER_BROWSER];
+  if (worker) return suiteView(await worker());
+  const { chromium } = await import('playwright-core');
   const endpoint = process.env[BROWSER_ENDPOINT_ENV];
   return reusingContexts(await (endpoint ? chromium.connect(endpoint) : chromium.launch(LAUNCH_OPTIONS)));
 }
 
-/**
- * A context the suite closes is kept for its next `browser.newContext()` with the same options, and its first page
- * for that context's next `newPage()`: blank, its viewport as it was, the context's cookies and permissions cleared.
- * That is all the state the product's pages keep in a browser (none uses web storage), so it starts as a new one
- * does; a new context and page cost Chromium ~0.6 s of CPU more than a page it has rendered before
- * (docs/performance.md, "The test suite's time"). Contexts open at once are separate contexts.
- */
-function reusingContexts(browser: Browser): Browser {
-  const closed = new Map<string, (() => BrowserContext)[]>();
-  const openContext = browser.newContext.bind(browser);
-  browser.newContext = async (options = {}) => {
-    const key = JSON.stringify(options);
-    const reopen = closed.get(key)?.pop();
-    if (reopen) return reopen();
-    return reusable(await openContext(options), (again) => closed.set(key, [...(closed.get(key) ?? []), again]));
+/** One suite's use of the worker's browser: what it opens is its own, and closing it closes what it left open. */
+function suiteView(worker: Browser): Browser {
+  const opened = new Set<BrowserContext>();
+  const view = Object.create(worker) as Browser;
+  view.newContext = async (options) => {
+    const context = await worker.newContext(options);
+    opened.add(context);
+    return context;
   };
-  return browser;
-}
-
-/** `context`, whose close keeps it and its first page, handing `keep` the way to open it again. */
-function reusable(context: BrowserContext, keep: (reopen: () => BrowserContext) => void): BrowserContext {
-  const openPage = context.newPage.bind(context);
-  let first: { page: Page; viewport: ReturnType<Page['viewportSize']> } | undefined;
-  let firstFree = false;
-  let open = true;
-  context.newPage = async () => {
-    if (first && firstFree && !first.page.isClosed()) return ((firstFree = false), first.page);
-    const page = await openPage();
-    if (!first || first.page.isClosed()) first = { page, viewport: page.viewportSize() };
-    return page;
+  view.close = async () => {
+    await Promise.all([...opened].map((context) => context.close()));
   };
-  context.close = async () => {
-    if (!open) return;
-    open = false;
-    const kept = first && !first.page.isClosed() ? first : undefined;
-    await Promise.all(context.pages().flatMap((page) => (page === kept?.page ? [] : [page.close()])));
-    // A page that will not go blank (a navigation of its own in the way) is closed rather than kept.
-    const blank = await kept?.page.goto('about:blank', { timeout: 5000 }).then(
-      () => true,
-      () => false,
-    );
-    if (kept && blank && kept.viewport) await kept.page.setViewportSize(kept.viewport);
-    if (kept && !blank) await kept.page.close();
-    first = blank ? kept : undefined;
-    await Promise.all([context.clearCookies(), context.clearPermissions()]);
-    firstFree = true;
-    keep(() => ((open = true), context));
-  };
-  return context;
+  return view;
 }
 
 /** A finished download's content, read through playwright's stream (its `path()` is refused on a connected browser). */
@@ -91,7 +62,8 @@ export async function keepingPageOnFailure<T>(page: Page, label: string, steps: 
     return await steps();
   } catch (error) {
     const saved = await savePage(page, label, lastDocument, error).catch((e: Error) => `not saved: ${e.message}`);
-    if (error instanceof Error) error.message += `\n(page kept: ${saved})`;
+    // playwright's errors come from the worker's realm, where `instanceof Error` of the suite's realm does not hold.
+    if (types.isNativeError(error)) error.message += `\n(page kept: ${saved})`;
     throw error;
   } finally {
     page.off('response', onResponse);
@@ -104,7 +76,7 @@ async function savePage(page: Page, label: string, lastDocument: string, error: 
   const summary = [
     `url: ${page.url()}`,
     `last document response: ${lastDocument}`,
-    `error: ${error instanceof Error ? error.message : String(error)}`,
+    `error: ${types.isNativeError(error) ? error.message : String(error)}`,
   ].join('\n');
   await writeFile(`${base}.txt`, `${summary}\n`);
   // A page stuck mid-navigation may never answer content(): wait for it no longer than for the screenshot.

@@ -2,12 +2,13 @@
 // starts the run's one browser; tests/support/browser.ts connects each suite to it). One browser for the whole run
 // instead of one a suite: a suite's own browser cost the machine 1.7–2.3 s of CPU more than a connection, and the
 // suites' contexts are as separate in one browser as in several (docs/performance.md, "The test suite's time").
-import { chromium } from 'playwright-core';
-
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 /** The run's browser, for the workers (they inherit the environment set by the global setup). */
 export const BROWSER_ENDPOINT_ENV = 'TEST_BROWSER_ENDPOINT';
+
+/** Where a suite finds its jest worker's connection to it (worker-browser-environment.js, browser.ts). */
+export const WORKER_BROWSER = Symbol.for('tests.workerBrowser');
 
 export const LAUNCH_OPTIONS = {
   executablePath: CHROMIUM_PATH,
@@ -34,6 +35,8 @@ const RUN_BROWSER = Symbol.for('tests.runBrowser');
  */
 export async function startRunBrowser() {
   if (process.env.TEST_SCOPE === 'long' || process.env[BROWSER_ENDPOINT_ENV]) return;
+  // Loaded here rather than at the top: browser.ts imports this module into every suite's module registry.
+  const { chromium } = await import('playwright-core');
   const server = await chromium.launchServer(LAUNCH_OPTIONS).catch(() => undefined);
   if (!server) return;
   globalThis[RUN_BROWSER] = server;

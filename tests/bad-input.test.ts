@@ -6,6 +6,7 @@ import type { Browser } from 'playwright-core';
 import type { System } from '../infra/system.js';
 import { startTestSystem } from './support/system.js';
 import { adminClient, setupMachineClient, setupTenant, type TenantSetup } from './support/admin.js';
+import { appRedirectUri } from './support/app-callback.js';
 import { launchBrowser } from './support/browser.js';
 import { rawHeader, rawHttp, rawJson, rawStatus } from './support/raw-http.js';
 import { authorizationRequest, clientCredentialsToken, discover, postTokenForm } from './support/oauth.js';
@@ -183,7 +184,7 @@ describe('NUL characters', () => {
         grant_type: 'authorization_code',
         code: 'abc\u0000',
         code_verifier: 'v'.repeat(43),
-        redirect_uri: 'http://127.0.0.1:8400/callback',
+        redirect_uri: appRedirectUri(),
       },
       'invalid_grant',
     ],

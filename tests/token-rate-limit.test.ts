@@ -30,7 +30,7 @@ async function machineClient() {
     name: 'sync',
     capabilities: [SCOPE],
   });
-  return { clientId: tenant.clientId, secret: tenant.clientSecret! };
+  return { clientId: tenant.clientId, secret: tenant.clientSecret!, redirectUri: tenant.redirectUri };
 }
 
 async function tokenRequest(
@@ -93,7 +93,7 @@ describe('token endpoint rate limit', () => {
           client_id: victim.clientId,
           client_secret: secret,
           response_type: 'code',
-          redirect_uri: 'http://127.0.0.1:8400/callback',
+          redirect_uri: victim.redirectUri,
           scope: SCOPE,
           code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
           code_challenge_method: 'S256',

@@ -1,7 +1,8 @@
 // How the suites start Debian's Chromium (plain JavaScript: jest's global setup, outside its TypeScript transform,
-// starts the run's one browser; tests/support/browser.ts connects each suite to it). One browser for the whole run
-// instead of one a suite: a suite's own browser cost the machine 1.7–2.3 s of CPU more than a connection, and the
-// suites' contexts are as separate in one browser as in several (docs/performance.md, "The test suite's time").
+// starts the run's one browser; each jest worker connects to it once, worker-browser-environment.js). One browser for
+// the whole run instead of one a suite: a suite's own browser cost the machine 1.7–2.3 s of CPU more than a
+// connection, and the suites' contexts are as separate in one browser as in several (docs/performance.md, "The test
+// suite's time").
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 /** The run's browser, for the workers (they inherit the environment set by the global setup). */

@@ -6,7 +6,7 @@
 import { createServer } from 'node:http';
 
 /** The workers inherit the redirect URI from the environment the global setup sets. */
-export const APP_REDIRECT_URI_ENV = 'TEST_APP_REDIRECT_URI';
+const APP_REDIRECT_URI_ENV = 'TEST_APP_REDIRECT_URI';
 
 /** Where apps registered by the suites are sent back to: the run's listener, else an address where nothing listens. */
 export const appRedirectUri = () => process.env[APP_REDIRECT_URI_ENV] ?? 'http://127.0.0.1:8400/callback';

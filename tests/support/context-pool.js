@@ -17,6 +17,15 @@ export function reusingContexts(browser) {
     if (reopen) return reopen();
     return reusable(await openContext(options), (again) => closed.set(key, [...(closed.get(key) ?? []), again]));
   };
+  // playwright's own newPage marks the new context as its page's, which refuses newPage() to whoever is handed the
+  // context next: here a browser's page is the page of a context of the pool, which closes with it. A function, so
+  // that a view of this browser (browser.ts) gets the context through its own newContext.
+  browser.newPage = async function (options = {}) {
+    const context = await this.newContext(options);
+    const page = await context.newPage();
+    page.once('close', () => void context.close());
+    return page;
+  };
   return browser;
 }
 

@@ -13,8 +13,11 @@ export default {
   transform: {
     '^.+\\.ts$': ['@swc/jest', { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, sourceMaps: 'inline' }],
   },
-  testMatch: ['<rootDir>/tests/**/*.test.ts'],
+  // A suite is tests/<name>.test.ts; a group suite imports its topics from tests/<name>/ (docs/development.md).
+  testMatch: ['<rootDir>/tests/*.test.ts'],
   // TEST_SCOPE=stores: only the suites whose outcome can depend on the stores (tests/support/suite-scopes.js).
+  // Heaviest suites first, so that the two workers end together (tests/support/suite-order.js).
+  testSequencer: '<rootDir>/tests/support/suite-order.js',
   testPathIgnorePatterns: ['/node_modules/', ...ignoredSuites(process.env.TEST_SCOPE)],
   testTimeout: 60000,
   // Suites share one PostgreSQL server and one Redis; each suite builds its own database, so they may run in parallel.

@@ -1,7 +1,7 @@
 // docs/operations.md's two generated references: the configuration (common/config.ts SETTINGS: each variable's name, default and
 // description) and the gateway plugins' settings (each plugin's schema, gateway/plugins/<name>/schema.ts: setting,
 // default, description). `npm run docs:config` rewrites the tables between their markers in
-// docs/operations.md; tests/readme.test.ts fails when the document and the code disagree.
+// docs/operations.md; tests/repository/readme.ts fails when the document and the code disagree.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import type { z } from 'zod';

@@ -1,6 +1,6 @@
 // Writes infra/k8s/gateway-file.yaml: the ConfigMap holding the gateway file, gateway/gateway.yaml byte for byte, which
 // the gateway Deployment mounts where GATEWAY_CONFIG points. Run `npm run k8s:gateway-file` after editing the gateway
-// file; tests/deployment-files.test.ts fails while the two differ.
+// file; tests/repository/deployment-files.ts fails while the two differ.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { stringify } from 'yaml';

@@ -136,7 +136,7 @@ const NO_TENANTS: string[] = [];
  * An addressed person (a path's personId, which the caller chooses) is never held: a decision about one always reads
  * that person from the database. Held, a person of another tenant would be answered from memory while a person who
  * does not exist never is, and the time of the 404 would tell the two apart (contract: a 404 says nothing about
- * existence; tests/existence.test.ts measures it). Nor can a caller fill the bounded memory with ids of its choosing.
+ * existence; tests/api/existence.ts measures it). Nor can a caller fill the bounded memory with ids of its choosing.
  * The token's own subject, which the caller does not choose, is held as any other fact.
  */
 function heldParts(cache: FactCache, names: Names): Parts | undefined {

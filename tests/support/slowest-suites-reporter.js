@@ -1,7 +1,7 @@
 // A jest reporter (plain JavaScript: jest loads reporters outside its TypeScript transform): after every run, one line
 // naming the five slowest suites by jest's own wall time, and the sum of all suites' times, so a contributor sees where
 // the run's time went and .ci/run can list them in its summary (it looks for the line's first words).
-import { basename } from 'node:path';
+import { suiteName } from './suite-order.js';
 
 const SHOWN = 5;
 
@@ -9,7 +9,7 @@ export default class SlowestSuitesReporter {
   onRunComplete(_contexts, results) {
     const times = results.testResults
       .map((suite) => ({
-        name: basename(suite.testFilePath).replace(/\.test\.ts$/, ''),
+        name: suiteName(suite.testFilePath),
         s: (suite.perfStats.end - suite.perfStats.start) / 1000,
       }))
       .filter((suite) => Number.isFinite(suite.s) && suite.s > 0)

@@ -8,22 +8,9 @@
 //            Redis): it leaves out the store-free suites, which start no system, open no database and reach no Redis,
 //            so a second pass on other stores would repeat them exactly.
 //   all      every suite.
-// tests/suite-scopes.test.ts holds the store-free list to what the suites import.
-export const STORE_FREE_SUITES = [
-  'batch-writer',
-  'config',
-  'deployment-files',
-  'gateway-file',
-  'k6-tools',
-  'openapi',
-  'pdp-client',
-  'pdp-evaluate',
-  'readme',
-  'suite-scopes',
-  'sweep-chart',
-  'test-databases',
-  'verify-token',
-];
+// tests/repository/suite-scopes.ts holds the store-free list to what the suites import.
+// A suite is a file tests/<name>.test.ts; a group suite's topics are the files of tests/<name>/.
+export const STORE_FREE_SUITES = ['repository', 'units'];
 
 /** Suites left to the long run (TEST_SCOPE=long), with the cheaper suite that keeps their contract rule in `npm test`. */
 export const LONG_SUITES = [

@@ -1,6 +1,6 @@
 // What a run leaves behind (k6's handleSummary): the whole summary as JSON in a file, and a short text on stdout that
 // says first whether the run passed, then each threshold with the value it was judged on, the failed checks, and
-// every request metric. Pure functions of k6's summary data, so they are tested outside k6 (tests/k6-tools.test.ts).
+// every request metric. Pure functions of k6's summary data, so they are tested outside k6 (tests/repository/k6-tools.ts).
 
 interface MetricSummary {
   type: 'counter' | 'gauge' | 'rate' | 'trend';

@@ -1,0 +1,14 @@
+// The REST API's resources: me and tenant, persons and person extensions with their quotas, existence and tenant
+// isolation, data ownership, bad input and hostile schemas, and the public API fuzzed.
+// One jest suite: its topics (tests/api/) share one module registry, so the product's modules load once for all of
+// them; each topic starts what it uses in its own describe block and closes it there (docs/development.md, "Suites
+// and topics").
+import './api/backend-context.js';
+import './api/bad-input.js';
+import './api/data-ownership.js';
+import './api/existence.js';
+import './api/fuzz-public-api.js';
+import './api/hostile-schemas.js';
+import './api/person-extension-quotas.js';
+import './api/person-extensions.js';
+import './api/tenant-isolation.js';

@@ -1,0 +1,12 @@
+// The modules that need no running system: the gateway file and its plugins' settings, configuration, token
+// verification, the PDP's evaluation and client, the batch writer and the test databases' naming.
+// One jest suite: its topics (tests/units/) share one module registry, so the product's modules load once for all of
+// them; each topic starts what it uses in its own describe block and closes it there (docs/development.md, "Suites
+// and topics").
+import './units/batch-writer.js';
+import './units/config.js';
+import './units/gateway-file.js';
+import './units/pdp-client.js';
+import './units/pdp-evaluate.js';
+import './units/test-databases.js';
+import './units/verify-token.js';

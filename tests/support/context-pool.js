@@ -23,7 +23,8 @@ export function reusingContexts(browser) {
   browser.newPage = async function (options = {}) {
     const context = await this.newContext(options);
     const page = await context.newPage();
-    page.once('close', () => void context.close());
+    // When the page closes because the connection does, the context goes with it: nothing is left to keep.
+    page.once('close', () => context.close().catch(() => {}));
     return page;
   };
   return browser;

@@ -1,8 +1,6 @@
 // The REST API's resources: me and tenant, persons and person extensions with their quotas, existence and tenant
 // isolation, data ownership, bad input and hostile schemas, and the public API fuzzed.
-// One jest suite: its topics (tests/api/) share one module registry, so the product's modules load once for all of
-// them; each topic starts what it uses in its own describe block and closes it there (docs/development.md, "Suites
-// and topics").
+// A group suite: its topics are the files of tests/api/ (docs/development.md, "Suites and topics").
 import './api/backend-context.js';
 import './api/bad-input.js';
 import './api/data-ownership.js';

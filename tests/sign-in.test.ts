@@ -1,8 +1,6 @@
 // Signing in: the issuer's authorize, login, consent and token endpoints in a real browser, its adapter and purge,
 // usernames per tenant, the sign-in throttle, account lifecycle and connected apps.
-// One jest suite: its topics (tests/sign-in/) share one module registry, so the product's modules load once for all
-// of them; each topic starts what it uses in its own describe block and closes it there (docs/development.md,
-// "Suites and topics").
+// A group suite: its topics are the files of tests/sign-in/ (docs/development.md, "Suites and topics").
 import './sign-in/account-lifecycle.js';
 import './sign-in/connected-apps.js';
 import './sign-in/e2e-consent-flow.js';

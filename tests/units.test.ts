@@ -1,8 +1,6 @@
 // The modules that need no running system: the gateway file and its plugins' settings, configuration, token
 // verification, the PDP's evaluation and client, the batch writer and the test databases' naming.
-// One jest suite: its topics (tests/units/) share one module registry, so the product's modules load once for all of
-// them; each topic starts what it uses in its own describe block and closes it there (docs/development.md, "Suites
-// and topics").
+// A group suite: its topics are the files of tests/units/ (docs/development.md, "Suites and topics").
 import './units/batch-writer.js';
 import './units/config.js';
 import './units/gateway-file.js';

@@ -1,9 +1,9 @@
 // Two rate-limit layers, tenant and account (contract §8 rule 1), each a fixed window of rate-limiter-flexible: one
 // limiter per layer and window from the limiter store (common/rate-limit-store.ts), RateLimiterRedis when Redis is
 // configured (one count for every gateway sharing it, answered by its in-process insuranceLimiter while Redis fails),
-// RateLimiterMemory without Redis. The layers are charged in turn, tenant first, and a refusal gives back (`reward`)
-// what the request charged, so a request refused by one layer drains neither (docs/decisions.md says why not
-// RateLimiterUnion).
+// RateLimiterMemory without Redis. Both layers are charged in the same event-loop turn, so ioredis sends the two
+// charges in one write and one round trip, and a refusal gives back (`reward`) what the request charged, so a request
+// refused by one layer drains neither (docs/decisions.md "Both layers charged per request" says why this way).
 // A layer Redis refused stays refused in this process until its window ends (`inMemoryBlockOnConsumed` one point past
 // the limit: the first refusal), with no Redis round trip; in process only, the window's own count past the limit is
 // that block. The plugin's screen reads it ahead of the PDP (`blockedForMs`).
@@ -80,13 +80,14 @@ export function createRateLimiter(
   });
 
   /**
-   * Gives back the points the layers charged before `refused` said no. In Redis the refusing layer's own point goes
-   * back too (a block answers with no count: 0), so a shared count is what was admitted and the block remembers the
-   * refusal; in process the refused point stays, as the block.
+   * Gives back what the request charged, `refused` being the first layer (tenant before account) that said no: every
+   * allowed layer's point, and in Redis a refusing layer's own point when Redis counted it (a block answers with no
+   * count: 0), so a shared count is what was admitted and the block remembers the refusal; in process a refused point
+   * stays, as the block.
    */
-  const refuse = async (refused: Charge, before: Charge[]): Promise<LimitResult> => {
-    const counted = redis !== undefined && refused.res.consumedPoints > 0;
-    await Promise.all([...before, ...(counted ? [refused] : [])].map((c) => c.limiter.reward(c.layer.key)));
+  const refuse = async (refused: Charge, charges: Charge[]): Promise<LimitResult> => {
+    const counted = (c: Charge) => c.allowed || (redis !== undefined && c.res.consumedPoints > 0);
+    await Promise.all(charges.filter(counted).map((c) => c.limiter.reward(c.layer.key)));
     return refusal(refused.name, refused.res.msBeforeNext);
   };
 
@@ -103,10 +104,10 @@ export function createRateLimiter(
       // meanwhile make its window look fuller to every other account's requests.
       const accountBlockedMs = await blockedForMs('account', account);
       if (accountBlockedMs > 0) return refusal('account', accountBlockedMs);
-      const t = await charge('tenant', tenant);
-      if (!t.allowed) return refuse(t, []);
-      const a = await charge('account', account);
-      if (!a.allowed) return refuse(a, [t]);
+      const charges = await Promise.all([charge('tenant', tenant), charge('account', account)]);
+      const [t, a] = charges;
+      const refused = charges.find((c) => !c.allowed);
+      if (refused) return refuse(refused, charges);
       return { allowed: true, remaining: Math.min(t.res.remainingPoints, a.res.remainingPoints), retryAfterS: 0 };
     },
     blockedForMs,

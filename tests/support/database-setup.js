@@ -11,7 +11,10 @@ export function setup() {
   if (process.env.DATABASE_URL || process.env[TEMPLATE_ENV]) return;
   const tsx = new URL('../../node_modules/tsx/dist/cli.mjs', import.meta.url).pathname;
   const script = new URL('./database-template.ts', import.meta.url).pathname;
-  process.env[TEMPLATE_ENV] = execFileSync(process.execPath, [tsx, script, String(process.pid)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+  process.env[TEMPLATE_ENV] = execFileSync(process.execPath, [tsx, script, String(process.pid)], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   process.env.TEST_TEMPLATE_OWNED = '1';
 }
 

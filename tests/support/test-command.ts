@@ -61,7 +61,7 @@ const checks = !withChecks
         [bin('tsc'), ['-p', 'infra/k6', '--incremental', '--tsBuildInfoFile', `${CACHE}/tsc/k6.tsbuildinfo`]],
       ]),
       part('format check (prettier; `npm run format` rewrites)', [
-        [bin('prettier'), ['--check', '--cache', '--log-level', 'warn', '**/*.ts']],
+        [bin('prettier'), ['--check', '--cache', '--log-level', 'warn', '**/*.{ts,js,mjs}']],
       ]),
     ];
 const jest = part(

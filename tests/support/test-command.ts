@@ -1,6 +1,7 @@
-// `npm test` and `npm run coverage`. The type check and the format check run beside jest rather than before it: jest's
-// first seconds build the migrated template database on one core, and its last suites often leave a core idle, so the
-// checks cost the run little wall time. Each part's time is printed; the run fails when any part fails.
+// `npm test` and `npm run coverage`. The type check and the format check run first, side by side, and jest after them:
+// beside jest's two workers each check cost nearly twice its CPU, and slowed the workers too (docs/performance.md, "The
+// test suite's time"). jest runs whatever the checks found. Each part's time is printed; the run fails when any part
+// fails.
 //   npm test [-- <jest arguments>]   type check, format check and every jest suite but the long ones
 //   TEST_SCOPE=long npm test         only the long suites (process starts, faults, shutdown, tracing), no checks
 //   TEST_SCOPE=stores npm test       only the suites whose outcome can depend on the stores, no checks (CI's second
@@ -64,11 +65,11 @@ const checks = !withChecks
         [bin('prettier'), ['--check', '--cache', '--log-level', 'warn', '**/*.{ts,js,mjs}']],
       ]),
     ];
-const jest = part(
+const checked = await Promise.all(checks);
+const jest = await part(
   scope ? `jest (TEST_SCOPE=${scope})` : 'jest',
   [[process.execPath, ['--experimental-vm-modules', 'node_modules/jest/bin/jest.js', ...jestArgs]]],
   true,
 );
-const results = await Promise.all([...checks, jest]);
-if (coverage && (await jest)) printCoverage('coverage/coverage-summary.json');
-process.exit(results.every(Boolean) ? 0 : 1);
+if (coverage && jest) printCoverage('coverage/coverage-summary.json');
+process.exit(jest && checked.every(Boolean) ? 0 : 1);

@@ -1,7 +1,7 @@
 // `npm test` and `npm run coverage`. The type check and the format check run first, side by side, and jest after them:
-// beside jest's two workers each check cost nearly twice its CPU, and slowed the workers too (docs/performance.md, "The
-// test suite's time"). jest runs whatever the checks found. Each part's time is printed; the run fails when any part
-// fails.
+// on a loaded machine a check beside jest's two workers cost up to twice its CPU, and on a quiet one the run takes no
+// longer for waiting (docs/performance.md, "The test suite's time"). jest runs whatever the checks found. Each part's
+// time is printed; the run fails when any part fails.
 //   npm test [-- <jest arguments>]   type check, format check and every jest suite but the long ones
 //   TEST_SCOPE=long npm test         only the long suites (process starts, faults, shutdown, tracing), no checks
 //   TEST_SCOPE=stores npm test       only the suites whose outcome can depend on the stores, no checks (CI's second

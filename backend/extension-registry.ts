@@ -1,6 +1,9 @@
 // What the backend knows about registered extensions: which app owns one, and the compiled validator of each schema
 // version. Both are immutable once registered, so they are cached for the life of the process: every schema
-// version is compiled once, not per request. Misses are never cached (a registration may come later).
+// version is compiled once, not per request. Misses are never cached (a registration may come later). An extension
+// ends only with its app, when it holds no record, and a new app under the same slug has the same client id: where a
+// cached owner could answer for an extension that is gone (a write that found nothing to change, a version not
+// registered), the handler asks `registered`, which reads the table and forgets what is gone.
 import type { Knex } from 'knex';
 import { compileExtensionSchema, type DataValidator } from '../common/extension-schema.js';
 
@@ -17,6 +20,12 @@ export function extensionRegistry(knex: Knex) {
         if (owner) owners.set(extensionId, owner);
       }
       return owner === clientId;
+    },
+    /** Whether `extensionId` is still registered, read from the table; a gone extension's cached owner is forgotten. */
+    async registered(extensionId: string): Promise<boolean> {
+      const found = (await knex('extensions').where({ id: extensionId }).first('id')) !== undefined;
+      if (!found) owners.delete(extensionId);
+      return found;
     },
     /** The validator for a registered schema version, or undefined when the version is not registered. */
     async validator(extensionId: string, version: number): Promise<DataValidator | undefined> {

@@ -88,6 +88,7 @@ export function personResourcesRouter(knex: Knex, cursorSecret: string): Router 
       if (!parsed.ok) return sendRefusal(res, parsed);
       const write = parsed.value;
       const validate = await registry.validator(key.extensionId, write.schemaVersion);
+      if (!validate && !(await registry.registered(key.extensionId))) return notFound(res);
       if (!validate)
         return sendProblem(res, 'schema_invalid', {
           message: `schemaVersion ${write.schemaVersion} is not registered for this extension`,
@@ -127,6 +128,8 @@ export function personResourcesRouter(knex: Knex, cursorSecret: string): Router 
       return notFound(res);
     const result = await records.remove(key, precondition.ifMatch);
     if ('conflict' in result) return sendProblem(res, 'revision_conflict', { headers: { etag: result.conflict } });
+    // An absent record is 204 (idempotent), but not of an extension that is gone (§7.2: unregistered is 404).
+    if ('absent' in result && !(await registry.registered(key.extensionId))) return notFound(res);
     res.status(204).end();
   });
   return r;

@@ -194,6 +194,45 @@ describe('account-lifecycle', () => {
       },
     );
 
+    it('answers 404 for an extension that ended with its app, also to a new app under the same client id', async () => {
+      const scopes = PERSON_SCOPES.split(' ');
+      const first = await setupMachineClient(admin, { grant: scopes });
+      const extension = await registerExtension(admin, first.clientId);
+      const api = personApi(system.baseUrl);
+      const absentRecord = (token: string) => api.delete(token, first.personId, extension, { 'if-match': '*' });
+      // The backend learns the extension's owner here: the record is absent, its extension registered (204).
+      expect((await absentRecord(await clientCredentialsToken(system.authUrl, first, PERSON_SCOPES))).status).toBe(204);
+      expect((await admin.checked('deleteClient', 'DELETE', `/clients/${first.clientId}`)).status).toBe(204);
+
+      const again = await admin.ok('POST', `/tenants/${first.tenantId}/clients`, {
+        slug: first.clientId.split('_').at(-1),
+        name: 'Second app',
+        kind: 'third_party',
+        type: 'confidential',
+        redirectUris: [first.redirectUri],
+      });
+      expect(again.clientId).toBe(first.clientId);
+      await admin.ok('PUT', `/tenants/${first.tenantId}/grants/${again.clientId}`, { capabilities: scopes });
+      await admin.ok('POST', `/tenants/${first.tenantId}/service-accounts`, {
+        clientId: again.clientId,
+        name: 'second sync',
+        capabilities: scopes,
+      });
+      const token = await clientCredentialsToken(
+        system.authUrl,
+        { clientId: again.clientId, clientSecret: again.clientSecret },
+        PERSON_SCOPES,
+      );
+      const notFound = { status: 404, error: 'not_found' };
+      expect(await denial(absentRecord(token))).toEqual(notFound);
+      for (const schemaVersion of [1, 2])
+        expect(
+          await denial(
+            api.put(token, first.personId, extension, { schemaVersion, data: {} }, { 'if-none-match': '*' }),
+          ),
+        ).toEqual(notFound);
+    });
+
     it('answers writes racing the deletion of the app they name with 404 or success, never a 5xx', async () => {
       const tenant = await setupTenant(admin);
       for (let round = 0; round < 10; round++) {

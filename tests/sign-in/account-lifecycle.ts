@@ -139,6 +139,20 @@ describe('account-lifecycle', () => {
   });
 
   describe('deleting an app', () => {
+    /** A new app under a deleted app's slug (it gets the same client id), granted `capabilities`. */
+    async function appUnderSameSlug(deleted: TenantSetup, type: 'public' | 'confidential', capabilities: string[]) {
+      const again = await admin.ok('POST', `/tenants/${deleted.tenantId}/clients`, {
+        slug: deleted.clientId.split('_').at(-1),
+        name: 'Second app',
+        kind: 'third_party',
+        type,
+        redirectUris: [deleted.redirectUri],
+      });
+      expect(again.clientId).toBe(deleted.clientId);
+      await admin.ok('PUT', `/tenants/${deleted.tenantId}/grants/${again.clientId}`, { capabilities });
+      return again;
+    }
+
     it(
       'ends its access from the next request (403 client_unknown, ' +
         'invalid_client), removes what was only its, frees the slug',
@@ -175,17 +189,7 @@ describe('account-lifecycle', () => {
         expect(Number(familyRows[0]!.n)).toBe(0); // the consent, its codes and refresh tokens
 
         // A new app under the same slug gets the same client id; the old app's tokens still do not work for it.
-        const again = await admin.ok('POST', `/tenants/${personTenant.tenantId}/clients`, {
-          slug: personTenant.clientId.split('_').at(-1),
-          name: 'Second app',
-          kind: 'third_party',
-          type: 'public',
-          redirectUris: [personTenant.redirectUri],
-        });
-        expect(again.clientId).toBe(personTenant.clientId);
-        await admin.ok('PUT', `/tenants/${personTenant.tenantId}/grants/${again.clientId}`, {
-          capabilities: SCOPE.split(' '),
-        });
+        await appUnderSameSlug(personTenant, 'public', SCOPE.split(' '));
         expect(await denial(me(tokens.access_token))).toEqual({ status: 403, error: 'subject_revoked' });
         expect(await denial(refresh(personTenant, tokens.refresh_token!))).toEqual({
           status: 400,
@@ -204,15 +208,7 @@ describe('account-lifecycle', () => {
       expect((await absentRecord(await clientCredentialsToken(system.authUrl, first, PERSON_SCOPES))).status).toBe(204);
       expect((await admin.checked('deleteClient', 'DELETE', `/clients/${first.clientId}`)).status).toBe(204);
 
-      const again = await admin.ok('POST', `/tenants/${first.tenantId}/clients`, {
-        slug: first.clientId.split('_').at(-1),
-        name: 'Second app',
-        kind: 'third_party',
-        type: 'confidential',
-        redirectUris: [first.redirectUri],
-      });
-      expect(again.clientId).toBe(first.clientId);
-      await admin.ok('PUT', `/tenants/${first.tenantId}/grants/${again.clientId}`, { capabilities: scopes });
+      const again = await appUnderSameSlug(first, 'confidential', scopes);
       await admin.ok('POST', `/tenants/${first.tenantId}/service-accounts`, {
         clientId: again.clientId,
         name: 'second sync',

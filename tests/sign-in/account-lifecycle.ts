@@ -45,9 +45,10 @@ describe('account-lifecycle', () => {
     return { status, body: body as Record<string, string> };
   }
 
-  const denial = async (res: Promise<{ status: number; body: { error?: string } }>) => {
+  // A 204 has no body: its denial reads { status: 204 }, so a missing refusal fails by its status.
+  const denial = async (res: Promise<{ status: number; body?: { error?: string } }>) => {
     const r = await res;
-    return { status: r.status, error: r.body.error };
+    return { status: r.status, error: r.body?.error };
   };
 
   describe('disabling a person login account', () => {

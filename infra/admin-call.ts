@@ -35,13 +35,32 @@ export class AdminCallFailed extends Error {
 /** A command line the command cannot run: its message goes to stderr with the command's help, exit 2. */
 export class UsageError extends Error {}
 
-/** Parses a hand-written command's flags (its own and the common ones); throws UsageError on an unknown flag. */
-export function parseFlags<O extends NonNullable<ParseArgsConfig['options']>>(args: string[], options: O) {
+/**
+ * node:util's strict parseArgs, throwing UsageError. The argument after a string option is its value even when it
+ * starts with "-", as the POSIX utility conventions have it: parseArgs alone refuses `--token -x…` as ambiguous, and a
+ * base64url token, secret or key id starts with "-" one time in 64.
+ */
+export function parseCommandLine<T extends ParseArgsConfig & { args: string[] }>(config: T) {
+  const args: string[] = [];
+  for (let i = 0; i < config.args.length; i++) {
+    const arg = config.args[i]!;
+    if (arg === '--') {
+      args.push(...config.args.slice(i));
+      break;
+    }
+    const takesValue = /^--[^=]+$/.test(arg) && config.options?.[arg.slice(2)]?.type === 'string';
+    args.push(takesValue && i + 1 < config.args.length ? `${arg}=${config.args[++i]}` : arg);
+  }
   try {
-    return parseArgs({ args, options: { ...COMMON_OPTIONS, ...options }, strict: true }).values;
+    return parseArgs({ ...config, args, strict: true });
   } catch (err) {
     throw new UsageError((err as Error).message);
   }
+}
+
+/** Parses a hand-written command's flags (its own and the common ones); throws UsageError on an unknown flag. */
+export function parseFlags<O extends NonNullable<ParseArgsConfig['options']>>(args: string[], options: O) {
+  return parseCommandLine({ args, options: { ...COMMON_OPTIONS, ...options } }).values;
 }
 
 /** The admin API and the token the flags or the environment name; UsageError when no token is given. */

@@ -6,7 +6,6 @@
 // @file). Exit codes: 0 done, 1 the API refused (4xx, its Problem on stderr), 2 usage error (nothing sent), 3 the API
 // unreachable or failing (5xx): scripts may retry on 3, never on 1 or 2.
 import { readFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
 import { parse as parseYaml } from 'yaml';
 import type { Writable } from 'node:stream';
 import {
@@ -17,6 +16,7 @@ import {
   adminTarget,
   exitCodeOf,
   jsonOrText,
+  parseCommandLine,
 } from './admin-call.js';
 import { runExport } from './admin-export.js';
 import { runKeys } from './admin-keys.js';
@@ -201,13 +201,7 @@ function buildRequest(command: Command, args: string[]) {
   };
   for (const [flag, { schema }] of flags) options[flag] = { type: 'string', multiple: schema.type === 'array' };
 
-  let parsed;
-  try {
-    parsed = parseArgs({ args, options, allowPositionals: true, strict: true });
-  } catch (err) {
-    throw new UsageError((err as Error).message);
-  }
-  const { values, positionals } = parsed;
+  const { values, positionals } = parseCommandLine({ args, options, allowPositionals: true });
   if (values.help) return { help: true as const };
   if (positionals.length !== command.positional.length)
     throw new UsageError(

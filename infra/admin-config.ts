@@ -6,7 +6,6 @@
 // listed as file:line. Exit codes: 0 done (diff: nothing would change), 1 the API refused (apply: a change was
 // refused, one made meanwhile included), 2 usage or a bad file (nothing sent), 3 the API unreachable or failing,
 // 4 (diff only) something would change.
-import { parseArgs } from 'node:util';
 import {
   AdminCallFailed,
   COMMON_FLAGS_HELP,
@@ -15,6 +14,7 @@ import {
   adminTarget,
   COMMON_OPTIONS,
   exitCodeOf,
+  parseCommandLine,
   type AdminTarget,
 } from './admin-call.js';
 import { readTenantFile, type CheckedFile } from './tenant-file.js';
@@ -97,7 +97,7 @@ export function runConfigCommand(
 ): Promise<number> {
   return exitCodeOf(
     async () => {
-      const { flags, files } = parseCommandLine(args);
+      const { flags, files } = parseConfigArgs(args);
       if (flags.help) return (io.out(help(name)), 0);
       const target = adminTarget(flags, env);
       try {
@@ -127,18 +127,13 @@ export function runConfigCommand(
 }
 
 /** The flags and the file named among them. */
-function parseCommandLine(args: string[]) {
-  try {
-    const { values, positionals } = parseArgs({
-      args,
-      options: { ...COMMON_OPTIONS, tenant: { type: 'string' }, prune: { type: 'boolean' } },
-      strict: true,
-      allowPositionals: true,
-    });
-    return { flags: values, files: positionals };
-  } catch (err) {
-    throw new UsageError((err as Error).message);
-  }
+function parseConfigArgs(args: string[]) {
+  const { values, positionals } = parseCommandLine({
+    args,
+    options: { ...COMMON_OPTIONS, tenant: { type: 'string' }, prune: { type: 'boolean' } },
+    allowPositionals: true,
+  });
+  return { flags: values, files: positionals };
 }
 
 /** Makes a plan's changes, printing each and new secrets once; the exit code (1 when one was refused, 412 included). */

@@ -3,9 +3,9 @@
 // Secret; docs/operations.md "Signing keys" is the runbook. The first key signs; every key in the set is published,
 // so a retired key's tokens stop verifying only when it leaves the set.
 import { readFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
 import type { JWK } from 'jose';
 import { ConfigError } from '../common/config.js';
+import { parseCommandLine } from './admin-call.js';
 import { newSigningKey, parseJwks } from '../issuer/keys.js';
 
 const KEYS_USAGE = `npm run admin -- keys <command> [--file <jwks.json>]
@@ -33,7 +33,7 @@ async function currentSet(file: string | undefined, env: Record<string, string |
 export async function runKeys(argv: string[], env: Record<string, string | undefined>, io: KeysIo): Promise<number> {
   let parsed;
   try {
-    parsed = parseArgs({
+    parsed = parseCommandLine({
       args: argv,
       allowPositionals: true,
       options: { file: { type: 'string' }, kid: { type: 'string' }, help: { type: 'boolean' } },

@@ -191,6 +191,16 @@ describe('admin-cli', () => {
       expect(wrongToken.err).toContain('"error": "invalid_token"');
     });
 
+    it("takes the argument after a flag as its value even when it starts with '-', as a token does one time in 64", async () => {
+      const created = await admin('create-tenant', '--label', 'cli-dash', '--display-name', '-Dash', '--plan', 'L1');
+      expect({ code: created.code, displayName: json(created).displayName }).toEqual({ code: 0, displayName: '-Dash' });
+      const dashToken = await admin('get-usage', json(created).tenantId, '--token', '-not-the-operator-token');
+      expect({ code: dashToken.code, err: dashToken.err }).toEqual({
+        code: 1,
+        err: expect.stringContaining('"error": "invalid_token"'),
+      });
+    });
+
     it('exits 2 on usage errors, sending nothing', async () => {
       const before = await system.db.knex('tenants').count({ n: '*' }).first();
       for (const argv of [

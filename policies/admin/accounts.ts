@@ -1,12 +1,21 @@
 // Service accounts (the subject of workload tokens) and the lifecycle of every account: status, epoch, sessions.
 // Each change is a row the PDP and the issuer read on their next request; nothing is cached.
-import { Router } from 'express';
+import type { Router } from 'express';
 import { z } from 'zod';
 import type { Knex } from 'knex';
 import { isId, newId } from '../../common/ids.js';
 import { revokeAccountSessions } from '../../common/sessions.js';
 import { CAPABILITIES } from '../../wire/decision.js';
-import { DISPLAY_NAME, idPages, reply, unlessTaken, validate, parseForTenant, type Page } from './support.js';
+import {
+  adminRoutes,
+  DISPLAY_NAME,
+  idPages,
+  reply,
+  unlessTaken,
+  validate,
+  parseForTenant,
+  type Page,
+} from './support.js';
 import { done, refused, type Outcome } from '../../wire/outcome.js';
 import { fieldChanges, recordChange } from './audit.js';
 import { ifMatchOf, replyTagged, staleUnless } from './etags.js';
@@ -263,7 +272,7 @@ export async function createServiceAccount(
 }
 
 export function accountsRouter(knex: Knex): Router {
-  const r = Router();
+  const r = adminRoutes();
   r.get('/tenants/:tenantId/service-accounts', async (req, res) =>
     reply(res, await serviceAccountPage(knex, req.params.tenantId, req.query)),
   );

@@ -1,10 +1,10 @@
 // Tenant admin keys: created and revoked by the operator only (policies/admin/authority.ts).
-import { Router } from 'express';
+import type { Router } from 'express';
 import type { Knex } from 'knex';
 import { z } from 'zod';
 import { issueTenantAdminKey, revokeTenantAdminKey } from './admin-key-store.js';
 import { REDACTED, recordChange } from './audit.js';
-import { idPages, reply, parseForTenant, type Page } from './support.js';
+import { adminRoutes, idPages, reply, parseForTenant, type Page } from './support.js';
 import { done, refused, type Outcome } from '../../wire/outcome.js';
 
 const keyPages = idPages('key');
@@ -107,7 +107,7 @@ export async function revokeAdminKey(knex: Knex, tenantId: string, keyId: string
 }
 
 export function adminKeysRouter(knex: Knex): Router {
-  const r = Router();
+  const r = adminRoutes();
   r.get('/tenants/:tenantId/admin-keys', async (req, res) =>
     reply(res, await adminKeyPage(knex, req.params.tenantId, req.query)),
   );

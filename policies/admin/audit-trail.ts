@@ -1,10 +1,10 @@
 // Reading the audit trail: a tenant's entries, all entries (operator), and the chain check. Newest first, cursor pages.
-import { Router, type Response } from 'express';
+import type { Router, Response } from 'express';
 import { z } from 'zod';
 import type { Knex } from 'knex';
 import { isId } from '../../common/ids.js';
 import { chainHash, entryView, GENESIS, type AuditEntryView, type AuditRow } from './audit.js';
-import { reply, tenantExists, validate } from './support.js';
+import { adminRoutes, reply, tenantExists, validate } from './support.js';
 import { done, refused, type Outcome } from '../../wire/outcome.js';
 
 /** The cursor is the last entry's id, opaque to clients. */
@@ -91,7 +91,7 @@ export async function verifyChain(knex: Knex, tenantId: string | null): Promise<
 
 /** `verified` counts each chain check by its result (the audit_chain_verifications_total metric). */
 export function auditTrailRouter(knex: Knex, verified: (result: 'ok' | 'broken') => void): Router {
-  const r = Router();
+  const r = adminRoutes();
   r.get('/tenants/:tenantId/audit', async (req, res) =>
     reply(res, await auditPage(knex, String(req.params.tenantId), req.query)),
   );

@@ -1,10 +1,10 @@
 // The capability catalogue's deployment switch: a closed capability is 403 capability_unavailable on the next API
 // request and is no longer issued in tokens. Operator only (policies/admin/authority.ts). Also the catalogue, which any
 // admin caller reads, and as the console lists it.
-import { Router } from 'express';
+import type { Router } from 'express';
 import { z } from 'zod';
 import type { Knex } from 'knex';
-import { reply, validate } from './support.js';
+import { adminRoutes, reply, validate } from './support.js';
 import { ifMatchOf, replyTagged, staleUnless } from './etags.js';
 import { done, refused, type Outcome } from '../../wire/outcome.js';
 import { recordChange } from './audit.js';
@@ -109,7 +109,7 @@ export async function setCapability(
 }
 
 export function capabilitiesRouter(knex: Knex): Router {
-  const r = Router();
+  const r = adminRoutes();
   r.get('/capabilities', async (_req, res) => reply(res, done({ items: await catalogue(knex) })));
   r.patch('/capabilities/:capability', async (req, res) =>
     replyTagged(res, await setCapability(knex, req.params.capability, req.body, ifMatchOf(req))),

@@ -1,12 +1,12 @@
 // Secret rotation for confidential clients (contract §5.9): a next secret is created and both it and the current one
 // authenticate, the current one for at most 7 more days (its expires_at, checked by the issuer); promotion makes the
 // next secret the only one at once. Secrets are shown once and stored as scrypt hashes.
-import { Router } from 'express';
+import type { Router } from 'express';
 import type { Knex } from 'knex';
 import { newId } from '../../common/ids.js';
 import { digestSecret, randomSecret } from '../../common/secrets.js';
 import { clientView, type ClientView } from './clients.js';
-import { reply } from './support.js';
+import { adminRoutes, reply } from './support.js';
 import { done, refused, type Outcome } from '../../wire/outcome.js';
 import { REDACTED, recordChange } from './audit.js';
 
@@ -74,7 +74,7 @@ export async function currentSecretEnds(knex: Knex, clientId: string): Promise<D
 }
 
 export function clientSecretsRouter(knex: Knex): Router {
-  const r = Router();
+  const r = adminRoutes();
   r.post('/clients/:clientId/secrets', async (req, res) =>
     reply(res, await createNextSecret(knex, req.params.clientId), 201),
   );

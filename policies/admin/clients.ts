@@ -1,9 +1,19 @@
-import { Router } from 'express';
+import type { Router } from 'express';
 import { z } from 'zod';
 import type { Knex } from 'knex';
 import { isId, newId } from '../../common/ids.js';
 import { digestSecret, randomSecret } from '../../common/secrets.js';
-import { DISPLAY_NAME, LABEL, idPages, reply, unlessTaken, validate, parseForTenant, type Page } from './support.js';
+import {
+  adminRoutes,
+  DISPLAY_NAME,
+  LABEL,
+  idPages,
+  reply,
+  unlessTaken,
+  validate,
+  parseForTenant,
+  type Page,
+} from './support.js';
 import { done, refused, type Outcome } from '../../wire/outcome.js';
 import { REDACTED, fieldChanges, recordChange } from './audit.js';
 import { REDIRECT_URIS } from './redirect-uris.js';
@@ -262,7 +272,7 @@ export async function deleteClient(knex: Knex, clientId: string): Promise<Outcom
 }
 
 export function clientsRouter(knex: Knex): Router {
-  const r = Router();
+  const r = adminRoutes();
   r.get('/tenants/:tenantId/clients', async (req, res) =>
     reply(res, await clientPage(knex, req.params.tenantId, req.query)),
   );

@@ -6,12 +6,12 @@
 import { once, type EventEmitter } from 'node:events';
 import { createGzip } from 'node:zlib';
 import type { Writable } from 'node:stream';
-import { Router, type Request, type Response } from 'express';
+import type { Router, Request, Response } from 'express';
 import type { Knex } from 'knex';
 import { z } from 'zod';
 import { EXTENSION_ID, isId } from '../../common/ids.js';
 import { sendProblem, sendRefusal } from '../../common/http.js';
-import { validate } from './support.js';
+import { adminRoutes, validate } from './support.js';
 import { done, refused, type Outcome, type Refusal } from '../../wire/outcome.js';
 
 const EXPORT_CONTENT_TYPE = 'application/x-ndjson';
@@ -224,7 +224,7 @@ export async function streamLines(
 export type ExportLog = { error(fields: object, message: string): void };
 
 export function exportRouter(knex: Knex, log: ExportLog): Router {
-  const r = Router();
+  const r = adminRoutes();
   r.get('/tenants/:tenantId/export', (req, res) =>
     streamExport(knex, log, req, res, {
       tenantId: String(req.params.tenantId),

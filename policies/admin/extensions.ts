@@ -1,11 +1,20 @@
 // Registration of person extensions and their schema versions (platform-interfaces.md). Every schema is compiled
 // before it is stored, so an invalid one is refused here instead of failing later at write time.
-import { Router } from 'express';
+import type { Router } from 'express';
 import { z } from 'zod';
 import type { Knex } from 'knex';
 import { ulid } from 'ulid';
 import { compileExtensionSchema } from '../../common/extension-schema.js';
-import { DISPLAY_NAME, idPages, parseForTenant, reply, unlessTaken, validate, type Page } from './support.js';
+import {
+  adminRoutes,
+  DISPLAY_NAME,
+  idPages,
+  parseForTenant,
+  reply,
+  unlessTaken,
+  validate,
+  type Page,
+} from './support.js';
 import { ifMatchOf, replyTagged, staleUnless } from './etags.js';
 import { done, refused, type Outcome } from '../../wire/outcome.js';
 import { recordChange, recordNoChange } from './audit.js';
@@ -226,7 +235,7 @@ export async function addSchemaVersion(
 }
 
 export function extensionsRouter(knex: Knex): Router {
-  const r = Router();
+  const r = adminRoutes();
   r.post('/clients/:clientId/extensions', async (req, res) =>
     replyTagged(res, await registerExtension(knex, req.params.clientId, req.body), extensionState, 201),
   );

@@ -1,9 +1,9 @@
-import { Router } from 'express';
+import type { Router } from 'express';
 import { z } from 'zod';
 import type { Knex } from 'knex';
 import { CAPABILITIES } from '../../wire/decision.js';
 import { findClient } from './clients.js';
-import { reply, validate } from './support.js';
+import { adminRoutes, reply, validate } from './support.js';
 import { done, refused, type Outcome, type Refusal } from '../../wire/outcome.js';
 import { recordChange } from './audit.js';
 import { ifMatchOf, replyTagged, staleUnless } from './etags.js';
@@ -89,7 +89,7 @@ async function withdrawGrant(knex: Knex, tenantId: string, clientId: string): Pr
 
 /** A tenant's grant of capabilities to one app: replaced whole by PUT, withdrawn by DELETE. */
 export function grantsRouter(knex: Knex): Router {
-  const r = Router();
+  const r = adminRoutes();
   r.put('/tenants/:tenantId/grants/:clientId', async (req, res) =>
     replyTagged(res, await putGrant(knex, req.params.tenantId, req.params.clientId, req.body, ifMatchOf(req))),
   );

@@ -1,9 +1,9 @@
 // What a tenant's admins can see after the fact: recent PDP decisions (why a request was denied) and metered calls.
-import { Router } from 'express';
+import type { Router } from 'express';
 import { z } from 'zod';
 import type { Knex } from 'knex';
 import { isId } from '../../common/ids.js';
-import { idPages, reply, parseForTenant, type Page } from './support.js';
+import { adminRoutes, idPages, reply, parseForTenant, type Page } from './support.js';
 import { done, refused, type Outcome } from '../../wire/outcome.js';
 import { DENY_CODES } from '../../wire/codes.js';
 import { CAPABILITIES } from '../../wire/decision.js';
@@ -147,7 +147,7 @@ export async function usagePerDay(knex: Knex, tenantId: string): Promise<Outcome
 }
 
 export function observabilityRouter(knex: Knex): Router {
-  const r = Router();
+  const r = adminRoutes();
   r.get('/tenants/:tenantId/decisions', async (req, res) =>
     reply(res, await recentDecisions(knex, req.params.tenantId, req.query)),
   );

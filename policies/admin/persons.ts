@@ -1,11 +1,11 @@
-import { Router } from 'express';
+import type { Router } from 'express';
 import { z } from 'zod';
 import type { Knex } from 'knex';
 import { newId, isId } from '../../common/ids.js';
 import { hashSecret } from '../../common/secrets.js';
 import { fixedStatement } from '../../common/db.js';
 import { foldUsername } from '../../common/usernames.js';
-import { DISPLAY_NAME, idPages, reply, unlessTaken, parseForTenant, type Page } from './support.js';
+import { adminRoutes, DISPLAY_NAME, idPages, reply, unlessTaken, parseForTenant, type Page } from './support.js';
 import { done, refused, type Outcome } from '../../wire/outcome.js';
 import { REDACTED, recordChange } from './audit.js';
 
@@ -218,7 +218,7 @@ export async function endRelationship(knex: Knex, tenantId: string, personId: st
 }
 
 export function personsRouter(knex: Knex): Router {
-  const r = Router();
+  const r = adminRoutes();
   r.get('/tenants/:tenantId/persons', async (req, res) =>
     reply(res, await personPage(knex, req.params.tenantId, req.query)),
   );

@@ -1,13 +1,20 @@
 // What every admin operation shares: validation, and outcomes the admin API answers as JSON or Problems and the
 // admin console renders as pages. Operations return an Outcome instead of writing to a response, so both front ends
 // run the same code.
-import type { Response } from 'express';
+import { Router, type Response } from 'express';
 import { z } from 'zod';
 import { sendRefusal } from '../../common/http.js';
 import { isUniqueViolation } from '../../common/db.js';
 import type { Knex } from 'knex';
 import { isId } from '../../common/ids.js';
 import { done, refused, type Outcome } from '../../wire/outcome.js';
+
+/**
+ * A router of admin routes. Case-sensitive, because the authority table (authority.ts) reads the path as written:
+ * with Express's default matching, a tenant key's `POST /tenants/{own}/Admin-Keys` would pass the table as one of its
+ * tenant's objects and reach the operator-only route.
+ */
+export const adminRoutes = () => Router({ caseSensitive: true });
 
 /** A refinement's issue whose message already says, in words, what it is about: shown without its field path. */
 export const issueInWords = (message: string) => ({ code: 'custom' as const, message, params: { inWords: true } });

@@ -2,12 +2,12 @@
 // the relationship, its apps (never a secret or its hash), grants, service accounts, extensions with their schema
 // versions, records and audit entries, each line with a `type`, in that order, all from one snapshot and streamed in
 // constant memory by the records export's machinery (export.ts). Never a password hash, secret or admin key.
-import { Router, type Request, type Response } from 'express';
+import type { Router, Request, Response } from 'express';
 import type { Knex } from 'knex';
 import { z } from 'zod';
 import { sendRefusal } from '../../common/http.js';
 import { recordSource, streamLines, iso, type ExportLog, type LineSource } from './export.js';
-import { tenantExists, validate } from './support.js';
+import { adminRoutes, tenantExists, validate } from './support.js';
 import { refused, type Refusal } from '../../wire/outcome.js';
 
 /** The line types, in the order the file holds them. */
@@ -135,7 +135,7 @@ export async function streamTenantExport(
 }
 
 export function tenantExportRouter(knex: Knex, log: ExportLog): Router {
-  const r = Router();
+  const r = adminRoutes();
   r.get('/tenants/:tenantId/export/tenant', (req, res) =>
     streamTenantExport(knex, log, req, res, {
       tenantId: String(req.params.tenantId),

@@ -1,8 +1,8 @@
-import { Router } from 'express';
+import type { Router } from 'express';
 import { z } from 'zod';
 import type { Knex } from 'knex';
 import { newId, isId } from '../../common/ids.js';
-import { DISPLAY_NAME, LABEL, PLAN, idPages, reply, unlessTaken, validate, type Page } from './support.js';
+import { adminRoutes, DISPLAY_NAME, LABEL, PLAN, idPages, reply, unlessTaken, validate, type Page } from './support.js';
 import { done, refused, type Outcome } from '../../wire/outcome.js';
 import { fieldChanges, recordChange, recordNoChange } from './audit.js';
 import type { AdminCaller } from './authority.js';
@@ -167,7 +167,7 @@ export async function updateTenant(
 }
 
 export function tenantsRouter(knex: Knex): Router {
-  const r = Router();
+  const r = adminRoutes();
   r.get('/tenants', async (req, res) => reply(res, await tenantPage(knex, req.query)));
   r.post('/tenants', async (req, res) => reply(res, await createTenant(knex, req.body), 201));
   r.get('/tenants/:tenantId', async (req, res) => {

@@ -246,6 +246,28 @@ describe('tenant-admin-keys', () => {
       },
     );
 
+    it('reaches no operator-only operation on its own tenant by a fixed word of its path in capitals (403 or 404)', async () => {
+      // Each fixed word of the path (ids hold '_' or digits) in capitals in turn, e.g. /tenants/{own}/ADMIN-KEYS: the
+      // router must match the path as the authority table read it.
+      const spellings = (path: string) =>
+        [...path.matchAll(/(?<=\/)[a-z-]+(?=\/|$)/g)].map(
+          ({ index, 0: word }) => path.slice(0, index) + word.toUpperCase() + path.slice(index + word.length),
+        );
+      const keysBefore = await system.db.knex('tenant_admin_keys').where({ tenant_id: own.tenantId }).count({ n: '*' });
+      for (const c of CASES.filter((c) => OPERATOR_ONLY.has(c.operationId)))
+        for (const path of spellings(c.path(own))) {
+          const res = await keyAdmin.call(c.method, path, c.body?.(own));
+          expect({ path, status: res.status, error: res.body?.error }).toEqual({
+            path,
+            status: res.status === 403 ? 403 : 404,
+            error: res.status === 403 ? 'forbidden' : 'not_found',
+          });
+        }
+      expect(await system.db.knex('tenant_admin_keys').where({ tenant_id: own.tenantId }).count({ n: '*' })).toEqual(
+        keysBefore,
+      );
+    });
+
     it.each(CASES.filter((c) => !OPERATOR_ONLY.has(c.operationId)).map((c) => [c.operationId, c] as const))(
       '%s on its own tenant: allowed by authority (neither 401 nor 403, and no 5xx)',
       async (_id, c) => {

@@ -203,6 +203,9 @@ export async function hostileTokens(
       ['typ application/jwt', 'application/jwt'],
       ['no typ', undefined],
       ['typ JOSE', 'JOSE'],
+      // jose takes these for at+jwt (media types are case-insensitive, `application/` may be left off); §5.2 says equals
+      ['typ application/at+jwt', 'application/at+jwt'],
+      ['typ AT+JWT', 'AT+JWT'],
     ].map(([name, typ]) => [name, withIssuerKey({ typ }, {})] as [string, Promise<string>]),
     // ID tokens: what an OpenID issuer would sign with its key
     [

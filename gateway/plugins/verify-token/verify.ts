@@ -78,6 +78,8 @@ export function tokenVerifier(authUrl: string, { keyFor, cacheEntries = 10_000, 
       return invalid(err instanceof errors.JOSEError ? err.code : (err as Error).name);
     }
     if (Object.keys(header).some((name) => !HEADER_MEMBERS.has(name))) return invalid('header members');
+    // §5.2: `typ` equals at+jwt; jose also takes `application/at+jwt` and any case (RFC 7515's media type rules).
+    if (header.typ !== 'at+jwt') return invalid('typ');
     const [headerSegment = '', claimsSegment = ''] = token.split('.');
     if (hasDuplicateMembers(headerSegment) || hasDuplicateMembers(claimsSegment)) return invalid('duplicate members');
     const p = payload as Record<string, unknown>;

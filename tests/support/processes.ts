@@ -4,7 +4,7 @@
 // restart any of them without touching the machine's shared servers.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chownSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,20 +15,46 @@ const PG_BIN = process.env.PG_BIN ?? '/usr/lib/postgresql/15/bin';
 const START_TIMEOUT_MS = 60_000;
 
 /**
- * `n` distinct ports nobody listens on right now (the kernel's choice), for processes that bind them themselves. All
- * are held open together until each is known, so one call never hands out the same port twice.
+ * Where ports for child processes come from: below the kernel's ephemeral range (ip_local_port_range), which is where
+ * every outgoing connection gets its source port. A port the kernel handed out with listen(0) and released here could
+ * be taken by any process's connect() before the child bound it (CI once saw the gateway refused its port so). Each
+ * jest worker draws from a slice of its own (the soak and the bench, outside jest, from slice 0), in turn from a random
+ * start, and a port is handed out once per process: neither two workers nor two systems of one worker get the same.
+ */
+const PORT_SLICES = 9;
+const portSlice = (() => {
+  const low = 15_000;
+  const ephemeralLow = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').split(/\s+/)[0]);
+  // A machine whose ephemeral range starts lower has no port safe from it: the common default's bound then.
+  const high = ephemeralLow - low >= PORT_SLICES * 100 ? ephemeralLow : 32_768;
+  const size = Math.floor((high - low) / PORT_SLICES);
+  const slice = Number(process.env.JEST_WORKER_ID ?? 0) % PORT_SLICES;
+  return { first: low + slice * size, size, next: Math.floor(Math.random() * size) };
+})();
+
+/** Whether nothing listens on `port` of 127.0.0.1 right now: the server that proves it is returned, still listening. */
+const tryListen = (port: number) =>
+  new Promise<Server | undefined>((ok) => {
+    const server = createServer();
+    server.once('error', () => ok(undefined)).listen(port, '127.0.0.1', () => ok(server));
+  });
+
+/**
+ * `n` distinct ports nobody listens on right now, for processes that bind them themselves. All are held open together
+ * until each is known, so one call never hands out the same port twice.
  */
 export async function freePorts(n: number): Promise<number[]> {
-  const servers = Array.from({ length: n }, () => createServer());
+  const held: Server[] = [];
   try {
-    await Promise.all(
-      servers.map((server) => new Promise<void>((ok, fail) => server.once('error', fail).listen(0, '127.0.0.1', ok))),
-    );
-    return servers.map((server) => (server.address() as { port: number }).port);
+    for (let tried = 0; held.length < n; tried++) {
+      if (tried === portSlice.size) throw new Error(`no free port left in ${portSlice.first}+${portSlice.size}`);
+      const port = portSlice.first + (portSlice.next++ % portSlice.size);
+      const server = await tryListen(port);
+      if (server) held.push(server);
+    }
+    return held.map((server) => (server.address() as { port: number }).port);
   } finally {
-    await Promise.all(
-      servers.map((server) => new Promise((ok) => (server.listening ? server.close(ok) : ok(undefined)))),
-    );
+    await Promise.all(held.map((server) => new Promise((ok) => server.close(ok))));
   }
 }
 

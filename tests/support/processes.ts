@@ -17,7 +17,7 @@ const START_TIMEOUT_MS = 60_000;
 /**
  * Where ports for child processes come from: below the kernel's ephemeral range (ip_local_port_range), which is where
  * every outgoing connection gets its source port. A port the kernel handed out with listen(0) and released here could
- * be taken by any process's connect() before the child bound it (CI once saw the gateway refused its port so). Each
+ * be taken by any process's connect() before the child bound it, and the child then fails to start. Each
  * jest worker draws from a slice of its own (the soak and the bench, outside jest, from slice 0), in turn from a random
  * start, and a port is handed out once per process: neither two workers nor two systems of one worker get the same.
  */

@@ -11,6 +11,9 @@ import { launchBrowser } from '../support/browser.js';
 import { obtainTokens } from '../support/oauth.js';
 import { OPEN_SCHEMA, PERSON_SCOPES, personApi, registerExtension, type PersonApi } from '../support/extensions.js';
 
+/** The response headers the contract names, in alphabetical order. */
+const CONTRACT_HEADERS = ['content-type', 'etag', 'location', 'retry-after', 'x-ratelimit-remaining', 'x-request-id'];
+
 describe('person-extensions', () => {
   let system: System;
   let browser: Browser;
@@ -270,6 +273,9 @@ describe('person-extensions', () => {
         );
         expect(created.status).toBe(201);
         expect(created.headers.get('location')).toBe(`/v1/persons/${person}/extensions/${extension}`);
+        // x-ratelimit-remaining is a read's (§4); a DELETE's 204 has x-request-id only (§4.8).
+        const headersOf = (res: { headers: Headers }) => CONTRACT_HEADERS.filter((h) => res.headers.has(h));
+        expect(headersOf(created)).toEqual(['content-type', 'etag', 'location', 'x-request-id']);
         expect(created.body).toEqual({
           extensionId: extension,
           personId: person,
@@ -288,6 +294,7 @@ describe('person-extensions', () => {
           etag: first,
           body: created.body,
         });
+        expect(headersOf(read)).toEqual(['content-type', 'etag', 'x-ratelimit-remaining', 'x-request-id']);
 
         const again = await api.put(token, person, extension, { schemaVersion: 1, data: { tier: 'silver' } }, CREATE);
         expectProblem(again, 409, 'already_exists');
@@ -331,7 +338,11 @@ describe('person-extensions', () => {
           'if-match': second,
           'if-none-match': '"whatever"',
         });
-        expect({ status: deleted.status, body: deleted.body }).toEqual({ status: 204, body: undefined });
+        expect({ status: deleted.status, body: deleted.body, headers: headersOf(deleted) }).toEqual({
+          status: 204,
+          body: undefined,
+          headers: ['x-request-id'],
+        });
         expectProblem(await api.get(token, person, extension), 404, 'not_found');
         expectProblem(
           await api.put(token, person, extension, { schemaVersion: 1, data: { tier: 'gold' } }, { 'if-match': second }),

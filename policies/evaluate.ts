@@ -3,6 +3,7 @@ import type { DenyCode } from '../wire/codes.js';
 import {
   PERSON_RESOURCES,
   RETAINED_DATA_CAPABILITIES,
+  V1_PROFILES,
   type Capability,
   type Decision,
   type DecisionInput,
@@ -16,13 +17,11 @@ export const DEFAULT_RATE_LIMIT: RateLimitPolicy = {
   account: { points: 600, durationS: 60 },
 };
 
-const SUPPORTED_PROFILES = new Set(['self', 'workload']);
-
 export function evaluate(input: DecisionInput, f: DecisionFacts): Decision {
   const { token, capability, resource } = input;
   const deny = (code: DenyCode, check: string): Decision => ({ allow: false, code, check });
 
-  if (!SUPPORTED_PROFILES.has(token.profile)) return deny('profile_not_supported', 'profile');
+  if (!V1_PROFILES.has(token.profile)) return deny('profile_not_supported', 'profile');
   const selfProfile = token.profile === 'self';
   if (!token.actor_account_id) return deny('actor_unknown', 'actor.present');
   if (!selfProfile && token.actor_account_id !== token.sub) return deny('actor_unknown', 'actor.workload_is_sub');

@@ -41,6 +41,13 @@ export type ResourceType = (typeof RESOURCE_TYPES)[number];
 export const PERSON_RESOURCES: ReadonlySet<ResourceType> = new Set(['person', 'person_extension']);
 
 /**
+ * The token profiles v1 serves (§1 rules 1–2). Any other (`delegated`, `shared`) is 403 profile_not_supported, decided
+ * from the token alone: by the gateway among its local checks (§1 rule 4a), so it never depends on the PDP being up,
+ * and by the PDP as its first check.
+ */
+export const V1_PROFILES: ReadonlySet<string> = new Set(['self', 'workload']);
+
+/**
  * The access-token claims the decision depends on (platform-interfaces.md "Access token"), as the gateway takes them
  * from a verified token and the PDP from a decision request: one schema for both readers.
  */

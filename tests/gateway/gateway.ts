@@ -261,14 +261,23 @@ describe('gateway', () => {
   });
 
   describe('failing dependencies (fail closed)', () => {
-    it('answers 503 authorization_unavailable with retry-after when the PDP is down, never an allow', async () => {
-      const tenant = await setupTenant(admin);
-      const token = await tokenFor(tenant);
-      expect((await get('/me', token)).status).toBe(200);
-      await system.services.policies.close();
-      const res = await get('/me', token);
-      expectProblem(res, 503, 'authorization_unavailable');
-      expect(Number(res.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
-    });
+    it(
+      'answers 503 authorization_unavailable with retry-after when the PDP is down, never an allow, ' +
+        'and still 403 profile_not_supported to a delegated or shared token (a 403 is never shaped like a 503)',
+      async () => {
+        const tenant = await setupTenant(admin);
+        const token = await tokenFor(tenant);
+        expect((await get('/me', token)).status).toBe(200);
+        await system.services.policies.close();
+        const res = await get('/me', token);
+        expectProblem(res, 503, 'authorization_unavailable');
+        expect(Number(res.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+        const claims = JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString());
+        for (const profile of ['delegated', 'shared']) {
+          const other = await signWithIssuerKey({ ...claims, profile }, { typ: 'at+jwt' });
+          expectProblem(await get('/me', other), 403, 'profile_not_supported');
+        }
+      },
+    );
   });
 });

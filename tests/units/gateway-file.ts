@@ -180,7 +180,7 @@ describe('gateway-file', () => {
       '  - name: authorize         # one PDP decision, no cache: 403 | 404 (folded) | 503 authorization_unavailable\n' +
       '    config: { timeoutMs: 2000 }\n';
     const VERIFY =
-      '  - name: verify-token      # 401 invalid_token | 503 token_verification_unavailable\n' +
+      '  - name: verify-token      # 401 invalid_token | 403 profile_not_supported | 503 token_verification_unavailable\n' +
       '    config: { cacheMaxAgeS: 600, maxStaleS: 3600, refetchCooldownS: 10, timeoutMs: 2000 }\n';
 
     it.each([

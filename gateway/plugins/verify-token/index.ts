@@ -2,10 +2,12 @@
 //   no credentials → 401 invalid_token, `www-authenticate: Bearer` without an error (RFC 6750 §3.1)
 //   malformed or failing token → 401 invalid_token, `Bearer error="invalid_token"`
 //   key set unobtainable → 503 token_verification_unavailable with retry-after
+//   a valid token of a profile v1 does not serve → 403 profile_not_supported (§5.2)
 // `Authorization: DPoP <token>` (RFC 9449 §7.1) is read the same way; the dpop plugin, later in the file, checks the
 // proof and that the scheme matches the token. A gateway file without that plugin refuses the DPoP scheme and every
 // DPoP-bound token here, since nothing would check their proofs.
 import { sendProblem, noteCaller } from '../../../common/http.js';
+import { V1_PROFILES } from '../../../wire/decision.js';
 import { issuerKeySet } from './key-set.js';
 import { tokenVerifier } from './verify.js';
 import { definePlugin, stateOf, type RequestState } from '../plugin.js';
@@ -54,6 +56,14 @@ export const verifyToken = definePlugin({
         }
         if (!proofsChecked && (credential.scheme === 'dpop' || verified.value.cnf))
           return sendProblem(res, 'invalid_token', { message: 'this gateway does not accept DPoP-bound tokens' });
+        // A valid token of a profile v1 does not serve: denied from the token alone, whether or not the PDP is up.
+        if (!V1_PROFILES.has(verified.value.profile)) {
+          env.log.info(
+            { requestId: stateOf(res).requestId, code: 'profile_not_supported', check: 'profile' },
+            'denied',
+          );
+          return sendProblem(res, 'profile_not_supported');
+        }
         stateOf(res).claims = verified.value;
         stateOf(res).credential = credential;
         noteCaller(res, { tenant: verified.value.tenant_id, client: verified.value.client_id });

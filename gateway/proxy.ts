@@ -1,5 +1,6 @@
 // Forwards an authorized call to the route's upstream with a signed call context, and relays the answer.
-// An upstream that does not answer is 503 authorization_unavailable ("downstream data plane down", §7.2).
+// An upstream that does not answer, or refuses the call context, is 503 authorization_unavailable ("downstream data
+// plane down", §7.2).
 import type { RequestHandler } from 'express';
 import type { Pool } from 'undici';
 import { sendProblem } from '../common/http.js';
@@ -54,6 +55,12 @@ export function upstreamProxy(
         bodyTimeout: opts.timeoutMs,
       });
       const body = Buffer.from(await answer.body.arrayBuffer());
+      // The backend decides no authorization (the PDP did): its 401 or 403 can only refuse the gateway's call context,
+      // a deployment fault (INTERNAL_SECRET differs, clocks apart), so the data plane is down for this call.
+      if (answer.statusCode === 401 || answer.statusCode === 403) {
+        opts.log.error({ requestId, status: answer.statusCode }, 'upstream refused the call context');
+        return sendProblem(res, 'authorization_unavailable', { message: 'the service is temporarily unavailable' });
+      }
       stateOf(res).forwarded = true;
       res.status(answer.statusCode);
       // Only successful reads carry it (§4): on a 404 it would tell a record the caller may not see (the PDP's 404,

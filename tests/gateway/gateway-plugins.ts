@@ -10,7 +10,7 @@ import { createLogger } from '../../common/log.js';
 import { GatewayFileError } from '../../gateway/gateway-file.js';
 import { createTelemetry } from '../../common/telemetry.js';
 import { startGateway } from '../../gateway/service.js';
-import { ALLOWED_REPLAYS } from '../../gateway/plugins/metering/usage-meter.js';
+import { createBackendApp } from '../../backend/app.js';
 import { startTestSystem } from '../support/system.js';
 import { adminClient, setupTenant, type AdminClient, type TenantSetup } from '../support/admin.js';
 import { launchBrowser } from '../support/browser.js';
@@ -42,14 +42,13 @@ describe('gateway-plugins', () => {
   });
 
   /** Writes `text` as a gateway file and starts a gateway from it against the system's issuer, PDP and backend. */
-  async function gatewayFrom(text: string, env: { REDIS_URL?: string } = {}): Promise<Running> {
+  async function gatewayFrom(
+    text: string,
+    env: { REDIS_URL?: string } = {},
+    backendUrl = system.backendUrl,
+  ): Promise<Running> {
     const config = { ...system.config, GATEWAY_CONFIG: files.write(text), GATEWAY_PORT: 0, ...env };
-    const targets = {
-      authUrl: system.authUrl,
-      pdpUrl: system.pdpUrl,
-      backendUrl: system.backendUrl,
-      internalSecret: INTERNAL_SECRET,
-    };
+    const targets = { authUrl: system.authUrl, pdpUrl: system.pdpUrl, backendUrl, internalSecret: INTERNAL_SECRET };
     const gateway = await startGateway({
       config,
       log: createLogger('gateway', 'silent'),
@@ -377,6 +376,42 @@ describe('gateway-plugins', () => {
     );
   });
 
+  describe('a backend that refuses the call context', () => {
+    it(
+      "answers 503 authorization_unavailable with retry-after, never the backend's 403, " +
+        'when the backend holds another INTERNAL_SECRET, and meters nothing',
+      async () => {
+        const backend = await listen(0);
+        backend.server.on(
+          'request',
+          createBackendApp({
+            knex: system.db.knex,
+            internalSecret: 'a-secret-rolled-out-to-the-backend-first-0123',
+            log: createLogger('backend', 'silent'),
+          }),
+        );
+        const tenant = await tenantWithToken('svc.profile.self.read');
+        try {
+          const gateway = await gatewayFrom(SHIPPED_GATEWAY_FILE, {}, backend.url);
+          const res = await call(gateway.url, '/me', tenant.token);
+          expect({ status: res.status, body: await res.json() }).toEqual({
+            status: 503,
+            body: {
+              error: 'authorization_unavailable',
+              message: 'the service is temporarily unavailable',
+              requestId: res.headers.get('x-request-id'),
+            },
+          });
+          expect(Number(res.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+          await stop(gateway);
+          expect(await system.db.knex('usage_records').where({ tenant_id: tenant.tenantId })).toEqual([]);
+        } finally {
+          await backend.close();
+        }
+      },
+    );
+  });
+
   describe('metering', () => {
     it('records each forwarded request once per (tenant, request id), and flushes when the gateway closes', async () => {
       const tenant = await tenantWithToken('svc.profile.self.read');
@@ -404,7 +439,8 @@ describe('gateway-plugins', () => {
     });
 
     it(
-      'meters different calls that reuse one request id as the calls they are, ' + 'and replays past the allowance too',
+      'meters different calls that reuse one request id as the calls they are, ' +
+        'and identical retries under one id once however many come (§1 rule 6)',
       async () => {
         const tenant = await tenantWithToken('svc.profile.self.read svc.tenant.info.read');
         const gateway = await gatewayFrom(SHIPPED_GATEWAY_FILE);
@@ -417,7 +453,7 @@ describe('gateway-plugins', () => {
             (await call(gateway.url, i % 2 ? `/me?n=${i}` : `/tenant?n=${i}`, tenant.token, { headers: reused }))
               .status,
           );
-        // 50 identical requests under another id: the first and the 46 past the three allowed replays are metered.
+        // 50 identical requests under another id: one call and its retries, metered once.
         for (let i = 0; i < 50; i++)
           answers.push((await call(gateway.url, '/me', tenant.token, { headers: replayed })).status);
         expect(answers.every((s) => s === 200)).toBe(true);
@@ -430,7 +466,7 @@ describe('gateway-plugins', () => {
           .count({ n: '*' });
         expect(Object.fromEntries(metered.map((r) => [r.request_id, Number(r.n)]))).toEqual({
           [reused['x-request-id']]: 50,
-          [replayed['x-request-id']]: 1 + 50 - 1 - ALLOWED_REPLAYS,
+          [replayed['x-request-id']]: 1,
         });
       },
     );

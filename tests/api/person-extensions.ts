@@ -373,6 +373,14 @@ describe('person-extensions', () => {
     });
 
     it.each([
+      ['data over 16 KiB', { schemaVersion: 1, data: { note: 'x'.repeat(17_000) } }, {}],
+      ['a body that is not JSON', '{"schemaVersion": 1, "data": ', {}],
+    ])('PUT without a precondition is 428 whatever its body: %s', async (_name, body, headers) => {
+      expectProblem(await api.put(token, person, extension, body, headers), 428, 'precondition_required');
+      expectProblem(await api.get(token, person, extension), 404, 'not_found');
+    });
+
+    it.each([
       ['no If-Match', {}],
       ['only If-None-Match: *', { 'if-none-match': '*' }],
       ['an unquoted If-Match', { 'if-match': 'abc' }],

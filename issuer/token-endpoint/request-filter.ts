@@ -91,6 +91,10 @@ export function tokenRequestFilter({
         );
       seen.add(name);
     }
+    // RFC 7521 §4.2: an assertion and its type go together; one alone authenticates nothing, and oidc-provider would
+    // pass it over silently.
+    if (form.has('client_assertion') !== form.has('client_assertion_type'))
+      return fail('invalid_client', 'client_assertion and client_assertion_type are sent together or not at all');
     // An empty secret is not "no secret": public clients send none at all, confidential ones a real one (§4.1).
     if (form.get('client_secret') === '') return fail('invalid_client', 'client_secret must not be empty');
     if (req.get('authorization') !== undefined && form.has('client_secret'))

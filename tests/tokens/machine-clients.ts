@@ -149,6 +149,11 @@ describe('machine-clients', () => {
     it.each([
       ['a comma-separated scope', { scope: 'svc.profile.self.read,svc.tenant.info.read' }, 'invalid_scope'],
       ['an unlisted field', { scope: BOTH, resource: 'urn:svc-api' }, 'invalid_grant'],
+      [
+        'a client assertion type without an assertion (RFC 7521: they go together)',
+        { scope: BOTH, client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer' },
+        'invalid_client',
+      ],
       ['no scope at all (nothing requested, nothing to intersect)', {}, 'invalid_scope'],
     ])('refuses %s with 400 and no token', async (_name, extra, error) => {
       const r = await postToken({

@@ -178,6 +178,13 @@ describe('PostgreSQL crashed and restarted under traffic', () => {
     const res = await fetch(url, { redirect: 'manual' });
     return `${res.status} ${res.headers.get('content-type')?.split(';')[0]} retry-after ${res.headers.get('retry-after')}`;
   }
+  /** An API call from a browser app's origin with a token that is not valid: status and error. */
+  async function apiFromBrowser(): Promise<string> {
+    const res = await fetch(`${stack.system.baseUrl}/me`, {
+      headers: { origin: 'https://app.example', authorization: 'Bearer not.a-valid.token' },
+    });
+    return `${res.status} ${(await res.json()).error}`;
+  }
   /** A refresh grant with the stack's refresh token. */
   const refresh = (headers: Record<string, string> = {}) =>
     postForm(
@@ -208,6 +215,7 @@ describe('PostgreSQL crashed and restarted under traffic', () => {
             tokenFromBrowser: await refresh({ origin: 'https://app.example' }),
             revoke: await postForm('/oauth2/revoke', { token: stack.token, client_id: stack.tenant.clientId }),
             authorize: await authorizePage(),
+            apiFromBrowser: await apiFromBrowser(),
           };
           await sleep(1000);
           const restarted = performance.now();
@@ -252,6 +260,8 @@ describe('PostgreSQL crashed and restarted under traffic', () => {
         revoke: tryLater,
         // A person's browser gets the platform's 503 page with retry-after, never a 500 that says to start over.
         authorize: '503 text/html retry-after 1',
+        // The gateway's CORS lookup failing allows no origin; a call without a valid token is still 401.
+        apiFromBrowser: '401 invalid_token',
       });
       expect(await refresh()).toBe('200 token retry-after null');
       expect(await authorizePage()).toBe('303 text/html retry-after null');

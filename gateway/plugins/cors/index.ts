@@ -35,8 +35,15 @@ export const cors = definePlugin({
   after: ['request-id'],
   perRoute: true,
   start(_global, env) {
+    // A database that cannot answer allows no registered origin: CORS decides who may read an answer, never what it is,
+    // so the request goes on to its own answer (401 without a valid token, 503 from the PDP), not to this lookup's 503.
+    const registered = (origin: string, clientId: string | undefined) =>
+      isBrowserAppOrigin(env.knex, origin, clientId).catch((err: unknown) => {
+        env.log.warn({ err: (err as Error).message }, 'CORS origin lookup failed; origin not allowed');
+        return false;
+      });
     const allowed = async (s: Settings, origin: string, clientId: string | undefined) =>
-      s.origins.includes(origin) || (s.clientOrigins && (await isBrowserAppOrigin(env.knex, origin, clientId)));
+      s.origins.includes(origin) || (s.clientOrigins && (await registered(origin, clientId)));
     const allowOrigin = (res: Response, origin: string) => {
       res.setHeader('access-control-allow-origin', origin);
       res.setHeader('access-control-expose-headers', EXPOSED);

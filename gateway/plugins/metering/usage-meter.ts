@@ -2,7 +2,8 @@
 // x-request-id is the idempotency key for retries: a call is a retry, and not metered again however often it comes,
 // when it repeats the same request (client, subject, method, path, body) under the same caller-sent id within
 // RETRY_WINDOW_S of its first sighting; a different request under a used id is metered as the call it is
-// (docs/decisions.md "Metering"). A failed write keeps its rows for the next flush (usage is billing data); close() flushes what is left.
+// (docs/decisions.md "Metering"). A failed write keeps its rows for the next flush (usage is billing data); close()
+// flushes what is left.
 import { createHash, randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { Logger } from '../../../common/log.js';

@@ -213,7 +213,12 @@ export async function endRelationship(knex: Knex, tenantId: string, personId: st
         .update({ ended_at: knex.fn.now() })
     : 0;
   if (!ended) return refused('not_found');
-  await recordChange({ action: 'person.relationship_end', target: { type: 'person', id: personId }, tenantId });
+  await recordChange({
+    action: 'person.relationship_end',
+    target: { type: 'person', id: personId },
+    tenantId,
+    changes: { relationship: { from: 'active', to: 'ended' } },
+  });
   return done(undefined);
 }
 

@@ -132,6 +132,7 @@ describe('audit-trail', () => {
         call: (a) => a.call('DELETE', `/tenants/${t()}/persons/${personId}`),
         action: 'person.relationship_end',
         target: () => ({ type: 'person', id: personId }),
+        changes: { relationship: { from: 'active', to: 'ended' } },
       },
       {
         operationId: 'createClient',

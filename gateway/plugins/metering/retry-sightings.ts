@@ -11,13 +11,13 @@ export interface Sightings {
 /** Sightings remembered in one process, at most: past it the oldest are forgotten (a retry of one is then metered). */
 const MAX_IN_PROCESS = 200_000;
 
-export function sightingsIn(redis: RedisClient | undefined, windowS: number): Sightings {
-  return redis ? sharedSightings(redis, windowS) : localSightings(windowS);
+export function sightingsIn(redis: RedisClient | undefined, windowS: number, allowed: number): Sightings {
+  return redis ? sharedSightings(redis, windowS, allowed) : localSightings(windowS);
 }
 
-function sharedSightings(redis: RedisClient, windowS: number): Sightings {
-  // A fixed window per key (INCR with a TTL), as the limiters keep theirs; past the first it refuses but still counts.
-  const counter = limiterStore(redis).limiter('metering-replays', { points: 1, durationS: windowS });
+function sharedSightings(redis: RedisClient, windowS: number, allowed: number): Sightings {
+  // A fixed window per key (INCR with a TTL), as the limiters keep theirs; past `allowed` it refuses but still counts.
+  const counter = limiterStore(redis).limiter('metering-replays', { points: allowed, durationS: windowS });
   return {
     count: (key) =>
       counter.consume(key).then(

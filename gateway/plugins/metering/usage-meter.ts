@@ -1,9 +1,8 @@
 // Usage records (contract §1 rule 6, §8 rule 4): one row per metered call, written in batches off the request path.
-// x-request-id is the idempotency key for retries: a call is a retry, and not metered again however often it comes,
-// when it repeats the same request (client, subject, method, path, body) under the same caller-sent id within
-// RETRY_WINDOW_S of its first sighting; a different request under a used id is metered as the call it is
-// (docs/decisions.md "Metering"). A failed write keeps its rows for the next flush (usage is billing data); close()
-// flushes what is left.
+// x-request-id is the idempotency key for retries, not a licence to reuse it: a call is a retry, and not metered
+// again, only when it repeats the same request (client, subject, method, path, body) under the same caller-sent id
+// within RETRY_WINDOW, at most ALLOWED_REPLAYS times; anything else is metered as the call it is (docs/decisions.md
+// "Metering"). A failed write keeps its rows for the next flush (usage is billing data); close() flushes what is left.
 import { createHash, randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { Logger } from '../../../common/log.js';
@@ -48,6 +47,8 @@ export interface UsageMeter {
 
 /** How long a request id stays a retry of the request first sent with it (SDKs retry within seconds to minutes). */
 const RETRY_WINDOW_S = 600;
+/** Repeats of one request under one id that are not metered; the next ones are metered as new calls. */
+export const ALLOWED_REPLAYS = 3;
 /** Batches kept for a retry while the database is away, beyond which the oldest rows are dropped (and logged). */
 const MAX_PENDING_BATCHES = 20;
 
@@ -65,7 +66,7 @@ export function usageMeter(
   opts: UsageMeterOptions,
   log: Logger,
 ): UsageMeter {
-  const sightings = sightingsIn(redis, RETRY_WINDOW_S);
+  const sightings = sightingsIn(redis, RETRY_WINDOW_S, 1 + ALLOWED_REPLAYS);
   const writer: BatchWriter<UsageRecord & { call_id: string }> = batchWriter(
     {
       name: 'metering',
@@ -77,7 +78,9 @@ export function usageMeter(
     },
     log,
   );
-  /** The 1-based count of this request under this id in its window: 1 is the call, any later one a retry. */
+  /**
+   * The 1-based count of this request under this id in its window; past the allowance, more than 1 + ALLOWED_REPLAYS.
+   */
   const sighting = (call: CallIdentity) => sightings.count(`${call.tenantId}:${call.requestId}:${fingerprint(call)}`);
 
   const store = (call: CallIdentity, record: Omit<UsageRecord, 'request_id' | 'tenant_id'>) =>
@@ -90,7 +93,7 @@ export function usageMeter(
       if (!call.requestIdFromCaller) return Promise.resolve(store(call, record));
       const counted = sighting(call)
         .then((n) => {
-          if (n === 1) store(call, record);
+          if (n === 1 || n > 1 + ALLOWED_REPLAYS) store(call, record);
         })
         .finally(() => counting.delete(counted));
       counting.add(counted);

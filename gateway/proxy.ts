@@ -17,7 +17,11 @@ const FORWARDED_REQUEST_HEADERS: Readonly<Record<string, readonly string[]>> = {
   PUT: ['content-type', 'if-match', 'if-none-match'],
   DELETE: ['if-match'],
 };
-const RELAYED_RESPONSE_HEADERS = ['content-type', 'etag', 'location', 'retry-after'];
+/**
+ * Relayed under the names the gateway's own answers use (Express writes `Content-Type`), so a backend's Problem and the
+ * gateway's are the same bytes: a folded 404 and an absent record's 404 cannot be told apart by the head (§7.3).
+ */
+const RELAYED_RESPONSE_HEADERS = ['Content-Type', 'etag', 'location', 'retry-after'];
 
 export function upstreamProxy(
   upstream: Pool,
@@ -67,9 +71,11 @@ export function upstreamProxy(
       // without it) from an absent one of its own (the backend's).
       if (answer.statusCode < 300 && remaining !== undefined) res.setHeader('x-ratelimit-remaining', String(remaining));
       for (const h of RELAYED_RESPONSE_HEADERS) {
-        const v = answer.headers[h];
+        const v = answer.headers[h.toLowerCase()];
         if (typeof v === 'string') res.setHeader(h, v);
       }
+      // Where Express's own answers put it (before `date`), for the same bytes as the gateway's Problems.
+      if (body.length > 0) res.setHeader('Content-Length', body.length);
       res.end(body);
     } catch (err) {
       opts.log.warn({ requestId, err: (err as Error).message }, 'upstream unreachable');
